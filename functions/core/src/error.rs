@@ -1,0 +1,152 @@
+//! Every error the API answers with (spec 7, DECISIONS §3), and its body.
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::signature::HashDebug;
+use crate::validation::FieldErrors;
+
+#[derive(Debug)]
+pub enum ApiError {
+    /// 422, `messages` an object of field errors.
+    Validation(FieldErrors),
+    /// 400 `invalid_hash`; `debug` only in sandbox mode for a known consumer.
+    InvalidHash(Option<HashDebug>),
+    /// 400 `malformed_request`, with a German explanation.
+    Malformed(String),
+    /// 404 `not_found`.
+    NotFound,
+    /// 405 `method_not_allowed`; the allowed method for the `Allow` header.
+    MethodNotAllowed(&'static str),
+    /// 413 `payload_too_large`.
+    PayloadTooLarge,
+    /// 415 `unsupported_media_type`.
+    UnsupportedMediaType,
+    /// 503 `service_unavailable`, with `Retry-After`.
+    ServiceUnavailable,
+    /// 500 `internal_error`; the detail is logged, never sent.
+    Internal,
+}
+
+/// Seconds a client is asked to wait after a 503.
+pub const RETRY_AFTER_SECONDS: u32 = 1;
+
+impl ApiError {
+    pub fn status(&self) -> u16 {
+        match self {
+            ApiError::Validation(_) => 422,
+            ApiError::InvalidHash(_) | ApiError::Malformed(_) => 400,
+            ApiError::NotFound => 404,
+            ApiError::MethodNotAllowed(_) => 405,
+            ApiError::PayloadTooLarge => 413,
+            ApiError::UnsupportedMediaType => 415,
+            ApiError::ServiceUnavailable => 503,
+            ApiError::Internal => 500,
+        }
+    }
+
+    /// The machine-readable code of the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Validation(_) => "validation_failed",
+            ApiError::InvalidHash(_) => "invalid_hash",
+            ApiError::Malformed(_) => "malformed_request",
+            ApiError::NotFound => "not_found",
+            ApiError::MethodNotAllowed(_) => "method_not_allowed",
+            ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::UnsupportedMediaType => "unsupported_media_type",
+            ApiError::ServiceUnavailable => "service_unavailable",
+            ApiError::Internal => "internal_error",
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            ApiError::Validation(_) => "Die Daten sind ungültig.".into(),
+            ApiError::InvalidHash(_) => "Ungültiger Hash.".into(),
+            ApiError::Malformed(reason) => reason.clone(),
+            ApiError::NotFound => "Die angeforderte Ressource wurde nicht gefunden.".into(),
+            ApiError::MethodNotAllowed(allow) => {
+                format!("Die Methode ist für diese Ressource nicht erlaubt. Erlaubt: {allow}.")
+            }
+            ApiError::PayloadTooLarge => "Der Anfragekörper ist größer als 256 KiB.".into(),
+            ApiError::UnsupportedMediaType => {
+                "Der Content-Type muss application/json sein.".into()
+            }
+            ApiError::ServiceUnavailable => {
+                "Der Dienst ist vorübergehend nicht verfügbar. Bitte später erneut versuchen."
+                    .into()
+            }
+            ApiError::Internal => "Interner Fehler.".into(),
+        }
+    }
+
+    /// The JSON body of the error.
+    pub fn body(&self) -> String {
+        match self {
+            ApiError::Validation(errors) => json!({
+                "success": false,
+                "messages": {
+                    "code": self.code(),
+                    "status_code": self.status(),
+                    "errors": errors,
+                }
+            })
+            .to_string(),
+            _ => {
+                #[derive(Serialize)]
+                struct Debug<'a> {
+                    secret: &'a str,
+                    string: &'a str,
+                    hash: DebugHash<'a>,
+                }
+                #[derive(Serialize)]
+                struct DebugHash<'a> {
+                    expected: &'a str,
+                    provided: &'a str,
+                }
+                let mut body = json!({
+                    "success": false,
+                    "messages": [{
+                        "code": self.code(),
+                        "status_code": self.status(),
+                        "errors": self.text(),
+                    }]
+                });
+                if let ApiError::InvalidHash(Some(debug)) = self {
+                    body["debug"] = serde_json::to_value(Debug {
+                        secret: &debug.secret,
+                        string: &debug.string,
+                        hash: DebugHash {
+                            expected: &debug.expected,
+                            provided: &debug.provided,
+                        },
+                    })
+                    .expect("debug serialises");
+                }
+                body.to_string()
+            }
+        }
+    }
+}
+
+impl From<FieldErrors> for ApiError {
+    fn from(errors: FieldErrors) -> Self {
+        ApiError::Validation(errors)
+    }
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(error: crate::store::StoreError) -> Self {
+        match error {
+            crate::store::StoreError::Unavailable(detail) => {
+                tracing::warn!(error = %detail, "store unavailable");
+                ApiError::ServiceUnavailable
+            }
+            crate::store::StoreError::Internal(detail) => {
+                tracing::error!(error = %detail, "store failure");
+                ApiError::Internal
+            }
+        }
+    }
+}

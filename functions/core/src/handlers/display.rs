@@ -1,0 +1,161 @@
+//! `POST /api/v1/display` (spec 4.1): open a call, or close every call on an address.
+
+use chrono::{DateTime, Utc};
+
+use crate::error::ApiError;
+use crate::http_io::{ApiRequest, ApiResponse, json_response, query_param};
+use crate::model::{CallType, ElementChange, ElementPolicy, NewCall};
+use crate::requests::{DisplayAction, DisplayRequest, parse_display};
+use crate::state::AppState;
+use crate::store::{AddressSnapshot, OpenOutcome};
+use crate::validation::{FieldErrors, message};
+use crate::wire::{CallRecord, success};
+use crate::{Mode, wire_time};
+
+pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+    // Step 1: the body.
+    let envelope = super::envelope(request)?;
+    // Step 2: structure, including the query, all errors at once.
+    let mut query_errors = FieldErrors::new();
+    let include_type = include_type(request, &mut query_errors);
+    let parsed = match parse_display(&envelope, state.settings.time_zone) {
+        Ok(parsed) => query_errors.into_result(parsed)?,
+        Err(mut errors) => {
+            errors.extend(query_errors);
+            return Err(errors.into());
+        }
+    };
+    // Step 3: the signature.
+    let consumer = super::authenticate(state, &parsed.credentials).await?;
+    let scope = state.scope_for(&consumer);
+    // Step 4: state.
+    let now = wire_time::now();
+    let snapshot = state.store.snapshot(&scope, &parsed.target).await?;
+    let types = state.call_types().await?;
+    check_state(state, &parsed, &snapshot, &types)?;
+
+    let policy = match state.settings.mode {
+        Mode::Production => ElementPolicy::MustExist,
+        Mode::Sandbox => ElementPolicy::CreateMissing,
+    };
+    let change = ElementChange {
+        address: parsed.target.clone(),
+        battery: parsed.status.battery,
+        position: parsed.status.position.clone(),
+        reachable: parsed.status.reachable,
+        at: now,
+    };
+    let shown_types = include_type.then_some(types.as_slice());
+    let zone = state.settings.time_zone;
+
+    match &parsed.action {
+        DisplayAction::Open { event, created_at } => {
+            let call = new_call(&parsed, event, created_at.unwrap_or(now), &snapshot);
+            let outcome = state.store.open_call(&scope, &call, &change, policy).await?;
+            let (status, call) = match &outcome {
+                OpenOutcome::Opened(call) => (201, call),
+                OpenOutcome::AlreadyOpen(call) => (200, call),
+            };
+            tracing::info!(
+                consumer = %consumer.id,
+                address = %call.address,
+                event = %call.event,
+                call_id = call.id,
+                reopened = status == 200,
+                "call opened"
+            );
+            let record = CallRecord::new(call, shown_types, zone, now);
+            Ok(json_response(status, success(&record)))
+        }
+        DisplayAction::Close { closed_at } => {
+            let closed_at = closed_at.unwrap_or(now);
+            let ids = closable(&snapshot, closed_at);
+            let closed = state
+                .store
+                .close_calls(&scope, &parsed.target, &ids, closed_at, &change, policy)
+                .await?;
+            tracing::info!(
+                consumer = %consumer.id,
+                address = %parsed.target,
+                closed = closed.len(),
+                "calls closed"
+            );
+            let records: Vec<CallRecord<'_>> = closed
+                .iter()
+                .map(|call| CallRecord::new(call, shown_types, zone, now))
+                .collect();
+            Ok(json_response(200, success(&records)))
+        }
+    }
+}
+
+/// `?include=type` shows the call type; any other value is a 422 `include`.
+fn include_type(request: &ApiRequest, errors: &mut FieldErrors) -> bool {
+    match query_param(request, "include").as_deref() {
+        None => false,
+        Some("type") => true,
+        Some(_) => {
+            errors.add("include", message::invalid_choice("include"));
+            false
+        }
+    }
+}
+
+/// Step 4: the element must be registered in production, and an opened
+/// event must be a configured call type. Both are reported together.
+fn check_state(
+    state: &AppState,
+    request: &DisplayRequest,
+    snapshot: &AddressSnapshot,
+    types: &[CallType],
+) -> Result<(), ApiError> {
+    let mut errors = FieldErrors::new();
+    if state.settings.mode == Mode::Production && snapshot.element.is_none() {
+        errors.add("address", message::invalid_choice("address"));
+    }
+    if let DisplayAction::Open { event, .. } = &request.action
+        && !types.iter().any(|t| &t.name == event)
+    {
+        errors.add("data.event", message::invalid_choice("data.event"));
+    }
+    Ok(errors.into_result(())?)
+}
+
+/// The call to store: code and position as sent, else the element's.
+fn new_call(
+    request: &DisplayRequest,
+    event: &str,
+    opened_at: DateTime<Utc>,
+    snapshot: &AddressSnapshot,
+) -> NewCall {
+    let element = snapshot.element.as_ref();
+    NewCall {
+        address: request.target.clone(),
+        event: event.to_string(),
+        position: request
+            .status
+            .position
+            .clone()
+            .or_else(|| element.and_then(|e| e.position.clone())),
+        section: request.section.clone(),
+        attribute: request.attribute.clone(),
+        element_code: request
+            .code
+            .clone()
+            .or_else(|| element.map(|e| e.code.clone()))
+            .unwrap_or_default(),
+        element_name: element.map(|e| e.name.clone()).unwrap_or_default(),
+        opened_at,
+    }
+}
+
+/// The open calls a close at `closed_at` may close: a replayed or late close
+/// never closes a call opened after it (DECISIONS §5).
+fn closable(snapshot: &AddressSnapshot, closed_at: DateTime<Utc>) -> Vec<i64> {
+    snapshot
+        .open_calls
+        .iter()
+        .filter(|call| call.opened_at <= closed_at)
+        .map(|call| call.id)
+        .collect()
+}

@@ -1,0 +1,99 @@
+//! `POST /api/v1/element` (spec 4.2): battery, position and reachability of one
+//! element (single form) or of many at once (multi form, all or nothing).
+
+use crate::error::ApiError;
+use crate::http_io::{ApiRequest, ApiResponse, json_response};
+use crate::model::{ElementChange, ElementPolicy};
+use crate::requests::{ElementRequest, StatusFields, parse_element};
+use crate::state::AppState;
+use crate::store::ElementsOutcome;
+use crate::validation::{FieldErrors, message};
+use crate::wire::{ElementRecord, success};
+use crate::{Mode, wire_time};
+
+pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+    let envelope = super::envelope(request)?;
+    let parsed = parse_element(&envelope)?;
+    let consumer = super::authenticate(state, parsed.credentials()).await?;
+    let scope = state.scope_for(&consumer);
+    let now = wire_time::now();
+
+    let items: Vec<(&str, &StatusFields)> = match &parsed {
+        ElementRequest::Single { target, status, .. } => vec![(target.as_str(), status)],
+        ElementRequest::Multi { items, .. } => {
+            items.iter().map(|(target, status)| (target.as_str(), status)).collect()
+        }
+    };
+    let changes = merge_by_address(&items, now);
+    let policy = match state.settings.mode {
+        Mode::Production => ElementPolicy::MustExist,
+        Mode::Sandbox => ElementPolicy::CreateMissing,
+    };
+    let elements = match state.store.update_elements(&scope, &changes, policy).await? {
+        ElementsOutcome::Updated(elements) => elements,
+        ElementsOutcome::Unknown(unknown) => {
+            return Err(unknown_targets(&parsed, &items, &unknown).into());
+        }
+    };
+    tracing::info!(
+        consumer = %consumer.id,
+        elements = elements.len(),
+        multi = matches!(parsed, ElementRequest::Multi { .. }),
+        "elements updated"
+    );
+    let zone = state.settings.time_zone;
+    let body = match parsed {
+        ElementRequest::Single { .. } => success(&ElementRecord::new(&elements[0], zone)),
+        ElementRequest::Multi { .. } => {
+            let records: Vec<ElementRecord<'_>> =
+                elements.iter().map(|e| ElementRecord::new(e, zone)).collect();
+            success(&records)
+        }
+    };
+    Ok(json_response(200, body))
+}
+
+/// One change per address, in the order addresses first appear; items for the
+/// same target merge in order, later values winning (DECISIONS §6).
+fn merge_by_address(
+    items: &[(&str, &StatusFields)],
+    at: chrono::DateTime<chrono::Utc>,
+) -> Vec<ElementChange> {
+    let mut changes: Vec<ElementChange> = Vec::with_capacity(items.len());
+    for (target, status) in items {
+        let change = ElementChange {
+            address: target.to_string(),
+            battery: status.battery,
+            position: status.position.clone(),
+            reachable: status.reachable,
+            at,
+        };
+        match changes.iter_mut().find(|c| c.address == *target) {
+            Some(existing) => existing.merge(&change),
+            None => changes.push(change),
+        }
+    }
+    changes
+}
+
+/// 422 for targets that are not registered (production): `address` in the
+/// single form, `data.<index>.address` for each such item of the multi form.
+fn unknown_targets(
+    parsed: &ElementRequest,
+    items: &[(&str, &StatusFields)],
+    unknown: &[String],
+) -> FieldErrors {
+    let mut errors = FieldErrors::new();
+    match parsed {
+        ElementRequest::Single { .. } => errors.add("address", message::invalid_choice("address")),
+        ElementRequest::Multi { .. } => {
+            for (index, (target, _)) in items.iter().enumerate() {
+                if unknown.iter().any(|u| u == target) {
+                    let key = format!("data.{index}.address");
+                    errors.add(&key, message::invalid_choice(&key));
+                }
+            }
+        }
+    }
+    errors
+}

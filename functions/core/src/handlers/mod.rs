@@ -1,0 +1,49 @@
+//! One module per endpoint. Each handler takes the request and the state and
+//! returns a response or an [`ApiError`]; the router turns the error into its
+//! documented body, so no caller ever sees a bare 500.
+
+pub mod call_types;
+pub mod display;
+pub mod element;
+
+use crate::envelope::Envelope;
+use crate::error::ApiError;
+use crate::http_io::{ApiRequest, json_body};
+use crate::model::Consumer;
+use crate::requests::Credentials;
+use crate::signature::{self, HashDebug};
+use crate::state::AppState;
+use crate::wire_time;
+
+/// Step 1 of the checks: size, content type, UTF-8, a JSON object.
+pub(crate) fn envelope(request: &ApiRequest) -> Result<Envelope, ApiError> {
+    let body = json_body(request)?;
+    Envelope::parse(body).map_err(|malformed| ApiError::Malformed(malformed.0))
+}
+
+/// Step 3: the signature. An unknown or expired consumer gets the same answer
+/// as a wrong hash; the sandbox adds `debug` for a known consumer.
+pub(crate) async fn authenticate(
+    state: &AppState,
+    credentials: &Credentials,
+) -> Result<Consumer, ApiError> {
+    let id = credentials.consumer.to_ascii_lowercase();
+    let now = wire_time::now();
+    let consumer = state
+        .store
+        .consumer(&id)
+        .await?
+        .filter(|consumer| !consumer.is_expired(now));
+    if signature::verify(consumer.as_ref(), &credentials.signing_string, &credentials.hash) {
+        // `verify` is only true for a known consumer.
+        return consumer.ok_or(ApiError::Internal);
+    }
+    tracing::warn!(consumer = %id, known = consumer.is_some(), "invalid hash");
+    let debug = match (&consumer, state.is_sandbox()) {
+        (Some(consumer), true) => {
+            HashDebug::new(consumer, &credentials.signing_string, &credentials.hash)
+        }
+        _ => None,
+    };
+    Err(ApiError::InvalidHash(debug))
+}

@@ -1,0 +1,32 @@
+//! The nurse-call service without any cloud types: what a request is, how it is
+//! validated and signed, what calls and elements are, the `Store` trait that
+//! persists them, and the HTTP handlers that every entry point (the Lambda
+//! functions and the local server) shares.
+//!
+//! Read in this order: [`model`] (calls, elements, call types, consumers),
+//! [`wire`] (the JSON the service speaks), [`compact`] and [`signature`]
+//! (what is signed and how), [`validation`] (the 422 catalogue), [`store`]
+//! (persistence), [`handlers`] (one module per endpoint) and [`router`].
+
+pub mod call_types;
+pub mod compact;
+pub mod config;
+pub mod error;
+pub mod envelope;
+pub mod handlers;
+pub mod http_io;
+pub mod model;
+pub mod requests;
+pub mod router;
+pub mod sandbox;
+pub mod signature;
+pub mod state;
+pub mod store;
+pub mod validation;
+pub mod wire;
+pub mod wire_time;
+
+pub use config::{Mode, Settings};
+pub use router::{Endpoint, serve, serve_endpoint};
+pub use state::AppState;
+pub use store::{Store, StoreError};

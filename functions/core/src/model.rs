@@ -1,0 +1,208 @@
+//! The things the service keeps: calls, elements, call types and consumers.
+//! Plain data; times are UTC instants, converted to wire times only in [`crate::wire`].
+
+use chrono::{DateTime, Utc};
+
+/// Whose data a request reads and writes. In production every consumer of the
+/// installation works on the same calls and elements; in sandbox mode each
+/// visitor has their own (DECISIONS §8).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Scope(String);
+
+impl Scope {
+    const INSTALLATION: &'static str = "installation";
+
+    pub fn installation() -> Self {
+        Scope(Self::INSTALLATION.to_string())
+    }
+
+    pub fn consumer(consumer_id: &str) -> Self {
+        Scope(consumer_id.to_ascii_lowercase())
+    }
+
+    /// Restores a scope from its stored key.
+    pub fn from_key(key: &str) -> Self {
+        Scope(key.to_string())
+    }
+
+    /// The stored form: `installation`, or a sandbox consumer's id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A call on an element: open while `closed_at` is `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// Unique within the stack and at most 2^53 - 1 (safe in JavaScript).
+    pub id: i64,
+    pub address: String,
+    /// The call type name (`data.event`).
+    pub event: String,
+    pub position: Option<String>,
+    pub section: Option<String>,
+    pub attribute: Option<String>,
+    pub element_code: String,
+    pub element_name: String,
+    pub opened_at: DateTime<Utc>,
+    pub closed_at: Option<DateTime<Utc>>,
+}
+
+/// A call about to be opened; the store assigns the id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCall {
+    pub address: String,
+    pub event: String,
+    pub position: Option<String>,
+    pub section: Option<String>,
+    pub attribute: Option<String>,
+    pub element_code: String,
+    pub element_name: String,
+    pub opened_at: DateTime<Utc>,
+}
+
+/// A radio element or call point, addressed by its address.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Element {
+    pub address: String,
+    /// Provisioned by an admin; empty for elements a sandbox created.
+    pub code: String,
+    /// Provisioned by an admin (may identify a person); empty when unknown.
+    pub name: String,
+    /// Percent, 0..=100.
+    pub battery: Option<f64>,
+    pub position: Option<String>,
+    pub reachable: Option<bool>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Element {
+    /// An element the sandbox creates on first use of an address.
+    pub fn unregistered(address: &str, at: DateTime<Utc>) -> Self {
+        Element {
+            address: address.to_string(),
+            code: String::new(),
+            name: String::new(),
+            battery: None,
+            position: None,
+            reachable: None,
+            updated_at: at,
+        }
+    }
+
+    /// Applies the fields a request sent; the others keep their value.
+    /// `updated_at` moves only when a status field was sent.
+    pub fn apply(&mut self, change: &ElementChange) {
+        if change.is_empty() {
+            return;
+        }
+        if let Some(battery) = change.battery {
+            self.battery = Some(battery);
+        }
+        if let Some(position) = &change.position {
+            self.position = Some(position.clone());
+        }
+        if let Some(reachable) = change.reachable {
+            self.reachable = Some(reachable);
+        }
+        self.updated_at = change.at;
+    }
+}
+
+/// The status fields one request sends for one element. Only sent fields change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElementChange {
+    pub address: String,
+    pub battery: Option<f64>,
+    pub position: Option<String>,
+    pub reachable: Option<bool>,
+    pub at: DateTime<Utc>,
+}
+
+impl ElementChange {
+    /// A change that sends no status field (a display request without battery,
+    /// position or reachable).
+    pub fn is_empty(&self) -> bool {
+        self.battery.is_none() && self.position.is_none() && self.reachable.is_none()
+    }
+
+    /// Merges a later change for the same address into this one: later values win.
+    pub fn merge(&mut self, later: &ElementChange) {
+        if later.battery.is_some() {
+            self.battery = later.battery;
+        }
+        if later.position.is_some() {
+            self.position.clone_from(&later.position);
+        }
+        if later.reachable.is_some() {
+            self.reachable = later.reachable;
+        }
+        self.at = later.at;
+    }
+}
+
+/// What a display open or close does to its element besides the calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElementPolicy {
+    /// Production: the element must be registered (checked before writing).
+    MustExist,
+    /// Sandbox: an unknown address creates an element.
+    CreateMissing,
+}
+
+/// A configured call type (DECISIONS §7), edited by admins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallType {
+    pub id: i64,
+    pub name: String,
+    /// The name a connected central system uses; may be empty.
+    pub internal_name: String,
+    pub urgency: String,
+    pub priority: i64,
+    pub kind: String,
+    /// `#rrggbb`
+    pub color: String,
+    pub notify: bool,
+    /// Seconds.
+    pub notification_interval: i64,
+    pub notification_maxloops: i64,
+    pub notification_sound: String,
+}
+
+/// A central system or gateway allowed to send signed requests.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Consumer {
+    /// UUID, lowercase.
+    pub id: String,
+    pub name: String,
+    /// One or two active secrets (rotation); the newest is last.
+    pub secrets: Vec<String>,
+    /// HMAC-SHA1 is accepted only for legacy central systems that need it.
+    pub allow_sha1: bool,
+    pub created_at: DateTime<Utc>,
+    /// Sandbox consumers expire (DECISIONS §8); production ones do not.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl std::fmt::Debug for Consumer {
+    // Secrets never appear in logs, not even through a stray `{:?}`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Consumer")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("secrets", &format_args!("[{} redacted]", self.secrets.len()))
+            .field("allow_sha1", &self.allow_sha1)
+            .field("created_at", &self.created_at)
+            .field("expires_at", &self.expires_at)
+            .finish()
+    }
+}
+
+impl Consumer {
+    /// How long a sandbox visitor's consumer and data are kept.
+    pub const SANDBOX_LIFETIME_DAYS: i64 = 30;
+
+    pub fn is_expired(&self, now: DateTime<Utc>) -> bool {
+        self.expires_at.is_some_and(|expiry| expiry <= now)
+    }
+}

@@ -1,0 +1,116 @@
+//! Which endpoint a path is, and the one place where an [`ApiError`] becomes
+//! its documented response. The Lambda functions call [`serve_endpoint`] for
+//! their own endpoint; the local server calls [`serve`] for every path.
+
+use std::time::Instant;
+
+use http::Method;
+
+use crate::error::ApiError;
+use crate::handlers;
+use crate::http_io::{ApiRequest, ApiResponse, error_response};
+use crate::sandbox;
+use crate::state::AppState;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Display,
+    Element,
+    CallTypes,
+    /// Sandbox only (DECISIONS §8).
+    SandboxConsumers,
+    /// Sandbox only.
+    SandboxState,
+    /// The test page at `/`, sandbox only.
+    TestPage,
+}
+
+impl Endpoint {
+    pub const ALL: [Endpoint; 6] = [
+        Endpoint::Display,
+        Endpoint::Element,
+        Endpoint::CallTypes,
+        Endpoint::SandboxConsumers,
+        Endpoint::SandboxState,
+        Endpoint::TestPage,
+    ];
+
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::Display => "/api/v1/display",
+            Endpoint::Element => "/api/v1/element",
+            Endpoint::CallTypes => "/api/v1/display/call-types",
+            Endpoint::SandboxConsumers => "/api/v1/sandbox/consumers",
+            Endpoint::SandboxState => "/api/v1/sandbox/state",
+            Endpoint::TestPage => "/",
+        }
+    }
+
+    pub fn method(self) -> Method {
+        match self {
+            Endpoint::Display | Endpoint::Element | Endpoint::SandboxConsumers => Method::POST,
+            Endpoint::CallTypes | Endpoint::SandboxState | Endpoint::TestPage => Method::GET,
+        }
+    }
+
+    fn allow_header(self) -> &'static str {
+        if self.method() == Method::POST { "POST" } else { "GET" }
+    }
+
+    pub fn sandbox_only(self) -> bool {
+        matches!(
+            self,
+            Endpoint::SandboxConsumers | Endpoint::SandboxState | Endpoint::TestPage
+        )
+    }
+
+    /// The endpoint at `path`, if any (exact match; no trailing slash).
+    pub fn from_path(path: &str) -> Option<Endpoint> {
+        Endpoint::ALL.into_iter().find(|e| e.path() == path)
+    }
+}
+
+/// Serves any path: 404 for unknown paths (and sandbox paths in production).
+pub async fn serve(state: &AppState, request: ApiRequest) -> ApiResponse {
+    match Endpoint::from_path(request.uri().path()) {
+        Some(endpoint) => serve_endpoint(state, endpoint, request).await,
+        None => {
+            let response = error_response(&ApiError::NotFound);
+            log(&request, &response, Instant::now());
+            response
+        }
+    }
+}
+
+/// Serves one endpoint: 405 for another method, else its handler; every error
+/// becomes its documented body.
+pub async fn serve_endpoint(state: &AppState, endpoint: Endpoint, request: ApiRequest) -> ApiResponse {
+    let started = Instant::now();
+    let result = if endpoint.sandbox_only() && !state.is_sandbox() {
+        Err(ApiError::NotFound)
+    } else if request.method() != endpoint.method() {
+        Err(ApiError::MethodNotAllowed(endpoint.allow_header()))
+    } else {
+        match endpoint {
+            Endpoint::Display => handlers::display::handle(state, &request).await,
+            Endpoint::Element => handlers::element::handle(state, &request).await,
+            Endpoint::CallTypes => handlers::call_types::list(state).await,
+            Endpoint::SandboxConsumers => sandbox::create_consumer(state, &request).await,
+            Endpoint::SandboxState => sandbox::state(state, &request).await,
+            Endpoint::TestPage => sandbox::page(state, &request).await,
+        }
+    };
+    let response = result.unwrap_or_else(|error| error_response(&error));
+    log(&request, &response, started);
+    response
+}
+
+fn log(request: &ApiRequest, response: &ApiResponse, started: Instant) {
+    let status = response.status().as_u16();
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if status >= 500 {
+        tracing::error!(method = %request.method(), path = request.uri().path(), status, elapsed_ms, "request");
+    } else {
+        tracing::info!(method = %request.method(), path = request.uri().path(), status, elapsed_ms, "request");
+    }
+}
