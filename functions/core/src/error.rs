@@ -1,7 +1,6 @@
 //! Every error the API answers with (spec 7, DECISIONS §3), and its body.
 
 use serde::Serialize;
-use serde_json::json;
 
 use crate::signature::HashDebug;
 use crate::validation::FieldErrors;
@@ -81,52 +80,75 @@ impl ApiError {
         }
     }
 
-    /// The JSON body of the error.
+    /// The JSON body of the error. Built from structs, not `json!`, so that
+    /// keys keep their documented order (`success` first, field errors as found).
     pub fn body(&self) -> String {
-        match self {
-            ApiError::Validation(errors) => json!({
-                "success": false,
-                "messages": {
-                    "code": self.code(),
-                    "status_code": self.status(),
-                    "errors": errors,
-                }
-            })
-            .to_string(),
-            _ => {
-                #[derive(Serialize)]
-                struct Debug<'a> {
-                    secret: &'a str,
-                    string: &'a str,
-                    hash: DebugHash<'a>,
-                }
-                #[derive(Serialize)]
-                struct DebugHash<'a> {
-                    expected: &'a str,
-                    provided: &'a str,
-                }
-                let mut body = json!({
-                    "success": false,
-                    "messages": [{
-                        "code": self.code(),
-                        "status_code": self.status(),
-                        "errors": self.text(),
-                    }]
-                });
-                if let ApiError::InvalidHash(Some(debug)) = self {
-                    body["debug"] = serde_json::to_value(Debug {
+        #[derive(Serialize)]
+        struct ValidationBody<'a> {
+            success: bool,
+            messages: ValidationMessages<'a>,
+        }
+        #[derive(Serialize)]
+        struct ValidationMessages<'a> {
+            code: &'static str,
+            status_code: u16,
+            errors: &'a FieldErrors,
+        }
+        #[derive(Serialize)]
+        struct ErrorBody<'a> {
+            success: bool,
+            messages: [Message; 1],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            debug: Option<DebugBody<'a>>,
+        }
+        #[derive(Serialize)]
+        struct Message {
+            code: &'static str,
+            status_code: u16,
+            errors: String,
+        }
+        #[derive(Serialize)]
+        struct DebugBody<'a> {
+            secret: &'a str,
+            string: &'a str,
+            hash: DebugHash<'a>,
+        }
+        #[derive(Serialize)]
+        struct DebugHash<'a> {
+            expected: &'a str,
+            provided: &'a str,
+        }
+
+        let body = match self {
+            ApiError::Validation(errors) => serde_json::to_string(&ValidationBody {
+                success: false,
+                messages: ValidationMessages {
+                    code: self.code(),
+                    status_code: self.status(),
+                    errors,
+                },
+            }),
+            _ => serde_json::to_string(&ErrorBody {
+                success: false,
+                messages: [Message {
+                    code: self.code(),
+                    status_code: self.status(),
+                    errors: self.text(),
+                }],
+                debug: match self {
+                    ApiError::InvalidHash(Some(debug)) => Some(DebugBody {
                         secret: &debug.secret,
                         string: &debug.string,
                         hash: DebugHash {
                             expected: &debug.expected,
                             provided: &debug.provided,
                         },
-                    })
-                    .expect("debug serialises");
-                }
-                body.to_string()
-            }
-        }
+                    }),
+                    _ => None,
+                },
+            }),
+        };
+        body.expect("error bodies always serialise")
     }
 }
 

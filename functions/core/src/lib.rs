@@ -15,6 +15,7 @@ pub mod error;
 pub mod envelope;
 pub mod handlers;
 pub mod http_io;
+pub mod logging;
 pub mod model;
 pub mod requests;
 pub mod router;

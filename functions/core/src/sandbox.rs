@@ -7,7 +7,6 @@
 
 use chrono::Duration;
 use http::{HeaderMap, HeaderValue, header};
-use serde_json::json;
 
 use crate::error::ApiError;
 use crate::http_io::{ApiRequest, ApiResponse, json_response, query_param};
@@ -47,7 +46,15 @@ pub async fn create_consumer(state: &AppState, request: &ApiRequest) -> Result<A
     let consumer = new_consumer();
     state.store.create_consumer(&consumer).await?;
     tracing::info!(consumer = %consumer.id, "sandbox consumer created");
-    let body = success(&json!({"consumer": consumer.id, "secret": consumer.secrets[0]}));
+    #[derive(serde::Serialize)]
+    struct Pair<'a> {
+        consumer: &'a str,
+        secret: &'a str,
+    }
+    let body = success(&Pair {
+        consumer: &consumer.id,
+        secret: &consumer.secrets[0],
+    });
     let mut response = json_response(201, body);
     set_cookie(&mut response, &consumer, is_https(request.headers()));
     Ok(response)
@@ -80,7 +87,12 @@ pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
         .collect();
     let elements: Vec<ElementRecord<'_>> =
         elements.iter().map(|e| ElementRecord::new(e, zone)).collect();
-    let mut response = json_response(200, success(&json!({"calls": calls, "elements": elements})));
+    #[derive(serde::Serialize)]
+    struct SandboxState<'a> {
+        calls: Vec<CallRecord<'a>>,
+        elements: Vec<ElementRecord<'a>>,
+    }
+    let mut response = json_response(200, success(&SandboxState { calls, elements }));
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

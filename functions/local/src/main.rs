@@ -1,1 +1,154 @@
-fn main(){}
+//! The local server: every endpoint of the service and the test page on one
+//! port, on the embedded store, sandbox mode unless told otherwise.
+//!
+//! ```text
+//! cargo run -p local-server            # http://127.0.0.1:3000
+//! ```
+
+mod seed;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use clap::Parser;
+
+use nurse_call_core::call_types::default_call_types;
+use nurse_call_core::config::parse_time_zone;
+use nurse_call_core::error::ApiError;
+use nurse_call_core::http_io::{MAX_BODY_BYTES, error_response};
+use nurse_call_core::{AppState, Mode, Settings, Store, logging, serve, wire_time};
+use nurse_call_sqlite::SqliteStore;
+
+/// Serves the nurse-call API, the sandbox endpoints and the test page locally.
+#[derive(Debug, Parser)]
+#[command(version, about, long_about = None)]
+struct Args {
+    /// Address to listen on; port 0 picks a free port (logged at start).
+    #[arg(long, env = "LISTEN_ADDR", default_value = "127.0.0.1:3000")]
+    listen: SocketAddr,
+
+    /// `sandbox` (the test server) or `production`.
+    #[arg(long, env = "SERVICE_MODE", default_value = "sandbox")]
+    mode: Mode,
+
+    /// IANA time zone of the installation; times on the wire are local to it.
+    #[arg(long, env = "SERVICE_TIME_ZONE", default_value = Settings::DEFAULT_TIME_ZONE)]
+    time_zone: String,
+
+    /// Folder of the embedded store's SQLite file.
+    #[arg(long, env = "DATA_DIR", default_value = "data")]
+    data_dir: PathBuf,
+
+    /// JSON file with consumers and elements to register at start (see README).
+    #[arg(long, env = "SEED_FILE")]
+    seed: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    logging::init();
+    match run(Args::parse()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(message) => {
+            tracing::error!(error = %message, "local server stopped");
+            eprintln!("error: {message}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let settings = Settings {
+        mode: args.mode,
+        time_zone: parse_time_zone(&args.time_zone)?,
+    };
+    let store = SqliteStore::open_dir(&args.data_dir).map_err(|e| e.to_string())?;
+    store
+        .seed_call_types(&default_call_types())
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(path) = &args.seed {
+        seed::apply(&store, path).await?;
+    }
+    let store: Arc<dyn Store> = Arc::new(store);
+    if settings.mode == Mode::Sandbox {
+        tokio::spawn(purge_expired_sandboxes(Arc::clone(&store)));
+    }
+    let state = AppState::new(store, settings.clone());
+
+    let app = Router::new().fallback(handle).with_state(state);
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    tracing::info!(
+        addr = %addr,
+        url = %format!("http://{addr}/"),
+        mode = %settings.mode,
+        time_zone = %settings.time_zone,
+        data_dir = %args.data_dir.display(),
+        "listening"
+    );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// Every request goes to the shared router; the body is read up to one byte
+/// over the limit so that an oversized body is answered with 413, not read whole.
+async fn handle(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let response = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => serve(&state, http::Request::from_parts(parts, bytes)).await,
+        Err(_) => {
+            tracing::info!(method = %parts.method, path = parts.uri.path(), status = 413, "request");
+            error_response(&ApiError::PayloadTooLarge)
+        }
+    };
+    response.map(Body::from)
+}
+
+/// Sandbox consumers and their data expire after 30 days (DECISIONS §8).
+async fn purge_expired_sandboxes(store: Arc<dyn Store>) {
+    let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
+    loop {
+        every_hour.tick().await;
+        match store.purge_expired(wire_time::now()).await {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(purged, "expired sandbox consumers removed"),
+            Err(error) => tracing::warn!(%error, "purging expired sandbox consumers failed"),
+        }
+    }
+}
+
+/// Ctrl-C, or SIGTERM on Unix: stop accepting, finish what is in flight.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

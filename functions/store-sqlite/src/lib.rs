@@ -1,1 +1,542 @@
+//! The embedded store: SQLite in one file (`data/nurse-call.sqlite3` by default).
+//!
+//! One connection behind a mutex serves the process; every multi-step write is
+//! one transaction. WAL mode and a busy timeout let the admin command work on
+//! the same file while the server runs. Blocking SQLite calls run on tokio's
+//! blocking pool so they never stall the async workers.
 
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+
+use nurse_call_core::model::{
+    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, NewCall, Scope,
+};
+use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome, Store, StoreError};
+use nurse_call_core::wire_time::{from_stored, to_stored};
+
+/// The file name inside the data folder.
+pub const FILE_NAME: &str = "nurse-call.sqlite3";
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    connection: Arc<Mutex<Connection>>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.path).finish()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store file inside `data_dir`.
+    pub fn open_dir(data_dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            StoreError::Internal(format!("cannot create data folder {}: {e}", data_dir.display()))
+        })?;
+        Self::open(&data_dir.join(FILE_NAME))
+    }
+
+    /// Opens (creating if needed) the store file at `path` and migrates it.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let connection = Connection::open(path).map_err(internal)?;
+        schema::prepare(&connection).map_err(internal)?;
+        Ok(SqliteStore {
+            connection: Arc::new(Mutex::new(connection)),
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `work` with the connection on the blocking pool.
+    async fn with<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let connection = Arc::clone(&self.connection);
+        tokio::task::spawn_blocking(move || {
+            let mut connection = connection
+                .lock()
+                .map_err(|_| StoreError::Internal("connection lock poisoned".into()))?;
+            work(&mut connection).map_err(classify)
+        })
+        .await
+        .map_err(|e| StoreError::Internal(format!("store task failed: {e}")))?
+    }
+}
+
+fn internal(error: rusqlite::Error) -> StoreError {
+    StoreError::Internal(error.to_string())
+}
+
+/// A busy or locked database (another process holds the write lock past the
+/// busy timeout) is worth a retry; anything else is an internal failure.
+fn classify(error: rusqlite::Error) -> StoreError {
+    match error.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            StoreError::Unavailable(error.to_string())
+        }
+        _ => StoreError::Internal(error.to_string()),
+    }
+}
+
+fn time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<DateTime<Utc>> {
+    let text: String = row.get(index)?;
+    from_stored(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            rusqlite::types::Type::Text,
+            format!("not an RFC 3339 instant: {text:?}").into(),
+        )
+    })
+}
+
+fn optional_time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<DateTime<Utc>>> {
+    let text: Option<String> = row.get(index)?;
+    match text {
+        None => Ok(None),
+        Some(_) => time_at(row, index).map(Some),
+    }
+}
+
+const CALL_COLUMNS: &str = "id, address, event, position, section, attribute, element_code, \
+                            element_name, opened_at, closed_at";
+
+fn call_from_row(row: &Row<'_>) -> rusqlite::Result<Call> {
+    Ok(Call {
+        id: row.get(0)?,
+        address: row.get(1)?,
+        event: row.get(2)?,
+        position: row.get(3)?,
+        section: row.get(4)?,
+        attribute: row.get(5)?,
+        element_code: row.get(6)?,
+        element_name: row.get(7)?,
+        opened_at: time_at(row, 8)?,
+        closed_at: optional_time_at(row, 9)?,
+    })
+}
+
+const ELEMENT_COLUMNS: &str = "address, code, name, battery, position, reachable, updated_at";
+
+fn element_from_row(row: &Row<'_>) -> rusqlite::Result<Element> {
+    Ok(Element {
+        address: row.get(0)?,
+        code: row.get(1)?,
+        name: row.get(2)?,
+        battery: row.get(3)?,
+        position: row.get(4)?,
+        reachable: row.get(5)?,
+        updated_at: time_at(row, 6)?,
+    })
+}
+
+fn read_element(tx: &Transaction<'_>, scope: &str, address: &str) -> rusqlite::Result<Option<Element>> {
+    tx.query_row(
+        &format!("SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 AND address = ?2"),
+        params![scope, address],
+        element_from_row,
+    )
+    .optional()
+}
+
+fn write_element(tx: &Transaction<'_>, scope: &str, element: &Element) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO elements (scope, address, code, name, battery, position, reachable, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (scope, address) DO UPDATE SET
+           code = excluded.code, name = excluded.name, battery = excluded.battery,
+           position = excluded.position, reachable = excluded.reachable,
+           updated_at = excluded.updated_at",
+        params![
+            scope,
+            element.address,
+            element.code,
+            element.name,
+            element.battery,
+            element.position,
+            element.reachable,
+            to_stored(element.updated_at)
+        ],
+    )?;
+    Ok(())
+}
+
+/// Applies `change` to the element of its address inside `tx`. Returns `false`
+/// (writing nothing) when the element is unknown and must exist.
+fn apply_change(
+    tx: &Transaction<'_>,
+    scope: &str,
+    change: &ElementChange,
+    policy: ElementPolicy,
+) -> rusqlite::Result<Option<Element>> {
+    let element = match (read_element(tx, scope, &change.address)?, policy) {
+        (Some(mut element), _) => {
+            if change.is_empty() {
+                return Ok(Some(element));
+            }
+            element.apply(change);
+            element
+        }
+        (None, ElementPolicy::MustExist) => return Ok(None),
+        (None, ElementPolicy::CreateMissing) => {
+            let mut element = Element::unregistered(&change.address, change.at);
+            element.apply(change);
+            element
+        }
+    };
+    write_element(tx, scope, &element)?;
+    Ok(Some(element))
+}
+
+fn open_call_with_event(
+    tx: &Transaction<'_>,
+    scope: &str,
+    address: &str,
+    event: &str,
+) -> rusqlite::Result<Option<Call>> {
+    tx.query_row(
+        &format!(
+            "SELECT {CALL_COLUMNS} FROM calls
+             WHERE scope = ?1 AND address = ?2 AND event = ?3 AND closed_at IS NULL"
+        ),
+        params![scope, address, event],
+        call_from_row,
+    )
+    .optional()
+}
+
+fn consumer_from_row(row: &Row<'_>) -> rusqlite::Result<Consumer> {
+    let secrets: String = row.get(2)?;
+    Ok(Consumer {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        secrets: serde_json::from_str(&secrets).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, e.into())
+        })?,
+        allow_sha1: row.get(3)?,
+        created_at: time_at(row, 4)?,
+        expires_at: optional_time_at(row, 5)?,
+    })
+}
+
+fn call_type_from_row(row: &Row<'_>) -> rusqlite::Result<CallType> {
+    Ok(CallType {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        internal_name: row.get(2)?,
+        urgency: row.get(3)?,
+        priority: row.get(4)?,
+        kind: row.get(5)?,
+        color: row.get(6)?,
+        notify: row.get(7)?,
+        notification_interval: row.get(8)?,
+        notification_maxloops: row.get(9)?,
+        notification_sound: row.get(10)?,
+    })
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
+        let id = id.to_string();
+        self.with(move |c| {
+            c.query_row(
+                "SELECT id, name, secrets, allow_sha1, created_at, expires_at
+                 FROM consumers WHERE id = ?1",
+                params![id],
+                consumer_from_row,
+            )
+            .optional()
+        })
+        .await
+    }
+
+    async fn create_consumer(&self, consumer: &Consumer) -> Result<(), StoreError> {
+        let consumer = consumer.clone();
+        self.with(move |c| {
+            c.execute(
+                "INSERT INTO consumers (id, name, secrets, allow_sha1, created_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    consumer.id,
+                    consumer.name,
+                    serde_json::to_string(&consumer.secrets).expect("strings serialise"),
+                    consumer.allow_sha1,
+                    to_stored(consumer.created_at),
+                    consumer.expires_at.map(to_stored)
+                ],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
+        self.with(|c| {
+            let mut statement = c.prepare_cached(
+                "SELECT id, name, internal_name, urgency, priority, type, color, notify,
+                        notification_interval, notification_maxloops, notification_sound
+                 FROM call_types ORDER BY id",
+            )?;
+            statement
+                .query_map([], call_type_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .await
+    }
+
+    async fn seed_call_types(&self, call_types: &[CallType]) -> Result<(), StoreError> {
+        let call_types = call_types.to_vec();
+        self.with(move |c| {
+            let tx = c.transaction()?;
+            for t in &call_types {
+                tx.execute(
+                    "INSERT INTO call_types (id, name, internal_name, urgency, priority, type,
+                        color, notify, notification_interval, notification_maxloops,
+                        notification_sound)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                     ON CONFLICT DO NOTHING",
+                    params![
+                        t.id,
+                        t.name,
+                        t.internal_name,
+                        t.urgency,
+                        t.priority,
+                        t.kind,
+                        t.color,
+                        t.notify,
+                        t.notification_interval,
+                        t.notification_maxloops,
+                        t.notification_sound
+                    ],
+                )?;
+            }
+            tx.commit()
+        })
+        .await
+    }
+
+    async fn register_element(
+        &self,
+        scope: &Scope,
+        address: &str,
+        code: &str,
+        name: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Element, StoreError> {
+        let (scope, address, code, name) = (
+            scope.as_str().to_string(),
+            address.to_string(),
+            code.to_string(),
+            name.to_string(),
+        );
+        self.with(move |c| {
+            let tx = c.transaction()?;
+            let mut element = read_element(&tx, &scope, &address)?
+                .unwrap_or_else(|| Element::unregistered(&address, at));
+            element.code = code;
+            element.name = name;
+            write_element(&tx, &scope, &element)?;
+            tx.commit()?;
+            Ok(element)
+        })
+        .await
+    }
+
+    async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {
+        let (scope, address) = (scope.as_str().to_string(), address.to_string());
+        self.with(move |c| {
+            let tx = c.transaction()?;
+            let element = read_element(&tx, &scope, &address)?;
+            let open_calls = {
+                let mut statement = tx.prepare_cached(&format!(
+                    "SELECT {CALL_COLUMNS} FROM calls
+                     WHERE scope = ?1 AND address = ?2 AND closed_at IS NULL
+                     ORDER BY opened_at, id"
+                ))?;
+                statement
+                    .query_map(params![scope, address], call_from_row)?
+                    .collect::<rusqlite::Result<Vec<_>>>()?
+            };
+            tx.commit()?;
+            Ok(AddressSnapshot {
+                element,
+                open_calls,
+            })
+        })
+        .await
+    }
+
+    async fn open_call(
+        &self,
+        scope: &Scope,
+        call: &NewCall,
+        element: &ElementChange,
+        policy: ElementPolicy,
+    ) -> Result<OpenOutcome, StoreError> {
+        let (scope, call, change) = (scope.as_str().to_string(), call.clone(), element.clone());
+        self.with(move |c| {
+            // IMMEDIATE: take the write lock first, so the uniqueness check and
+            // the insert see the same state even with other processes on the file.
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            apply_change(&tx, &scope, &change, policy)?;
+            if let Some(existing) = open_call_with_event(&tx, &scope, &call.address, &call.event)? {
+                tx.commit()?;
+                return Ok(OpenOutcome::AlreadyOpen(existing));
+            }
+            tx.execute(
+                "INSERT INTO calls (scope, address, event, position, section, attribute,
+                    element_code, element_name, opened_at, closed_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL)",
+                params![
+                    scope,
+                    call.address,
+                    call.event,
+                    call.position,
+                    call.section,
+                    call.attribute,
+                    call.element_code,
+                    call.element_name,
+                    to_stored(call.opened_at)
+                ],
+            )?;
+            let id = tx.last_insert_rowid();
+            tx.commit()?;
+            Ok(OpenOutcome::Opened(Call {
+                id,
+                address: call.address,
+                event: call.event,
+                position: call.position,
+                section: call.section,
+                attribute: call.attribute,
+                element_code: call.element_code,
+                element_name: call.element_name,
+                opened_at: call.opened_at,
+                closed_at: None,
+            }))
+        })
+        .await
+    }
+
+    async fn close_calls(
+        &self,
+        scope: &Scope,
+        address: &str,
+        call_ids: &[i64],
+        closed_at: DateTime<Utc>,
+        element: &ElementChange,
+        policy: ElementPolicy,
+    ) -> Result<Vec<Call>, StoreError> {
+        let (scope, address, ids, change) = (
+            scope.as_str().to_string(),
+            address.to_string(),
+            call_ids.to_vec(),
+            element.clone(),
+        );
+        self.with(move |c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            apply_change(&tx, &scope, &change, policy)?;
+            let mut closed = Vec::with_capacity(ids.len());
+            {
+                let mut statement = tx.prepare_cached(&format!(
+                    "UPDATE calls SET closed_at = ?1
+                     WHERE id = ?2 AND scope = ?3 AND address = ?4 AND closed_at IS NULL
+                     RETURNING {CALL_COLUMNS}"
+                ))?;
+                for id in ids {
+                    let call = statement
+                        .query_row(params![to_stored(closed_at), id, scope, address], call_from_row)
+                        .optional()?;
+                    closed.extend(call);
+                }
+            }
+            tx.commit()?;
+            Ok(closed)
+        })
+        .await
+    }
+
+    async fn update_elements(
+        &self,
+        scope: &Scope,
+        changes: &[ElementChange],
+        policy: ElementPolicy,
+    ) -> Result<ElementsOutcome, StoreError> {
+        let (scope, changes) = (scope.as_str().to_string(), changes.to_vec());
+        self.with(move |c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let mut elements = Vec::with_capacity(changes.len());
+            let mut unknown = Vec::new();
+            for change in &changes {
+                match apply_change(&tx, &scope, change, policy)? {
+                    Some(element) => elements.push(element),
+                    None => unknown.push(change.address.clone()),
+                }
+            }
+            if !unknown.is_empty() {
+                // Dropping the transaction rolls back: all or nothing.
+                return Ok(ElementsOutcome::Unknown(unknown));
+            }
+            tx.commit()?;
+            Ok(ElementsOutcome::Updated(elements))
+        })
+        .await
+    }
+
+    async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {
+        let scope = scope.as_str().to_string();
+        self.with(move |c| {
+            let mut statement = c.prepare_cached(&format!(
+                "SELECT {CALL_COLUMNS} FROM calls WHERE scope = ?1
+                 ORDER BY closed_at IS NOT NULL, opened_at DESC, id DESC LIMIT ?2"
+            ))?;
+            statement
+                .query_map(params![scope, limit as i64], call_from_row)?
+                .collect()
+        })
+        .await
+    }
+
+    async fn recent_elements(&self, scope: &Scope, limit: usize) -> Result<Vec<Element>, StoreError> {
+        let scope = scope.as_str().to_string();
+        self.with(move |c| {
+            let mut statement = c.prepare_cached(&format!(
+                "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1
+                 ORDER BY updated_at DESC, address LIMIT ?2"
+            ))?;
+            statement
+                .query_map(params![scope, limit as i64], element_from_row)?
+                .collect()
+        })
+        .await
+    }
+
+    async fn purge_expired(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.with(move |c| {
+            let tx = c.transaction()?;
+            let now = to_stored(now);
+            let scopes = "SELECT id FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1";
+            tx.execute(&format!("DELETE FROM calls WHERE scope IN ({scopes})"), params![now])?;
+            tx.execute(&format!("DELETE FROM elements WHERE scope IN ({scopes})"), params![now])?;
+            let purged = tx.execute(
+                "DELETE FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1",
+                params![now],
+            )?;
+            tx.commit()?;
+            Ok(purged as u64)
+        })
+        .await
+    }
+}

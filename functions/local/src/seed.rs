@@ -1,0 +1,90 @@
+//! The seed file: consumers and elements registered at start, so that a
+//! production-mode server can be tried locally without the admin command.
+//!
+//! ```json
+//! {
+//!   "consumers": [{"id": "…uuid…", "name": "Zentrale", "secrets": ["…"], "allow_sha1": false}],
+//!   "elements":  [{"address": "00:11:22:33:44:55", "code": "Z101", "name": "Zimmer 101"}]
+//! }
+//! ```
+//! Consumers that exist already keep their record; elements get the code and
+//! name from the file and keep their status.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use nurse_call_core::model::{Consumer, Scope};
+use nurse_call_core::validation::is_uuid;
+use nurse_call_core::{Store, wire_time};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeedFile {
+    #[serde(default)]
+    consumers: Vec<SeedConsumer>,
+    #[serde(default)]
+    elements: Vec<SeedElement>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeedConsumer {
+    id: String,
+    name: String,
+    secrets: Vec<String>,
+    #[serde(default)]
+    allow_sha1: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeedElement {
+    address: String,
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    name: String,
+}
+
+pub async fn apply(store: &dyn Store, path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read seed file {}: {e}", path.display()))?;
+    let seed: SeedFile = serde_json::from_str(&text)
+        .map_err(|e| format!("seed file {} is not valid: {e}", path.display()))?;
+    let now = wire_time::now();
+    for entry in &seed.consumers {
+        if !is_uuid(&entry.id) {
+            return Err(format!("seed consumer id {:?} is not a UUID", entry.id));
+        }
+        if entry.secrets.is_empty() || entry.secrets.len() > 2 {
+            return Err(format!("seed consumer {} needs one or two secrets", entry.id));
+        }
+        let id = entry.id.to_ascii_lowercase();
+        if store.consumer(&id).await.map_err(|e| e.to_string())?.is_some() {
+            continue;
+        }
+        let consumer = Consumer {
+            id,
+            name: entry.name.clone(),
+            secrets: entry.secrets.clone(),
+            allow_sha1: entry.allow_sha1,
+            created_at: now,
+            expires_at: None,
+        };
+        store.create_consumer(&consumer).await.map_err(|e| e.to_string())?;
+    }
+    for element in &seed.elements {
+        store
+            .register_element(&Scope::installation(), &element.address, &element.code, &element.name, now)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    tracing::info!(
+        consumers = seed.consumers.len(),
+        elements = seed.elements.len(),
+        file = %path.display(),
+        "seed file applied"
+    );
+    Ok(())
+}

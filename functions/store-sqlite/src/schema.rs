@@ -1,0 +1,77 @@
+//! The tables of the embedded store, created on first open.
+
+use rusqlite::Connection;
+
+/// Bumped when the schema changes; checked with `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 1;
+
+pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
+    // WAL lets readers (the admin command) work while the server writes; the
+    // busy timeout waits for another process's write lock instead of failing.
+    connection.pragma_update(None, "journal_mode", "WAL")?;
+    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    connection.pragma_update(None, "foreign_keys", "ON")?;
+    connection.busy_timeout(std::time::Duration::from_secs(5))?;
+
+    let version: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if version >= SCHEMA_VERSION {
+        return Ok(());
+    }
+    connection.execute_batch(
+        "BEGIN;
+         CREATE TABLE IF NOT EXISTS consumers (
+             id          TEXT PRIMARY KEY,
+             name        TEXT NOT NULL,
+             secrets     TEXT NOT NULL,          -- JSON array, newest last
+             allow_sha1  INTEGER NOT NULL,
+             created_at  TEXT NOT NULL,
+             expires_at  TEXT                    -- sandbox consumers only
+         );
+         CREATE TABLE IF NOT EXISTS call_types (
+             name                  TEXT PRIMARY KEY,
+             id                    INTEGER NOT NULL UNIQUE,
+             internal_name         TEXT NOT NULL DEFAULT '',
+             urgency               TEXT NOT NULL,
+             priority              INTEGER NOT NULL,
+             type                  TEXT NOT NULL,
+             color                 TEXT NOT NULL,
+             notify                INTEGER NOT NULL,
+             notification_interval INTEGER NOT NULL,
+             notification_maxloops INTEGER NOT NULL,
+             notification_sound    TEXT NOT NULL
+         );
+         CREATE TABLE IF NOT EXISTS elements (
+             scope      TEXT NOT NULL,           -- 'installation' or a sandbox consumer id
+             address    TEXT NOT NULL,
+             code       TEXT NOT NULL,
+             name       TEXT NOT NULL,
+             battery    REAL,
+             position   TEXT,
+             reachable  INTEGER,
+             updated_at TEXT NOT NULL,
+             PRIMARY KEY (scope, address)
+         );
+         CREATE TABLE IF NOT EXISTS calls (
+             id           INTEGER PRIMARY KEY AUTOINCREMENT,
+             scope        TEXT NOT NULL,
+             address      TEXT NOT NULL,
+             event        TEXT NOT NULL,
+             position     TEXT,
+             section      TEXT,
+             attribute    TEXT,
+             element_code TEXT NOT NULL,
+             element_name TEXT NOT NULL,
+             opened_at    TEXT NOT NULL,
+             closed_at    TEXT
+         );
+         -- At most one open call per event and address: the idempotent re-open
+         -- rule holds even if two processes write the file.
+         CREATE UNIQUE INDEX IF NOT EXISTS calls_one_open_per_event
+             ON calls (scope, address, event) WHERE closed_at IS NULL;
+         CREATE INDEX IF NOT EXISTS calls_by_scope ON calls (scope, closed_at, opened_at);
+         CREATE INDEX IF NOT EXISTS elements_by_update ON elements (scope, updated_at);
+         PRAGMA user_version = 1;
+         COMMIT;",
+    )?;
+    Ok(())
+}
