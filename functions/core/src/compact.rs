@@ -57,7 +57,10 @@ mod tests {
 
     #[test]
     fn keeps_raw_utf8() {
-        assert_eq!(compact_json("{ \"e\": \"Störung\" }"), "{\"e\":\"Störung\"}");
+        assert_eq!(
+            compact_json("{ \"e\": \"Störung\" }"),
+            "{\"e\":\"Störung\"}"
+        );
     }
 
     fn json_value() -> impl Strategy<Value = serde_json::Value> {

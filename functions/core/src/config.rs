@@ -67,7 +67,7 @@ impl Settings {
 
 /// Parses an IANA zone name such as `Europe/Berlin`.
 pub fn parse_time_zone(name: &str) -> Result<Tz, String> {
-    name.trim()
-        .parse::<Tz>()
-        .map_err(|_| format!("unknown time zone {name:?}: expected an IANA name such as Europe/Berlin"))
+    name.trim().parse::<Tz>().map_err(|_| {
+        format!("unknown time zone {name:?}: expected an IANA name such as Europe/Berlin")
+    })
 }

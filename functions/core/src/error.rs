@@ -69,9 +69,7 @@ impl ApiError {
                 format!("Die Methode ist für diese Ressource nicht erlaubt. Erlaubt: {allow}.")
             }
             ApiError::PayloadTooLarge => "Der Anfragekörper ist größer als 256 KiB.".into(),
-            ApiError::UnsupportedMediaType => {
-                "Der Content-Type muss application/json sein.".into()
-            }
+            ApiError::UnsupportedMediaType => "Der Content-Type muss application/json sein.".into(),
             ApiError::ServiceUnavailable => {
                 "Der Dienst ist vorübergehend nicht verfügbar. Bitte später erneut versuchen."
                     .into()

@@ -21,9 +21,8 @@ pub fn json_body(request: &ApiRequest) -> Result<&str, ApiError> {
     if !is_json_content_type(request.headers()) {
         return Err(ApiError::UnsupportedMediaType);
     }
-    std::str::from_utf8(body).map_err(|_| {
-        ApiError::Malformed("Der Anfragekörper ist kein gültiges UTF-8.".to_string())
-    })
+    std::str::from_utf8(body)
+        .map_err(|_| ApiError::Malformed("Der Anfragekörper ist kein gültiges UTF-8.".to_string()))
 }
 
 /// `application/json`, any case, optionally with parameters (`; charset=utf-8`).

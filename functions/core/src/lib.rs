@@ -11,8 +11,8 @@
 pub mod call_types;
 pub mod compact;
 pub mod config;
-pub mod error;
 pub mod envelope;
+pub mod error;
 pub mod handlers;
 pub mod http_io;
 pub mod logging;

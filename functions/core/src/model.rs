@@ -190,7 +190,10 @@ impl std::fmt::Debug for Consumer {
         f.debug_struct("Consumer")
             .field("id", &self.id)
             .field("name", &self.name)
-            .field("secrets", &format_args!("[{} redacted]", self.secrets.len()))
+            .field(
+                "secrets",
+                &format_args!("[{} redacted]", self.secrets.len()),
+            )
             .field("allow_sha1", &self.allow_sha1)
             .field("created_at", &self.created_at)
             .field("expires_at", &self.expires_at)

@@ -70,15 +70,17 @@ pub enum ElementRequest {
 impl ElementRequest {
     pub fn credentials(&self) -> &Credentials {
         match self {
-            ElementRequest::Single { credentials, .. } | ElementRequest::Multi { credentials, .. } => {
-                credentials
-            }
+            ElementRequest::Single { credentials, .. }
+            | ElementRequest::Multi { credentials, .. } => credentials,
         }
     }
 }
 
 /// `consumer` and `hash`, checked in that order after the caller's `address`.
-fn consumer_and_hash(errors: &mut FieldErrors, envelope: &Envelope) -> (Option<String>, Option<String>) {
+fn consumer_and_hash(
+    errors: &mut FieldErrors,
+    envelope: &Envelope,
+) -> (Option<String>, Option<String>) {
     let consumer = match envelope.get("consumer").filter(|c| !c.is_null()) {
         None => {
             errors.add("consumer", message::required("consumer"));
@@ -112,7 +114,11 @@ fn consumer_and_hash(errors: &mut FieldErrors, envelope: &Envelope) -> (Option<S
     (consumer, hash)
 }
 
-fn status_fields(errors: &mut FieldErrors, prefix: &str, data: &Map<String, Value>) -> StatusFields {
+fn status_fields(
+    errors: &mut FieldErrors,
+    prefix: &str,
+    data: &Map<String, Value>,
+) -> StatusFields {
     let key = |name: &str| format!("{prefix}.{name}");
     StatusFields {
         position: v::optional_text(errors, &key("position"), data.get("position")),
@@ -160,7 +166,8 @@ pub fn parse_display(envelope: &Envelope, zone: Tz) -> Result<DisplayRequest, Fi
     let created_at = v::optional_time(&mut errors, "data.created_at", data.get("created_at"), zone);
     let closed_at = v::optional_time(&mut errors, "data.closed_at", data.get("closed_at"), zone);
 
-    let (Some(target), Some(consumer), Some(hash), true) = (target, consumer, hash, errors.is_empty())
+    let (Some(target), Some(consumer), Some(hash), true) =
+        (target, consumer, hash, errors.is_empty())
     else {
         return Err(errors);
     };
@@ -233,8 +240,11 @@ pub fn parse_element(envelope: &Envelope) -> Result<ElementRequest, FieldErrors>
                     errors.add(&prefix, message::object(&prefix));
                     continue;
                 };
-                let target =
-                    v::required_text(&mut errors, &format!("{prefix}.address"), item.get("target"));
+                let target = v::required_text(
+                    &mut errors,
+                    &format!("{prefix}.address"),
+                    item.get("target"),
+                );
                 let status = status_fields(&mut errors, &prefix, item);
                 if let Some(target) = target {
                     parsed.push((target, status));
@@ -248,7 +258,8 @@ pub fn parse_element(envelope: &Envelope) -> Result<ElementRequest, FieldErrors>
         }
     };
 
-    let (Some(consumer), Some(hash), Some(parsed), true) = (consumer, hash, parsed, errors.is_empty())
+    let (Some(consumer), Some(hash), Some(parsed), true) =
+        (consumer, hash, parsed, errors.is_empty())
     else {
         return Err(errors);
     };
@@ -313,7 +324,8 @@ mod tests {
 
     #[test]
     fn close_needs_no_event() {
-        let body = json!({"target": "A1", "consumer": CONSUMER, "hash": "ab", "data": {"closed": true}});
+        let body =
+            json!({"target": "A1", "consumer": CONSUMER, "hash": "ab", "data": {"closed": true}});
         let envelope = Envelope::parse(&body.to_string()).unwrap();
         let request = parse_display(&envelope, berlin()).unwrap();
         assert_eq!(request.action, DisplayAction::Close { closed_at: None });
@@ -335,13 +347,26 @@ mod tests {
         assert_eq!(
             keys,
             [
-                "consumer", "hash", "data.event", "data.closed", "data.position", "data.reachable",
-                "data.battery", "data.created_at", "data.closed_at"
+                "consumer",
+                "hash",
+                "data.event",
+                "data.closed",
+                "data.position",
+                "data.reachable",
+                "data.battery",
+                "data.created_at",
+                "data.closed_at"
             ]
         );
         let errors = serde_json::to_value(found).unwrap();
-        assert_eq!(errors["data.event"], json!(["data.event muss eine Zeichenkette sein."]));
-        assert_eq!(errors["data.position"], json!(["data.position darf maximal 255 Zeichen haben."]));
+        assert_eq!(
+            errors["data.event"],
+            json!(["data.event muss eine Zeichenkette sein."])
+        );
+        assert_eq!(
+            errors["data.position"],
+            json!(["data.position darf maximal 255 Zeichen haben."])
+        );
     }
 
     #[test]
@@ -361,11 +386,17 @@ mod tests {
         );
         let too_many: Vec<Value> = (0..101).map(|i| json!({"target": i.to_string()})).collect();
         assert_eq!(
-            errors_of(json!({"consumer": CONSUMER, "hash": "ab", "data": too_many}), false),
+            errors_of(
+                json!({"consumer": CONSUMER, "hash": "ab", "data": too_many}),
+                false
+            ),
             json!({"data": ["data darf maximal 100 Elemente haben."]})
         );
         assert_eq!(
-            errors_of(json!({"consumer": CONSUMER, "hash": "ab", "data": "x"}), false),
+            errors_of(
+                json!({"consumer": CONSUMER, "hash": "ab", "data": "x"}),
+                false
+            ),
             json!({"address": ["address muss ausgefüllt werden."], "data": ["data muss ein Objekt oder ein Array sein."]})
         );
     }

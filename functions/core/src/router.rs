@@ -54,7 +54,11 @@ impl Endpoint {
     }
 
     fn allow_header(self) -> &'static str {
-        if self.method() == Method::POST { "POST" } else { "GET" }
+        if self.method() == Method::POST {
+            "POST"
+        } else {
+            "GET"
+        }
     }
 
     pub fn sandbox_only(self) -> bool {
@@ -84,7 +88,11 @@ pub async fn serve(state: &AppState, request: ApiRequest) -> ApiResponse {
 
 /// Serves one endpoint: 405 for another method, else its handler; every error
 /// becomes its documented body.
-pub async fn serve_endpoint(state: &AppState, endpoint: Endpoint, request: ApiRequest) -> ApiResponse {
+pub async fn serve_endpoint(
+    state: &AppState,
+    endpoint: Endpoint,
+    request: ApiRequest,
+) -> ApiResponse {
     let started = Instant::now();
     let result = if endpoint.sandbox_only() && !state.is_sandbox() {
         Err(ApiError::NotFound)

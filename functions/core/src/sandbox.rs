@@ -38,11 +38,17 @@ pub fn new_consumer() -> Consumer {
 
 /// The proof of holding a consumer's secret, used by the cookie and the state query.
 pub fn proof(consumer: &Consumer) -> String {
-    sign_sha256(consumer.secrets.last().map_or("", String::as_str), &consumer.id)
+    sign_sha256(
+        consumer.secrets.last().map_or("", String::as_str),
+        &consumer.id,
+    )
 }
 
 /// `POST /api/v1/sandbox/consumers`: 201 with a new pair, and the page's cookie.
-pub async fn create_consumer(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub async fn create_consumer(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<ApiResponse, ApiError> {
     let consumer = new_consumer();
     state.store.create_consumer(&consumer).await?;
     tracing::info!(consumer = %consumer.id, "sandbox consumer created");
@@ -85,8 +91,10 @@ pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
         .iter()
         .map(|call| CallRecord::new(call, Some(&types), zone, now))
         .collect();
-    let elements: Vec<ElementRecord<'_>> =
-        elements.iter().map(|e| ElementRecord::new(e, zone)).collect();
+    let elements: Vec<ElementRecord<'_>> = elements
+        .iter()
+        .map(|e| ElementRecord::new(e, zone))
+        .collect();
     #[derive(serde::Serialize)]
     struct SandboxState<'a> {
         calls: Vec<CallRecord<'a>>,
@@ -145,7 +153,10 @@ async fn consumer_from_query(state: &AppState, request: &ApiRequest) -> Result<C
     }
 }
 
-async fn consumer_from_cookie(state: &AppState, headers: &HeaderMap) -> Result<Option<Consumer>, ApiError> {
+async fn consumer_from_cookie(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Option<Consumer>, ApiError> {
     let Some(value) = cookie(headers, COOKIE_NAME) else {
         return Ok(None);
     };
@@ -220,16 +231,20 @@ fn escape_html(text: &str) -> String {
 }
 
 /// A ready-to-run curl command for `path` with `data`, signed with `consumer`'s secret.
-fn signed_example(consumer: &Consumer, base_url: &str, path: &str, target: &str, data: &str) -> String {
+fn signed_example(
+    consumer: &Consumer,
+    base_url: &str,
+    path: &str,
+    target: &str,
+    data: &str,
+) -> String {
     let secret = consumer.secrets.last().map_or("", String::as_str);
     let hash = sign_sha256(secret, &signing_string(target, &consumer.id, data));
     let body = format!(
         r#"{{"target":"{target}","consumer":"{}","hash":"{hash}","data":{data}}}"#,
         consumer.id
     );
-    format!(
-        "curl -s -X POST '{base_url}{path}' -H 'Content-Type: application/json' -d '{body}'"
-    )
+    format!("curl -s -X POST '{base_url}{path}' -H 'Content-Type: application/json' -d '{body}'")
 }
 
 fn render_page(consumer: &Consumer, base_url: &str, types: &[crate::model::CallType]) -> String {
@@ -254,14 +269,32 @@ fn render_page(consumer: &Consumer, base_url: &str, types: &[crate::model::CallT
         .replace("{{call_types}}", &type_names.join(""))
         .replace(
             "{{example_open}}",
-            &escape_html(&signed_example(consumer, base_url, "/api/v1/display?include=type", "Zimmer-101", open_data)),
+            &escape_html(&signed_example(
+                consumer,
+                base_url,
+                "/api/v1/display?include=type",
+                "Zimmer-101",
+                open_data,
+            )),
         )
         .replace(
             "{{example_close}}",
-            &escape_html(&signed_example(consumer, base_url, "/api/v1/display", "Zimmer-101", close_data)),
+            &escape_html(&signed_example(
+                consumer,
+                base_url,
+                "/api/v1/display",
+                "Zimmer-101",
+                close_data,
+            )),
         )
         .replace(
             "{{example_element}}",
-            &escape_html(&signed_example(consumer, base_url, "/api/v1/element", "Zimmer-101", element_data)),
+            &escape_html(&signed_example(
+                consumer,
+                base_url,
+                "/api/v1/element",
+                "Zimmer-101",
+                element_data,
+            )),
         )
 }

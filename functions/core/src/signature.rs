@@ -58,7 +58,11 @@ fn decoy_secret() -> &'static str {
 pub fn verify(consumer: Option<&Consumer>, message: &str, provided: &str) -> bool {
     let decoded = hex::decode(provided).ok();
     let (secrets, allow_sha1, known): (Vec<&str>, bool, bool) = match consumer {
-        Some(c) => (c.secrets.iter().map(String::as_str).collect(), c.allow_sha1, true),
+        Some(c) => (
+            c.secrets.iter().map(String::as_str).collect(),
+            c.allow_sha1,
+            true,
+        ),
         None => (vec![decoy_secret()], false, false),
     };
     let mut matched = false;
@@ -128,8 +132,7 @@ mod tests {
     // Known answers computed independently with
     // `printf '%s' "$message" | openssl dgst -sha256 -hmac "$secret"`.
     const SECRET: &str = "s3cr3t";
-    const MESSAGE: &str =
-        r#"A1.6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f.{"event":"Normalruf"}"#;
+    const MESSAGE: &str = r#"A1.6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f.{"event":"Normalruf"}"#;
 
     #[test]
     fn sha256_known_answer() {
@@ -170,7 +173,11 @@ mod tests {
     #[test]
     fn unknown_consumer_never_verifies() {
         assert!(!verify(None, MESSAGE, &sign_sha256(SECRET, MESSAGE)));
-        assert!(!verify(None, MESSAGE, &sign_sha256(decoy_secret(), MESSAGE)));
+        assert!(!verify(
+            None,
+            MESSAGE,
+            &sign_sha256(decoy_secret(), MESSAGE)
+        ));
     }
 
     #[test]

@@ -115,8 +115,11 @@ pub trait Store: Send + Sync {
     async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError>;
 
     /// The most recently updated elements of a scope (sandbox page).
-    async fn recent_elements(&self, scope: &Scope, limit: usize)
-    -> Result<Vec<Element>, StoreError>;
+    async fn recent_elements(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<Element>, StoreError>;
 
     /// Removes expired sandbox consumers and their data. Stores with native
     /// expiry (DynamoDB TTL) need not do anything.

@@ -46,7 +46,11 @@ impl FieldErrors {
 
     /// `Ok(value)` when nothing was found, else the errors.
     pub fn into_result<T>(self, value: T) -> Result<T, FieldErrors> {
-        if self.is_empty() { Ok(value) } else { Err(self) }
+        if self.is_empty() {
+            Ok(value)
+        } else {
+            Err(self)
+        }
     }
 }
 
@@ -225,11 +229,23 @@ mod tests {
     #[test]
     fn battery_bounds() {
         let mut errors = FieldErrors::new();
-        assert_eq!(optional_battery(&mut errors, "b", Some(&json!(0))), Some(0.0));
-        assert_eq!(optional_battery(&mut errors, "b", Some(&json!(100))), Some(100.0));
-        assert_eq!(optional_battery(&mut errors, "b", Some(&json!(80.5))), Some(80.5));
+        assert_eq!(
+            optional_battery(&mut errors, "b", Some(&json!(0))),
+            Some(0.0)
+        );
+        assert_eq!(
+            optional_battery(&mut errors, "b", Some(&json!(100))),
+            Some(100.0)
+        );
+        assert_eq!(
+            optional_battery(&mut errors, "b", Some(&json!(80.5))),
+            Some(80.5)
+        );
         assert!(errors.is_empty());
-        assert_eq!(optional_battery(&mut errors, "b", Some(&json!(100.01))), None);
+        assert_eq!(
+            optional_battery(&mut errors, "b", Some(&json!(100.01))),
+            None
+        );
         assert_eq!(optional_battery(&mut errors, "b", Some(&json!("80"))), None);
         assert_eq!(
             serde_json::to_value(&errors).unwrap(),

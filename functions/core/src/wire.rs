@@ -77,7 +77,12 @@ pub struct CallRecord<'a> {
 
 impl<'a> CallRecord<'a> {
     /// `types` is `Some` when the `type` object is wanted.
-    pub fn new(call: &'a Call, types: Option<&'a [CallType]>, zone: Tz, now: DateTime<Utc>) -> Self {
+    pub fn new(
+        call: &'a Call,
+        types: Option<&'a [CallType]>,
+        zone: Tz,
+        now: DateTime<Utc>,
+    ) -> Self {
         let end = call.closed_at.unwrap_or(now);
         CallRecord {
             id: call.id,

@@ -58,10 +58,18 @@ pub async fn apply(store: &dyn Store, path: &Path) -> Result<(), String> {
             return Err(format!("seed consumer id {:?} is not a UUID", entry.id));
         }
         if entry.secrets.is_empty() || entry.secrets.len() > 2 {
-            return Err(format!("seed consumer {} needs one or two secrets", entry.id));
+            return Err(format!(
+                "seed consumer {} needs one or two secrets",
+                entry.id
+            ));
         }
         let id = entry.id.to_ascii_lowercase();
-        if store.consumer(&id).await.map_err(|e| e.to_string())?.is_some() {
+        if store
+            .consumer(&id)
+            .await
+            .map_err(|e| e.to_string())?
+            .is_some()
+        {
             continue;
         }
         let consumer = Consumer {
@@ -72,11 +80,20 @@ pub async fn apply(store: &dyn Store, path: &Path) -> Result<(), String> {
             created_at: now,
             expires_at: None,
         };
-        store.create_consumer(&consumer).await.map_err(|e| e.to_string())?;
+        store
+            .create_consumer(&consumer)
+            .await
+            .map_err(|e| e.to_string())?;
     }
     for element in &seed.elements {
         store
-            .register_element(&Scope::installation(), &element.address, &element.code, &element.name, now)
+            .register_element(
+                &Scope::installation(),
+                &element.address,
+                &element.code,
+                &element.name,
+                now,
+            )
             .await
             .map_err(|e| e.to_string())?;
     }

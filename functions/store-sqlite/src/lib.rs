@@ -31,7 +31,9 @@ pub struct SqliteStore {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").field("path", &self.path).finish()
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -39,7 +41,10 @@ impl SqliteStore {
     /// Opens (creating if needed) the store file inside `data_dir`.
     pub fn open_dir(data_dir: &Path) -> Result<Self, StoreError> {
         std::fs::create_dir_all(data_dir).map_err(|e| {
-            StoreError::Internal(format!("cannot create data folder {}: {e}", data_dir.display()))
+            StoreError::Internal(format!(
+                "cannot create data folder {}: {e}",
+                data_dir.display()
+            ))
         })?;
         Self::open(&data_dir.join(FILE_NAME))
     }
@@ -142,7 +147,11 @@ fn element_from_row(row: &Row<'_>) -> rusqlite::Result<Element> {
     })
 }
 
-fn read_element(tx: &Transaction<'_>, scope: &str, address: &str) -> rusqlite::Result<Option<Element>> {
+fn read_element(
+    tx: &Transaction<'_>,
+    scope: &str,
+    address: &str,
+) -> rusqlite::Result<Option<Element>> {
     tx.query_row(
         &format!("SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 AND address = ?2"),
         params![scope, address],
@@ -457,7 +466,10 @@ impl Store for SqliteStore {
                 ))?;
                 for id in ids {
                     let call = statement
-                        .query_row(params![to_stored(closed_at), id, scope, address], call_from_row)
+                        .query_row(
+                            params![to_stored(closed_at), id, scope, address],
+                            call_from_row,
+                        )
                         .optional()?;
                     closed.extend(call);
                 }
@@ -509,7 +521,11 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn recent_elements(&self, scope: &Scope, limit: usize) -> Result<Vec<Element>, StoreError> {
+    async fn recent_elements(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<Element>, StoreError> {
         let scope = scope.as_str().to_string();
         self.with(move |c| {
             let mut statement = c.prepare_cached(&format!(
@@ -527,9 +543,16 @@ impl Store for SqliteStore {
         self.with(move |c| {
             let tx = c.transaction()?;
             let now = to_stored(now);
-            let scopes = "SELECT id FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1";
-            tx.execute(&format!("DELETE FROM calls WHERE scope IN ({scopes})"), params![now])?;
-            tx.execute(&format!("DELETE FROM elements WHERE scope IN ({scopes})"), params![now])?;
+            let scopes =
+                "SELECT id FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1";
+            tx.execute(
+                &format!("DELETE FROM calls WHERE scope IN ({scopes})"),
+                params![now],
+            )?;
+            tx.execute(
+                &format!("DELETE FROM elements WHERE scope IN ({scopes})"),
+                params![now],
+            )?;
             let purged = tx.execute(
                 "DELETE FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1",
                 params![now],

@@ -51,7 +51,10 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     match &parsed.action {
         DisplayAction::Open { event, created_at } => {
             let call = new_call(&parsed, event, created_at.unwrap_or(now), &snapshot);
-            let outcome = state.store.open_call(&scope, &call, &change, policy).await?;
+            let outcome = state
+                .store
+                .open_call(&scope, &call, &change, policy)
+                .await?;
             let (status, call) = match &outcome {
                 OpenOutcome::Opened(call) => (201, call),
                 OpenOutcome::AlreadyOpen(call) => (200, call),

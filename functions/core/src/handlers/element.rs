@@ -20,16 +20,21 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
 
     let items: Vec<(&str, &StatusFields)> = match &parsed {
         ElementRequest::Single { target, status, .. } => vec![(target.as_str(), status)],
-        ElementRequest::Multi { items, .. } => {
-            items.iter().map(|(target, status)| (target.as_str(), status)).collect()
-        }
+        ElementRequest::Multi { items, .. } => items
+            .iter()
+            .map(|(target, status)| (target.as_str(), status))
+            .collect(),
     };
     let changes = merge_by_address(&items, now);
     let policy = match state.settings.mode {
         Mode::Production => ElementPolicy::MustExist,
         Mode::Sandbox => ElementPolicy::CreateMissing,
     };
-    let elements = match state.store.update_elements(&scope, &changes, policy).await? {
+    let elements = match state
+        .store
+        .update_elements(&scope, &changes, policy)
+        .await?
+    {
         ElementsOutcome::Updated(elements) => elements,
         ElementsOutcome::Unknown(unknown) => {
             return Err(unknown_targets(&parsed, &items, &unknown).into());
@@ -45,8 +50,10 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     let body = match parsed {
         ElementRequest::Single { .. } => success(&ElementRecord::new(&elements[0], zone)),
         ElementRequest::Multi { .. } => {
-            let records: Vec<ElementRecord<'_>> =
-                elements.iter().map(|e| ElementRecord::new(e, zone)).collect();
+            let records: Vec<ElementRecord<'_>> = elements
+                .iter()
+                .map(|e| ElementRecord::new(e, zone))
+                .collect();
             success(&records)
         }
     };

@@ -34,7 +34,11 @@ pub(crate) async fn authenticate(
         .consumer(&id)
         .await?
         .filter(|consumer| !consumer.is_expired(now));
-    if signature::verify(consumer.as_ref(), &credentials.signing_string, &credentials.hash) {
+    if signature::verify(
+        consumer.as_ref(),
+        &credentials.signing_string,
+        &credentials.hash,
+    ) {
         // `verify` is only true for a known consumer.
         return consumer.ok_or(ApiError::Internal);
     }

@@ -1,0 +1,58 @@
+//! The glue between `lambda_http` and the shared handlers: each Lambda
+//! function's `main` is one call to [`run`] with its endpoint.
+//!
+//! State (store and settings) is built once per cold start and shared by
+//! reference across invocations. The handler always returns a response:
+//! `lambda_http` would turn an `Err` into a bare 500 without our error body.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use lambda_http::{Body, Error, Request, Response, service_fn};
+
+use nurse_call_core::call_types::default_call_types;
+use nurse_call_core::{AppState, Endpoint, Mode, Settings, Store, logging, serve_endpoint};
+use nurse_call_sqlite::SqliteStore;
+
+/// Serves `endpoint` until the Lambda runtime stops the process.
+pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
+    logging::init();
+    let state = build_state().await.inspect_err(|error| {
+        tracing::error!(%error, "cold start failed");
+    })?;
+    tracing::info!(endpoint = ?endpoint, mode = %state.settings.mode, "function ready");
+    let state = &state;
+    lambda_http::run(service_fn(move |request: Request| async move {
+        Ok::<_, std::convert::Infallible>(handle(state, endpoint, request).await)
+    }))
+    .await
+}
+
+/// One invocation: the API Gateway request in, the documented response out.
+pub async fn handle(state: &AppState, endpoint: Endpoint, request: Request) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let body = match body {
+        Body::Empty => Bytes::new(),
+        Body::Text(text) => Bytes::from(text),
+        Body::Binary(bytes) => Bytes::from(bytes),
+        // `Body` is non-exhaustive upstream; anything new is treated as empty.
+        #[allow(unreachable_patterns)]
+        _ => Bytes::new(),
+    };
+    serve_endpoint(state, endpoint, http::Request::from_parts(parts, body))
+        .await
+        .map(Body::from)
+}
+
+/// The store and settings from the environment (DECISIONS §10). In AWS the
+/// stack sets `SERVICE_MODE`; the default here is production so that a
+/// function deployed without it never hands out sandbox credentials.
+async fn build_state() -> Result<AppState, Error> {
+    let settings = Settings::from_env(Mode::Production)?;
+    let data_dir = std::env::var("DATA_DIR").unwrap_or_else(|_| "/tmp/data".to_string());
+    let store = SqliteStore::open_dir(&PathBuf::from(data_dir))?;
+    store.seed_call_types(&default_call_types()).await?;
+    let store: Arc<dyn Store> = Arc::new(store);
+    Ok(AppState::new(store, settings))
+}
