@@ -1,1 +1,859 @@
+//! Harness of the black-box suite: starts the real `local-server` binary as a
+//! child process (own temp data folder, free port), and talks to it over HTTP
+//! the way a client does: raw bodies, signed with HMAC over
+//! `<target>.<consumer>.<data_json>`.
+//!
+//! Nothing here links the service's crates: the signing, compaction and
+//! expected bodies are written again from the spec and DECISIONS, so that a
+//! mistake in the service is not repeated by the tests.
 
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, Mac};
+use reqwest::Method;
+use reqwest::header::HeaderMap;
+use serde_json::value::RawValue;
+
+pub use serde_json::{Value, json};
+
+/// How long a server may take to log `listening`.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a server may take to exit after SIGTERM.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub const DISPLAY: &str = "/api/v1/display";
+pub const ELEMENT: &str = "/api/v1/element";
+pub const CALL_TYPES: &str = "/api/v1/display/call-types";
+pub const SANDBOX_CONSUMERS: &str = "/api/v1/sandbox/consumers";
+pub const SANDBOX_STATE: &str = "/api/v1/sandbox/state";
+
+/// The ten call type names of spec 2.5, in the order the service seeds them.
+pub const CALL_TYPE_NAMES: [&str; 10] = [
+    "Hotelruf",
+    "Geräteruf",
+    "Anwesenheit",
+    "Funkelement-Ruf",
+    "Normalruf",
+    "WC",
+    "Notruf",
+    "Flucht",
+    "Pneumatischer Ruf (REA)",
+    "Störung",
+];
+
+/// The key order of a call record (spec 2.3, DECISIONS §4).
+pub const CALL_KEYS: [&str; 10] = [
+    "id",
+    "address",
+    "position",
+    "section",
+    "attribute",
+    "element_code",
+    "element_name",
+    "opened_at",
+    "closed_at",
+    "duration",
+];
+
+/// The key order of an element record (DECISIONS §4).
+pub const ELEMENT_KEYS: [&str; 7] = [
+    "address",
+    "code",
+    "name",
+    "battery",
+    "position",
+    "reachable",
+    "updated_at",
+];
+
+// ---------------------------------------------------------------------------
+// The binary
+// ---------------------------------------------------------------------------
+
+/// The `local-server` binary: `LOCAL_SERVER_BIN`, else next to the test
+/// executable's profile folder (`target/<profile>/deps/<test>` →
+/// `target/<profile>/local-server`).
+pub fn server_binary() -> PathBuf {
+    let hint = "run `cargo build --workspace --bins` first (or set LOCAL_SERVER_BIN)";
+    let path = match std::env::var_os("LOCAL_SERVER_BIN") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            let exe = std::env::current_exe().expect("the test executable has a path");
+            let profile_dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("the test executable lives in target/<profile>/deps");
+            profile_dir.join(format!("local-server{}", std::env::consts::EXE_SUFFIX))
+        }
+    };
+    assert!(
+        path.is_file(),
+        "local server binary not found at {}: {hint}",
+        path.display()
+    );
+    path
+}
+
+// ---------------------------------------------------------------------------
+// Seed file (production mode)
+// ---------------------------------------------------------------------------
+
+/// Consumers and elements for `--seed` (functions/local/src/seed.rs).
+#[derive(Debug, Clone, Default)]
+pub struct Seed {
+    consumers: Vec<Value>,
+    elements: Vec<Value>,
+}
+
+impl Seed {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A consumer with one or two secrets (the newest last).
+    pub fn consumer(mut self, id: &str, secrets: &[&str], allow_sha1: bool) -> Self {
+        self.consumers.push(json!({
+            "id": id,
+            "name": format!("consumer {id}"),
+            "secrets": secrets,
+            "allow_sha1": allow_sha1,
+        }));
+        self
+    }
+
+    /// A registered element.
+    pub fn element(mut self, address: &str, code: &str, name: &str) -> Self {
+        self.elements
+            .push(json!({"address": address, "code": code, "name": name}));
+        self
+    }
+
+    fn write(&self, dir: &Path) -> PathBuf {
+        let path = dir.join("seed.json");
+        let text = json!({"consumers": self.consumers, "elements": self.elements}).to_string();
+        std::fs::write(&path, text).expect("seed file written");
+        path
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The server process
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Sandbox,
+    Production,
+}
+
+/// How to start a server.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub mode: Mode,
+    pub seed: Option<Seed>,
+    pub time_zone: Option<String>,
+    /// A data folder the caller owns (restart tests); else a fresh temp folder.
+    pub data_dir: Option<PathBuf>,
+    /// Extra environment variables for the process.
+    pub env: Vec<(String, String)>,
+}
+
+impl Options {
+    pub fn sandbox() -> Self {
+        Options {
+            mode: Mode::Sandbox,
+            seed: None,
+            time_zone: None,
+            data_dir: None,
+            env: Vec::new(),
+        }
+    }
+
+    pub fn production(seed: Seed) -> Self {
+        Options {
+            mode: Mode::Production,
+            seed: Some(seed),
+            ..Options::sandbox()
+        }
+    }
+
+    pub fn time_zone(mut self, zone: &str) -> Self {
+        self.time_zone = Some(zone.to_string());
+        self
+    }
+
+    pub fn data_dir(mut self, dir: &Path) -> Self {
+        self.data_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    pub fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+}
+
+/// A running `local-server`; killed when dropped.
+pub struct Server {
+    child: Child,
+    reader: Option<JoinHandle<()>>,
+    logs: Arc<Mutex<Vec<String>>>,
+    base: String,
+    client: reqwest::Client,
+    data_dir: PathBuf,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// A sandbox server on a fresh data folder.
+    pub fn sandbox() -> Server {
+        Server::start(Options::sandbox())
+    }
+
+    /// A production server on a fresh data folder with `seed` applied.
+    pub fn production(seed: Seed) -> Server {
+        Server::start(Options::production(seed))
+    }
+
+    pub fn start(options: Options) -> Server {
+        let temp = match options.data_dir {
+            Some(_) => None,
+            None => Some(tempfile::tempdir().expect("temp data folder")),
+        };
+        let data_dir = options
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| temp.as_ref().expect("temp folder").path().to_path_buf());
+
+        let mut command = Command::new(server_binary());
+        command
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .arg("--mode")
+            .arg(match options.mode {
+                Mode::Sandbox => "sandbox",
+                Mode::Production => "production",
+            });
+        if let Some(seed) = &options.seed {
+            command.arg("--seed").arg(seed.write(&data_dir));
+        }
+        if let Some(zone) = &options.time_zone {
+            command.arg("--time-zone").arg(zone);
+        }
+        // The flags above decide; nothing of the caller's environment may.
+        for name in [
+            "SERVICE_MODE",
+            "SERVICE_TIME_ZONE",
+            "LISTEN_ADDR",
+            "DATA_DIR",
+            "SEED_FILE",
+            "DYNAMODB_ENDPOINT",
+        ] {
+            command.env_remove(name);
+        }
+        for (name, value) in &options.env {
+            command.env(name, value);
+        }
+        command
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = command.spawn().expect("local server starts");
+
+        // Read stdout until the `listening` line, then keep draining it so the
+        // server never blocks on a full pipe.
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let (addr_tx, addr_rx) = mpsc::channel::<String>();
+        let reader = {
+            let logs = Arc::clone(&logs);
+            std::thread::spawn(move || {
+                let mut addr_tx = Some(addr_tx);
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    if addr_tx.is_some()
+                        && let Ok(entry) = serde_json::from_str::<Value>(&line)
+                        && entry["message"] == "listening"
+                        && let Some(addr) = entry["addr"].as_str()
+                        && let Some(tx) = addr_tx.take()
+                    {
+                        let _ = tx.send(addr.to_string());
+                    }
+                    logs.lock().expect("log lock").push(line);
+                }
+            })
+        };
+        let addr = match addr_rx.recv_timeout(START_TIMEOUT) {
+            Ok(addr) => addr,
+            Err(error) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let logs = logs.lock().expect("log lock").join("\n");
+                panic!("local server did not log `listening` ({error}); its output:\n{logs}");
+            }
+        };
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("HTTP client");
+        Server {
+            child,
+            reader: Some(reader),
+            logs,
+            base: format!("http://{addr}"),
+            client,
+            data_dir,
+            _temp: temp,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The JSON log lines the server wrote so far.
+    pub fn logs(&self) -> Vec<String> {
+        self.logs.lock().expect("log lock").clone()
+    }
+
+    /// Sends SIGTERM and waits for the process to exit (with a timeout).
+    pub fn terminate(&mut self) -> ExitStatus {
+        self.send_sigterm();
+        self.wait_exit()
+    }
+
+    /// Sends SIGTERM without waiting.
+    pub fn send_sigterm(&self) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("pid fits pid_t");
+        // SAFETY: `kill` only sends a signal to our own child process.
+        let sent = unsafe { libc::kill(pid, libc::SIGTERM) };
+        assert_eq!(sent, 0, "SIGTERM could not be sent");
+    }
+
+    /// Whether the process has exited.
+    pub fn has_exited(&mut self) -> bool {
+        self.child
+            .try_wait()
+            .expect("wait for the server")
+            .is_some()
+    }
+
+    /// Waits for the process to exit (with a timeout).
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the server") {
+                if let Some(reader) = self.reader.take() {
+                    let _ = reader.join();
+                }
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "server did not exit within {STOP_TIMEOUT:?} of SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// Any request with exact body bytes and an optional Content-Type.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: Option<&str>,
+        headers: &[(&str, &str)],
+        body: impl Into<Vec<u8>>,
+    ) -> Response {
+        let mut request = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .body(body.into());
+        if let Some(content_type) = content_type {
+            request = request.header("Content-Type", content_type);
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("request reaches the server");
+        Response::read(response).await
+    }
+
+    /// POST with `Content-Type: application/json` and exactly these bytes.
+    pub async fn post(&self, path: &str, body: impl Into<Vec<u8>>) -> Response {
+        self.request(Method::POST, path, Some("application/json"), &[], body)
+            .await
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.request(Method::GET, path, None, &[], Vec::new()).await
+    }
+
+    /// `POST /api/v1/sandbox/consumers`, asserting 201.
+    pub async fn new_consumer(&self) -> Consumer {
+        let response = self.post(SANDBOX_CONSUMERS, "").await;
+        response.expect_status(201);
+        let data = response.data();
+        Consumer {
+            id: data["consumer"].as_str().expect("consumer id").to_string(),
+            secret: data["secret"].as_str().expect("secret").to_string(),
+        }
+    }
+
+    /// A signed display request; `data` is sent exactly as given.
+    pub async fn display(&self, consumer: &Consumer, target: &str, data: &str) -> Response {
+        self.post(DISPLAY, consumer.body(target, data)).await
+    }
+
+    /// A signed display request with a query string (`include=type`).
+    pub async fn display_query(
+        &self,
+        query: &str,
+        consumer: &Consumer,
+        target: &str,
+        data: &str,
+    ) -> Response {
+        self.post(&format!("{DISPLAY}?{query}"), consumer.body(target, data))
+            .await
+    }
+
+    /// A signed single-form element request.
+    pub async fn element(&self, consumer: &Consumer, target: &str, data: &str) -> Response {
+        self.post(ELEMENT, consumer.body(target, data)).await
+    }
+
+    /// A signed multi-form element request (no top-level target).
+    pub async fn element_multi(&self, consumer: &Consumer, data: &str) -> Response {
+        self.post(ELEMENT, consumer.multi_body(data)).await
+    }
+
+    /// `GET /api/v1/sandbox/state?consumer=…&hash=…`: the `data` object,
+    /// asserting 200.
+    pub async fn state(&self, consumer: &Consumer) -> Value {
+        let response = self
+            .get(&format!(
+                "{SANDBOX_STATE}?consumer={}&hash={}",
+                consumer.id,
+                consumer.proof()
+            ))
+            .await;
+        response.expect_status(200);
+        response.data()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Holding the embedded store's write lock (like an admin command would)
+// ---------------------------------------------------------------------------
+
+/// An open write transaction on the server's SQLite file: the server's writes
+/// wait for it (and give up after the store's busy timeout). Released on drop.
+pub struct StoreLock {
+    connection: rusqlite::Connection,
+}
+
+impl StoreLock {
+    /// Takes the write lock of the one `*.sqlite3` file in `data_dir`.
+    pub fn take(data_dir: &Path) -> StoreLock {
+        let file = std::fs::read_dir(data_dir)
+            .expect("data folder readable")
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .find(|path| path.extension().is_some_and(|ext| ext == "sqlite3"))
+            .expect("a SQLite file in the data folder");
+        let connection = rusqlite::Connection::open(file).expect("store file opens");
+        connection
+            .execute_batch("BEGIN IMMEDIATE")
+            .expect("write lock taken");
+        StoreLock { connection }
+    }
+}
+
+impl Drop for StoreLock {
+    fn drop(&mut self) {
+        let _ = self.connection.execute_batch("ROLLBACK");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Responses
+// ---------------------------------------------------------------------------
+
+/// What the client saw: status, headers and the body text.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub text: String,
+}
+
+impl Response {
+    async fn read(response: reqwest::Response) -> Response {
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().await.expect("response body");
+        Response {
+            status,
+            headers,
+            text,
+        }
+    }
+
+    /// Panics with the body when the status differs.
+    pub fn expect_status(&self, status: u16) -> &Self {
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.text
+        );
+        self
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", self.text))
+    }
+
+    /// `data` of a success body.
+    pub fn data(&self) -> Value {
+        let body = self.json();
+        assert_eq!(body["success"], true, "not a success body: {}", self.text);
+        body["data"].clone()
+    }
+
+    /// The raw text of `data`, for key order checks.
+    pub fn raw_data(&self) -> String {
+        #[derive(serde::Deserialize)]
+        struct Body<'a> {
+            #[serde(borrow)]
+            data: &'a RawValue,
+        }
+        let body: Body<'_> = serde_json::from_str(&self.text)
+            .unwrap_or_else(|e| panic!("no data in body ({e}): {}", self.text));
+        body.data.get().to_string()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Every value of a header.
+    pub fn header_all(&self, name: &str) -> Vec<String> {
+        self.headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_string))
+            .collect()
+    }
+}
+
+/// The keys of a JSON object text, in the order written.
+pub fn object_keys(text: &str) -> Vec<String> {
+    struct Keys(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Keys {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Keys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some(key) = map.next_key::<String>()? {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        keys.push(key);
+                    }
+                    Ok(Keys(keys))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    serde_json::from_str::<Keys>(text)
+        .unwrap_or_else(|e| panic!("not a JSON object ({e}): {text}"))
+        .0
+}
+
+/// The raw text of member `key` of a JSON object text.
+pub fn raw_member(text: &str, key: &str) -> String {
+    let members: std::collections::HashMap<String, &RawValue> =
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("not a JSON object ({e}): {text}"));
+    members
+        .get(key)
+        .unwrap_or_else(|| panic!("no {key:?} in {text}"))
+        .get()
+        .to_string()
+}
+
+/// The raw texts of the items of a JSON array text.
+pub fn array_items(text: &str) -> Vec<String> {
+    let items: Vec<&RawValue> =
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("not a JSON array ({e}): {text}"));
+    items.into_iter().map(|raw| raw.get().to_string()).collect()
+}
+
+/// The expected body of an error in the array shape (spec 7.2, DECISIONS §3).
+pub fn error_body(code: &str, status: u16, text: &str) -> String {
+    format!(
+        r#"{{"success":false,"messages":[{{"code":"{code}","status_code":{status},"errors":{}}}]}}"#,
+        json_string(text)
+    )
+}
+
+/// `400 invalid_hash` without `debug`.
+pub fn invalid_hash_body() -> String {
+    error_body("invalid_hash", 400, "Ungültiger Hash.")
+}
+
+/// The expected body of a 422 (spec 7.1): `errors` in exactly this key order.
+pub fn validation_body(errors: &[(&str, &[&str])]) -> String {
+    let fields: Vec<String> = errors
+        .iter()
+        .map(|(key, messages)| {
+            let messages: Vec<String> = messages.iter().map(|m| json_string(m)).collect();
+            format!("{}:[{}]", json_string(key), messages.join(","))
+        })
+        .collect();
+    format!(
+        r#"{{"success":false,"messages":{{"code":"validation_failed","status_code":422,"errors":{{{}}}}}}}"#,
+        fields.join(",")
+    )
+}
+
+/// A JSON string literal (UTF-8 as is, like the service writes it).
+pub fn json_string(text: &str) -> String {
+    serde_json::to_string(text).expect("strings serialise")
+}
+
+// ---------------------------------------------------------------------------
+// Signing
+// ---------------------------------------------------------------------------
+
+/// Lowercase hex HMAC-SHA256 of `message` keyed by `secret` (UTF-8 bytes).
+pub fn hmac_sha256_hex(secret: &str, message: &str) -> String {
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("any key");
+    mac.update(message.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// Lowercase hex HMAC-SHA1.
+pub fn hmac_sha1_hex(secret: &str, message: &str) -> String {
+    let mut mac = Hmac::<sha1::Sha1>::new_from_slice(secret.as_bytes()).expect("any key");
+    mac.update(message.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// `data_json` of DECISIONS §2: the text with JSON whitespace outside string
+/// literals removed, nothing else changed.
+pub fn compact_json(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' | '\r' => {}
+            '"' => {
+                out.push('"');
+                // Copy the string literal verbatim, escapes included.
+                while let Some(c) = chars.next() {
+                    out.push(c);
+                    match c {
+                        '\\' => out.extend(chars.next()),
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `<target>.<consumer>.<data_json>`.
+pub fn signing_string(target: &str, consumer: &str, data: &str) -> String {
+    format!("{target}.{consumer}.{}", compact_json(data))
+}
+
+/// A request body `{"target":…,"consumer":…,"hash":…,"data":<data>}` with
+/// `data` inserted verbatim; `target` `None` leaves the key out.
+pub fn envelope(target: Option<&str>, consumer: &str, hash: &str, data: &str) -> String {
+    let target = target
+        .map(|t| format!(r#""target":{},"#, json_string(t)))
+        .unwrap_or_default();
+    format!(
+        r#"{{{target}"consumer":{},"hash":{},"data":{data}}}"#,
+        json_string(consumer),
+        json_string(hash)
+    )
+}
+
+/// A consumer id and its secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Consumer {
+    pub id: String,
+    pub secret: String,
+}
+
+impl Consumer {
+    pub fn new(id: &str, secret: &str) -> Self {
+        Consumer {
+            id: id.to_string(),
+            secret: secret.to_string(),
+        }
+    }
+
+    /// HMAC-SHA256 over `<target>.<id>.<data_json>`.
+    pub fn sign(&self, target: &str, data: &str) -> String {
+        hmac_sha256_hex(&self.secret, &signing_string(target, &self.id, data))
+    }
+
+    /// A signed single-target body.
+    pub fn body(&self, target: &str, data: &str) -> String {
+        envelope(Some(target), &self.id, &self.sign(target, data), data)
+    }
+
+    /// A signed multi-form body: empty target in the signing string.
+    pub fn multi_body(&self, data: &str) -> String {
+        envelope(None, &self.id, &self.sign("", data), data)
+    }
+
+    /// The sandbox proof: HMAC-SHA256 of the consumer id keyed by the secret.
+    pub fn proof(&self) -> String {
+        hmac_sha256_hex(&self.secret, &self.id)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Times and shapes
+// ---------------------------------------------------------------------------
+
+/// Reads a wire time `YYYY-MM-DD HH:MM:SS`, panicking on any other shape.
+pub fn wire_time(text: &str) -> chrono::NaiveDateTime {
+    assert_eq!(text.len(), 19, "not a wire time: {text:?}");
+    chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S")
+        .unwrap_or_else(|e| panic!("not a wire time ({e}): {text:?}"))
+}
+
+/// The current wall time in `zone` (an IANA name).
+pub fn now_in(zone: &str) -> chrono::NaiveDateTime {
+    let zone: chrono_tz::Tz = zone.parse().expect("IANA zone");
+    chrono::Utc::now().with_timezone(&zone).naive_local()
+}
+
+/// Asserts that `text` is a wire time within a few seconds of now in `zone`.
+pub fn assert_now_in(text: &str, zone: &str) {
+    let shown = wire_time(text);
+    let now = now_in(zone);
+    let skew = (now - shown).num_seconds().abs();
+    assert!(
+        skew <= 5,
+        "{text} is not the current time in {zone} (now {now})"
+    );
+}
+
+/// Whether `text` is a UUID version 4 in canonical lowercase form.
+pub fn is_uuid_v4(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            14 => *b == b'4',
+            19 => matches!(b, b'8' | b'9' | b'a' | b'b'),
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(b),
+        })
+}
+
+/// The call with `id` in a list of call records.
+pub fn call_by_id(calls: &Value, id: i64) -> Option<Value> {
+    calls
+        .as_array()
+        .expect("calls is an array")
+        .iter()
+        .find(|call| call["id"] == id)
+        .cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compaction_keeps_strings_and_escapes() {
+        assert_eq!(
+            compact_json("{\n  \"a b\" : \"x\\\" y\\\\\" ,\t\"n\": [1, 2.0 ]\r\n}"),
+            r#"{"a b":"x\" y\\","n":[1,2.0]}"#
+        );
+        assert_eq!(
+            compact_json(r#"{ "p": "1\/2 \u00e4" }"#),
+            r#"{"p":"1\/2 \u00e4"}"#
+        );
+    }
+
+    #[test]
+    fn hmac_known_answers() {
+        // RFC 4231-style public vectors (Wikipedia HMAC examples).
+        assert_eq!(
+            hmac_sha256_hex("key", "The quick brown fox jumps over the lazy dog"),
+            "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8"
+        );
+        assert_eq!(
+            hmac_sha1_hex("key", "The quick brown fox jumps over the lazy dog"),
+            "de7c9b85b8b78aa6bc8a7a36f70a90701c9db4d9"
+        );
+    }
+
+    #[test]
+    fn envelope_shape() {
+        assert_eq!(
+            envelope(Some("A"), "c", "h", "{}"),
+            r#"{"target":"A","consumer":"c","hash":"h","data":{}}"#
+        );
+        assert_eq!(
+            envelope(None, "c", "h", "[]"),
+            r#"{"consumer":"c","hash":"h","data":[]}"#
+        );
+    }
+
+    #[test]
+    fn key_order() {
+        assert_eq!(object_keys(r#"{"b":1,"a":{"z":2}}"#), ["b", "a"]);
+        assert_eq!(array_items("[1, {\"a\":2}]"), ["1", "{\"a\":2}"]);
+    }
+}

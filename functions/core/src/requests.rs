@@ -150,13 +150,17 @@ pub fn parse_display(envelope: &Envelope, zone: Tz) -> Result<DisplayRequest, Fi
     // Spec table order: event, closed, position, section, reachable, battery,
     // attribute, code, created_at, closed_at.
     let event = v::optional_text(&mut errors, "data.event", data.get("event"));
-    let closed = v::optional_bool(&mut errors, "data.closed", data.get("closed"));
+    let event_sent_badly = errors.keys().any(|k| k == "data.event");
+    // `closed` is read first (the event rule depends on it) but its error is
+    // reported after `data.event`'s, keeping the table order.
+    let mut closed_errors = FieldErrors::new();
+    let closed = v::optional_bool(&mut closed_errors, "data.closed", data.get("closed"));
     let closing = closed == Some(true);
     let event_blank = event.as_deref().is_none_or(|e| e.trim().is_empty());
-    let event_sent_badly = errors.keys().any(|k| k == "data.event");
     if !closing && event_blank && !event_sent_badly {
         errors.add("data.event", message::event_required("data.event"));
     }
+    errors.extend(closed_errors);
     let position = v::optional_text(&mut errors, "data.position", data.get("position"));
     let section = v::optional_text(&mut errors, "data.section", data.get("section"));
     let reachable = v::optional_bool(&mut errors, "data.reachable", data.get("reachable"));

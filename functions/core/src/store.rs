@@ -82,7 +82,9 @@ pub trait Store: Send + Sync {
 
     /// Opens `call` unless a call of the same event is already open on the
     /// address, and applies `element` either way, atomically. With
-    /// `CreateMissing` an unknown element is created.
+    /// `CreateMissing` an unknown element is created; with `MustExist` the
+    /// caller has checked that it exists, and a store may refuse with an error
+    /// if it vanished meanwhile, but never creates it.
     async fn open_call(
         &self,
         scope: &Scope,

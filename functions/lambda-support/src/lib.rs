@@ -5,15 +5,14 @@
 //! reference across invocations. The handler always returns a response:
 //! `lambda_http` would turn an `Err` into a bare 500 without our error body.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use lambda_http::{Body, Error, Request, Response, service_fn};
 
-use nurse_call_core::call_types::default_call_types;
+use nurse_call_core::cache::{CachingStore, DEFAULT_TTL};
 use nurse_call_core::{AppState, Endpoint, Mode, Settings, Store, logging, serve_endpoint};
-use nurse_call_sqlite::SqliteStore;
+use nurse_call_dynamodb::{DynamoStore, TableNames};
 
 /// Serves `endpoint` until the Lambda runtime stops the process.
 pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
@@ -46,13 +45,17 @@ pub async fn handle(state: &AppState, endpoint: Endpoint, request: Request) -> R
 }
 
 /// The store and settings from the environment (DECISIONS §10). In AWS the
-/// stack sets `SERVICE_MODE`; the default here is production so that a
-/// function deployed without it never hands out sandbox credentials.
+/// stack sets `SERVICE_MODE` and the table names; the default mode here is
+/// production so that a function deployed without it never hands out sandbox
+/// credentials. `DYNAMODB_ENDPOINT` points a function at moto in tests.
+/// Call types and consumers are cached for 60 s (admin edits visible within it).
 async fn build_state() -> Result<AppState, Error> {
     let settings = Settings::from_env(Mode::Production)?;
-    let data_dir = std::env::var("DATA_DIR").unwrap_or_else(|_| "/tmp/data".to_string());
-    let store = SqliteStore::open_dir(&PathBuf::from(data_dir))?;
-    store.seed_call_types(&default_call_types()).await?;
-    let store: Arc<dyn Store> = Arc::new(store);
+    let endpoint = std::env::var("DYNAMODB_ENDPOINT")
+        .ok()
+        .filter(|e| !e.is_empty());
+    let store = DynamoStore::connect(endpoint.as_deref(), TableNames::from_env()).await;
+    tracing::info!(tables = ?store.tables(), "using DynamoDB");
+    let store: Arc<dyn Store> = Arc::new(CachingStore::new(Arc::new(store), DEFAULT_TTL));
     Ok(AppState::new(store, settings))
 }

@@ -23,6 +23,7 @@ use nurse_call_core::config::parse_time_zone;
 use nurse_call_core::error::ApiError;
 use nurse_call_core::http_io::{MAX_BODY_BYTES, error_response};
 use nurse_call_core::{AppState, Mode, Settings, Store, logging, serve, wire_time};
+use nurse_call_dynamodb::{DynamoStore, TableNames};
 use nurse_call_sqlite::SqliteStore;
 
 /// Serves the nurse-call API, the sandbox endpoints and the test page locally.
@@ -48,6 +49,12 @@ struct Args {
     /// JSON file with consumers and elements to register at start (see README).
     #[arg(long, env = "SEED_FILE")]
     seed: Option<PathBuf>,
+
+    /// Use DynamoDB at this URL (moto, DynamoDB Local, AWS) instead of the
+    /// embedded store. Missing tables are created; table names come from
+    /// TABLE_PREFIX or CALL_TYPES_TABLE / CONSUMERS_TABLE / DATA_TABLE.
+    #[arg(long, env = "DYNAMODB_ENDPOINT")]
+    dynamodb_endpoint: Option<String>,
 }
 
 #[tokio::main]
@@ -68,15 +75,14 @@ async fn run(args: Args) -> Result<(), String> {
         mode: args.mode,
         time_zone: parse_time_zone(&args.time_zone)?,
     };
-    let store = SqliteStore::open_dir(&args.data_dir).map_err(|e| e.to_string())?;
+    let store = open_store(&args).await?;
     store
         .seed_call_types(&default_call_types())
         .await
         .map_err(|e| e.to_string())?;
     if let Some(path) = &args.seed {
-        seed::apply(&store, path).await?;
+        seed::apply(store.as_ref(), path).await?;
     }
-    let store: Arc<dyn Store> = Arc::new(store);
     if settings.mode == Mode::Sandbox {
         tokio::spawn(purge_expired_sandboxes(Arc::clone(&store)));
     }
@@ -92,7 +98,7 @@ async fn run(args: Args) -> Result<(), String> {
         url = %format!("http://{addr}/"),
         mode = %settings.mode,
         time_zone = %settings.time_zone,
-        data_dir = %args.data_dir.display(),
+        store = if args.dynamodb_endpoint.is_some() { "dynamodb" } else { "sqlite" },
         "listening"
     );
     axum::serve(listener, app)
@@ -101,6 +107,31 @@ async fn run(args: Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     tracing::info!("shut down");
     Ok(())
+}
+
+/// The embedded SQLite store, or DynamoDB when an endpoint is given. No cache
+/// in front: locally an admin's edit is visible at once.
+async fn open_store(args: &Args) -> Result<Arc<dyn Store>, String> {
+    match args
+        .dynamodb_endpoint
+        .as_deref()
+        .filter(|e| !e.trim().is_empty())
+    {
+        Some(endpoint) => {
+            let store = DynamoStore::connect(Some(endpoint), TableNames::from_env()).await;
+            let created = store
+                .create_missing_tables()
+                .await
+                .map_err(|e| format!("cannot prepare the tables at {endpoint}: {e}"))?;
+            tracing::info!(endpoint, tables = ?store.tables(), ?created, "using DynamoDB");
+            Ok(Arc::new(store))
+        }
+        None => {
+            let store = SqliteStore::open_dir(&args.data_dir).map_err(|e| e.to_string())?;
+            tracing::info!(file = %store.path().display(), "using the embedded store");
+            Ok(Arc::new(store))
+        }
+    }
 }
 
 /// Every request goes to the shared router; the body is read up to one byte

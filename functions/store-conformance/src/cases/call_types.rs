@@ -1,0 +1,97 @@
+//! Call types: seeded once, listed by id, never overwritten by a later seed.
+
+use nurse_call_core::call_types::default_call_types;
+use nurse_call_core::model::CallType;
+
+use crate::Harness;
+
+fn by_id(mut types: Vec<CallType>) -> Vec<CallType> {
+    types.sort_by_key(|t| t.id);
+    types
+}
+
+/// The factory seeded the defaults: `call_types` lists exactly them, by id.
+pub async fn call_types_are_seeded_in_id_order(harness: Harness) {
+    let listed = harness.store.call_types().await.expect("call_types failed");
+    assert_eq!(
+        listed,
+        by_id(default_call_types()),
+        "call_types must return the seeded defaults, every field intact, ordered by id"
+    );
+}
+
+/// Seeding the same types again adds nothing and changes nothing.
+pub async fn seed_call_types_is_idempotent(harness: Harness) {
+    let store = harness.store.as_ref();
+    store
+        .seed_call_types(&default_call_types())
+        .await
+        .expect("seeding the defaults a second time failed");
+    store
+        .seed_call_types(&default_call_types())
+        .await
+        .expect("seeding the defaults a third time failed");
+    let listed = store.call_types().await.expect("call_types failed");
+    assert_eq!(
+        listed,
+        by_id(default_call_types()),
+        "seeding existing call types again must neither duplicate nor change them"
+    );
+}
+
+/// A seed inserts only names that do not exist yet: the stored version of an
+/// existing name (which an admin may have edited) survives.
+pub async fn seed_call_types_never_overwrites(harness: Harness) {
+    let store = harness.store.as_ref();
+    let defaults = default_call_types();
+    let stored_wc = defaults
+        .iter()
+        .find(|t| t.name == "WC")
+        .expect("the defaults include WC")
+        .clone();
+    let rewritten_wc = CallType {
+        internal_name: "toilet".to_string(),
+        urgency: "EMERGENCY".to_string(),
+        priority: 1,
+        color: "#000000".to_string(),
+        notify: !stored_wc.notify,
+        notification_interval: 999,
+        notification_maxloops: 99,
+        notification_sound: "other.mp3".to_string(),
+        ..stored_wc.clone()
+    };
+    let new_type = CallType {
+        id: defaults.iter().map(|t| t.id).max().unwrap_or(0) + 1,
+        name: "Testruf".to_string(),
+        internal_name: "TEST".to_string(),
+        urgency: "NORMAL".to_string(),
+        priority: 7,
+        kind: "CALL".to_string(),
+        color: "#123456".to_string(),
+        notify: false,
+        notification_interval: 0,
+        notification_maxloops: 0,
+        notification_sound: String::new(),
+    };
+    store
+        .seed_call_types(&[rewritten_wc, new_type.clone()])
+        .await
+        .expect("seed_call_types failed");
+
+    let listed = store.call_types().await.expect("call_types failed");
+    let wc = listed
+        .iter()
+        .find(|t| t.name == "WC")
+        .expect("WC disappeared after a seed");
+    assert_eq!(
+        wc, &stored_wc,
+        "seed_call_types overwrote the existing call type WC"
+    );
+    let mut expected = defaults;
+    expected.push(new_type);
+    assert_eq!(
+        listed,
+        by_id(expected),
+        "seed_call_types must add the new name and leave the others as they were"
+    );
+}

@@ -1,0 +1,18 @@
+//! The cases, one `pub async fn` per behaviour of the [`Store`](nurse_call_core::store::Store)
+//! contract. Each expects a fresh, empty store with the default call types seeded.
+
+mod call_types;
+mod calls;
+mod concurrency;
+mod consumers;
+mod elements;
+mod isolation;
+mod listing;
+
+pub use call_types::*;
+pub use calls::*;
+pub use concurrency::*;
+pub use consumers::*;
+pub use elements::*;
+pub use isolation::*;
+pub use listing::*;

@@ -1,0 +1,133 @@
+//! The conformance suite of the [`Store`] trait: every implementation (SQLite
+//! locally, DynamoDB in AWS) must pass the same cases, with the same results
+//! and the same atomicity (DECISIONS §9).
+//!
+//! Each case is a plain `pub async fn case(harness: Harness)` that works on a
+//! fresh, empty store (with the default call types seeded) and panics with a
+//! clear message when the store breaks its contract. [`conformance_tests!`]
+//! turns every case into one `#[tokio::test]` of the implementing crate:
+//!
+//! ```ignore
+//! async fn make_store() -> store_conformance::Harness {
+//!     let dir = tempfile::tempdir().unwrap();
+//!     let store = SqliteStore::open_dir(dir.path()).unwrap();
+//!     store.seed_call_types(&default_call_types()).await.unwrap();
+//!     store_conformance::Harness::new(Arc::new(store)).keep_alive(dir)
+//! }
+//!
+//! store_conformance::conformance_tests!(make_store());
+//! ```
+//!
+//! The implementing crate needs `tokio` (features `macros`, `rt-multi-thread`)
+//! among its dev-dependencies.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use nurse_call_core::store::Store;
+
+mod cases;
+pub mod moto;
+mod support;
+
+pub use cases::*;
+
+/// A fresh store for one case, with what the store can and cannot do.
+pub struct Harness {
+    /// A fresh, empty store with the default call types seeded.
+    pub store: Arc<dyn Store>,
+    /// Whether `purge_expired` removes expired consumers and their data itself.
+    /// Stores with native expiry (DynamoDB TTL) may leave that to the database
+    /// and return 0; the purge case then checks only that nothing live is lost.
+    pub purges_expired: bool,
+    /// Whatever must outlive the store (a temporary folder, a server process).
+    guard: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl Harness {
+    /// A store that upholds every capability of the trait.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Harness {
+            store,
+            purges_expired: true,
+            guard: None,
+        }
+    }
+
+    /// Declares whether `purge_expired` purges (see [`Harness::purges_expired`]).
+    pub fn with_purges_expired(mut self, purges_expired: bool) -> Self {
+        self.purges_expired = purges_expired;
+        self
+    }
+
+    /// Keeps `guard` alive as long as the case runs (dropped after it).
+    pub fn keep_alive(mut self, guard: impl Any + Send + Sync) -> Self {
+        self.guard = Some(Box::new(guard));
+        self
+    }
+}
+
+impl std::fmt::Debug for Harness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harness")
+            .field("purges_expired", &self.purges_expired)
+            .field("guard", &self.guard.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl From<Arc<dyn Store>> for Harness {
+    fn from(store: Arc<dyn Store>) -> Self {
+        Harness::new(store)
+    }
+}
+
+/// Expands to one `#[tokio::test]` per conformance case.
+///
+/// `$make_store` is an expression evaluating to a future (`make_store()` or an
+/// `async { … }` block) whose output is a [`Harness`] or an `Arc<dyn Store>`:
+/// a fresh, empty store with the default call types seeded. It is evaluated
+/// anew in every test, so each test has its own store.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($make_store:expr) => {
+        $crate::conformance_tests!(@cases $make_store;
+            consumer_round_trip,
+            call_types_are_seeded_in_id_order,
+            seed_call_types_is_idempotent,
+            seed_call_types_never_overwrites,
+            register_element_creates_an_element,
+            register_element_keeps_status_fields,
+            snapshot_of_unknown_address_is_empty,
+            update_elements_changes_only_sent_fields,
+            update_elements_must_exist_is_all_or_nothing,
+            update_elements_create_missing_creates,
+            empty_change_keeps_updated_at,
+            open_call_opens_a_call,
+            open_call_on_open_event_returns_existing,
+            open_call_events_are_independent,
+            open_call_after_close_opens_a_new_call,
+            open_call_element_policies,
+            close_calls_closes_listed_open_calls,
+            close_calls_ignores_other_addresses_and_unknown_ids,
+            close_calls_element_policies,
+            recent_calls_orders_open_first_then_newest,
+            recent_elements_orders_most_recently_updated_first,
+            purge_expired_removes_expired_consumers_and_their_data,
+            scopes_are_isolated,
+            call_ids_are_unique_positive_and_safe,
+            concurrent_opens_of_one_event_open_once,
+            concurrent_opens_and_closes_keep_invariants,
+            concurrent_element_batches_are_all_or_nothing,
+        );
+    };
+    (@cases $make_store:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[::tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                let harness: $crate::Harness = ::core::convert::Into::into($make_store.await);
+                $crate::$case(harness).await;
+            }
+        )*
+    };
+}

@@ -1,0 +1,206 @@
+//! Small builders and checks shared by the cases.
+
+use chrono::{DateTime, Duration, SubsecRound, TimeZone, Utc};
+
+use nurse_call_core::model::{
+    Call, Consumer, Element, ElementChange, ElementPolicy, NewCall, Scope,
+};
+use nurse_call_core::store::{ElementsOutcome, OpenOutcome, Store};
+
+/// The largest id JavaScript represents exactly (2^53 - 1).
+pub const MAX_SAFE_ID: i64 = (1 << 53) - 1;
+
+/// Enough to list every call or element a case creates.
+pub const ALL: usize = 10_000;
+
+/// A fixed instant plus `seconds`: stored times have whole seconds.
+pub fn t(seconds: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 8, 0, 0).unwrap() + Duration::seconds(seconds)
+}
+
+/// The current instant in whole seconds (for expiry, which a store with
+/// native TTL may act on by the real clock).
+pub fn now() -> DateTime<Utc> {
+    Utc::now().trunc_subsecs(0)
+}
+
+/// A sandbox consumer scope (the id is a lowercase UUID).
+pub fn sandbox(id: &str) -> Scope {
+    Scope::consumer(id)
+}
+
+pub fn consumer(id: &str, expires_at: Option<DateTime<Utc>>) -> Consumer {
+    Consumer {
+        id: id.to_string(),
+        name: format!("consumer {id}"),
+        secrets: vec![format!("{:0>64}", id.replace('-', ""))],
+        allow_sha1: false,
+        created_at: now() - Duration::days(1),
+        expires_at,
+    }
+}
+
+pub fn new_call(address: &str, event: &str, opened_at: DateTime<Utc>) -> NewCall {
+    NewCall {
+        address: address.to_string(),
+        event: event.to_string(),
+        position: Some(format!("room of {address}")),
+        section: Some("Station 1".to_string()),
+        attribute: None,
+        element_code: format!("code-{address}"),
+        element_name: format!("name-{address}"),
+        opened_at,
+    }
+}
+
+/// A change that sends no status field.
+pub fn no_change(address: &str, at: DateTime<Utc>) -> ElementChange {
+    ElementChange {
+        address: address.to_string(),
+        battery: None,
+        position: None,
+        reachable: None,
+        at,
+    }
+}
+
+/// A change that sends only the battery.
+pub fn battery(address: &str, value: f64, at: DateTime<Utc>) -> ElementChange {
+    ElementChange {
+        battery: Some(value),
+        ..no_change(address, at)
+    }
+}
+
+pub async fn register(
+    store: &dyn Store,
+    scope: &Scope,
+    address: &str,
+    at: DateTime<Utc>,
+) -> Element {
+    store
+        .register_element(
+            scope,
+            address,
+            &format!("code-{address}"),
+            &format!("name-{address}"),
+            at,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("register_element({address}) failed: {e}"))
+}
+
+/// Opens a call and insists on a new one.
+pub async fn open(store: &dyn Store, scope: &Scope, call: &NewCall) -> Call {
+    let change = no_change(&call.address, call.opened_at);
+    match store
+        .open_call(scope, call, &change, ElementPolicy::CreateMissing)
+        .await
+        .unwrap_or_else(|e| panic!("open_call({}, {}) failed: {e}", call.address, call.event))
+    {
+        OpenOutcome::Opened(opened) => opened,
+        OpenOutcome::AlreadyOpen(existing) => panic!(
+            "open_call({}, {}) with no open call of that event returned AlreadyOpen({existing:?})",
+            call.address, call.event
+        ),
+    }
+}
+
+/// Closes `ids` on `address` with no element change.
+pub async fn close(
+    store: &dyn Store,
+    scope: &Scope,
+    address: &str,
+    ids: &[i64],
+    closed_at: DateTime<Utc>,
+) -> Vec<Call> {
+    store
+        .close_calls(
+            scope,
+            address,
+            ids,
+            closed_at,
+            &no_change(address, closed_at),
+            ElementPolicy::CreateMissing,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("close_calls({address}, {ids:?}) failed: {e}"))
+}
+
+pub async fn update(
+    store: &dyn Store,
+    scope: &Scope,
+    changes: &[ElementChange],
+    policy: ElementPolicy,
+) -> ElementsOutcome {
+    store
+        .update_elements(scope, changes, policy)
+        .await
+        .unwrap_or_else(|e| panic!("update_elements({changes:?}, {policy:?}) failed: {e}"))
+}
+
+pub fn expect_updated(outcome: ElementsOutcome, context: &str) -> Vec<Element> {
+    match outcome {
+        ElementsOutcome::Updated(elements) => elements,
+        ElementsOutcome::Unknown(unknown) => {
+            panic!("{context}: expected Updated, got Unknown({unknown:?})")
+        }
+    }
+}
+
+pub async fn element(store: &dyn Store, scope: &Scope, address: &str) -> Option<Element> {
+    store
+        .snapshot(scope, address)
+        .await
+        .unwrap_or_else(|e| panic!("snapshot({address}) failed: {e}"))
+        .element
+}
+
+pub async fn open_calls(store: &dyn Store, scope: &Scope, address: &str) -> Vec<Call> {
+    store
+        .snapshot(scope, address)
+        .await
+        .unwrap_or_else(|e| panic!("snapshot({address}) failed: {e}"))
+        .open_calls
+}
+
+/// Every call of a scope (open first, newest first).
+pub async fn all_calls(store: &dyn Store, scope: &Scope) -> Vec<Call> {
+    store
+        .recent_calls(scope, ALL)
+        .await
+        .unwrap_or_else(|e| panic!("recent_calls({}) failed: {e}", scope.as_str()))
+}
+
+/// Every element of a scope (most recently updated first).
+pub async fn all_elements(store: &dyn Store, scope: &Scope) -> Vec<Element> {
+    store
+        .recent_elements(scope, ALL)
+        .await
+        .unwrap_or_else(|e| panic!("recent_elements({}) failed: {e}", scope.as_str()))
+}
+
+pub fn ids(calls: &[Call]) -> Vec<i64> {
+    calls.iter().map(|c| c.id).collect()
+}
+
+pub fn sorted<T: Ord + Clone>(items: &[T]) -> Vec<T> {
+    let mut items = items.to_vec();
+    items.sort();
+    items
+}
+
+/// The call `opened` as stored, closed at `closed_at`.
+pub fn closed(opened: &Call, closed_at: DateTime<Utc>) -> Call {
+    Call {
+        closed_at: Some(closed_at),
+        ..opened.clone()
+    }
+}
+
+pub fn assert_id_valid(id: i64, context: &str) {
+    assert!(
+        (1..=MAX_SAFE_ID).contains(&id),
+        "{context}: call id {id} is not in 1..=2^53-1"
+    );
+}

@@ -1,0 +1,79 @@
+//! Building the SDK client: standard retries, timeouts below the Lambda
+//! timeout, an optional local endpoint, and a counter of requests sent.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use aws_config::meta::region::RegionProviderChain;
+use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
+use aws_config::{BehaviorVersion, SdkConfig};
+use aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Credentials, Intercept};
+use aws_sdk_dynamodb::error::BoxError;
+
+/// Attempts per request (the first and two retries), in the SDK's standard mode.
+pub const MAX_ATTEMPTS: u32 = 3;
+/// One attempt may take this long…
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(1500);
+/// …and a request with its retries this long: well below the functions' 10 s timeout.
+pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// Counts DynamoDB operations (not retries) sent through a client: the
+/// round-trip budget of each API request is asserted with it.
+#[derive(Debug, Clone, Default)]
+pub struct RequestCounter(Arc<AtomicU64>);
+
+impl RequestCounter {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl Intercept for RequestCounter {
+    fn name(&self) -> &'static str {
+        "RequestCounter"
+    }
+
+    fn read_before_execution(
+        &self,
+        _context: &BeforeSerializationInterceptorContextRef<'_>,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// The shared SDK configuration. With `endpoint` (moto, DynamoDB Local) and no
+/// credentials in the environment, fixed local credentials are used so that a
+/// newcomer needs no AWS account.
+pub async fn sdk_config(endpoint: Option<&str>) -> SdkConfig {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest())
+        .region(RegionProviderChain::default_provider().or_else("eu-central-1"))
+        .retry_config(RetryConfig::standard().with_max_attempts(MAX_ATTEMPTS))
+        .timeout_config(
+            TimeoutConfig::builder()
+                .operation_attempt_timeout(ATTEMPT_TIMEOUT)
+                .operation_timeout(OPERATION_TIMEOUT)
+                .connect_timeout(Duration::from_secs(1))
+                .build(),
+        );
+    if let Some(endpoint) = endpoint {
+        loader = loader.endpoint_url(endpoint);
+        if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+            loader = loader
+                .credentials_provider(Credentials::new("local", "local", None, None, "local"));
+        }
+    }
+    loader.load().await
+}
+
+/// A DynamoDB client from `config` that counts its requests in `counter`.
+pub fn client(config: &SdkConfig, counter: &RequestCounter) -> aws_sdk_dynamodb::Client {
+    let dynamodb_config = aws_sdk_dynamodb::config::Builder::from(config)
+        .interceptor(counter.clone())
+        .build();
+    aws_sdk_dynamodb::Client::from_conf(dynamodb_config)
+}

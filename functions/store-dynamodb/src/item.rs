@@ -1,0 +1,226 @@
+//! Reading and writing DynamoDB items: attribute helpers and the item shapes
+//! of docs/data-model.md.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Utc};
+
+use nurse_call_core::model::{Call, CallType, Consumer, Element, NewCall, Scope};
+use nurse_call_core::store::StoreError;
+use nurse_call_core::wire_time::{from_stored, to_stored};
+
+pub type Item = HashMap<String, AttributeValue>;
+
+/// Sort key of an element item.
+pub const ELEMENT_SK: &str = "element";
+/// Sort key prefix of an open-call lock item (`open#<event>`).
+pub const OPEN_PREFIX: &str = "open#";
+/// Sort key of a call item.
+pub const CALL_SK: &str = "call";
+
+/// Partition key of an address: its element and the locks of its open calls.
+pub fn address_pk(scope: &Scope, address: &str) -> String {
+    format!("{}#{address}", scope.as_str())
+}
+
+/// Partition key of a call item: the id, so that id uniqueness is a condition.
+pub fn call_pk(id: i64) -> String {
+    format!("call#{id}")
+}
+
+pub fn open_sk(event: &str) -> String {
+    format!("{OPEN_PREFIX}{event}")
+}
+
+/// Partition key of the `by_scope` index: what kind of item, in which scope.
+pub fn list_pk(scope: &Scope, kind: &str) -> String {
+    format!("{}#{kind}", scope.as_str())
+}
+
+/// Sort key of the `by_scope` index: newest last, ids fixed width.
+pub fn list_sk(at: DateTime<Utc>, tie_breaker: &str) -> String {
+    format!("{}#{tie_breaker}", to_stored(at))
+}
+
+pub fn id_key(id: i64) -> String {
+    format!("{id:016}")
+}
+
+pub fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+pub fn n(value: impl ToString) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+fn corrupt(what: &str, key: &str) -> StoreError {
+    StoreError::Internal(format!("stored {what} has no usable {key:?}"))
+}
+
+pub fn get_s(item: &Item, key: &str) -> Option<String> {
+    match item.get(key) {
+        Some(AttributeValue::S(value)) => Some(value.clone()),
+        _ => None,
+    }
+}
+
+pub fn get_n<T: std::str::FromStr>(item: &Item, key: &str) -> Option<T> {
+    match item.get(key) {
+        Some(AttributeValue::N(value)) => value.parse().ok(),
+        _ => None,
+    }
+}
+
+pub fn get_bool(item: &Item, key: &str) -> Option<bool> {
+    match item.get(key) {
+        Some(AttributeValue::Bool(value)) => Some(*value),
+        _ => None,
+    }
+}
+
+fn get_time(item: &Item, key: &str) -> Option<DateTime<Utc>> {
+    get_s(item, key).and_then(|text| from_stored(&text))
+}
+
+fn required<T>(value: Option<T>, what: &str, key: &str) -> Result<T, StoreError> {
+    value.ok_or_else(|| corrupt(what, key))
+}
+
+/// Epoch seconds for DynamoDB's TTL: sandbox items expire, installation items do not.
+pub fn expiry_for(scope: &Scope, now: DateTime<Utc>) -> Option<i64> {
+    (scope != &Scope::installation())
+        .then(|| (now + chrono::Duration::days(Consumer::SANDBOX_LIFETIME_DAYS)).timestamp())
+}
+
+pub fn call_attributes(scope: &Scope, id: i64, call: &NewCall, now: DateTime<Utc>) -> Item {
+    let mut item = Item::new();
+    item.insert("id".into(), n(id));
+    item.insert("scope".into(), s(scope.as_str()));
+    item.insert("address".into(), s(&call.address));
+    item.insert("event".into(), s(&call.event));
+    if let Some(position) = &call.position {
+        item.insert("position".into(), s(position));
+    }
+    if let Some(section) = &call.section {
+        item.insert("section".into(), s(section));
+    }
+    if let Some(attribute) = &call.attribute {
+        item.insert("attribute".into(), s(attribute));
+    }
+    item.insert("element_code".into(), s(&call.element_code));
+    item.insert("element_name".into(), s(&call.element_name));
+    item.insert("opened_at".into(), s(to_stored(call.opened_at)));
+    item.insert("list_sk".into(), s(list_sk(call.opened_at, &id_key(id))));
+    if let Some(ttl) = expiry_for(scope, now) {
+        item.insert("ttl".into(), n(ttl));
+    }
+    item
+}
+
+pub fn call_from_item(item: &Item) -> Result<Call, StoreError> {
+    Ok(Call {
+        id: required(get_n(item, "id"), "call", "id")?,
+        address: required(get_s(item, "address"), "call", "address")?,
+        event: required(get_s(item, "event"), "call", "event")?,
+        position: get_s(item, "position"),
+        section: get_s(item, "section"),
+        attribute: get_s(item, "attribute"),
+        element_code: get_s(item, "element_code").unwrap_or_default(),
+        element_name: get_s(item, "element_name").unwrap_or_default(),
+        opened_at: required(get_time(item, "opened_at"), "call", "opened_at")?,
+        closed_at: get_time(item, "closed_at"),
+    })
+}
+
+pub fn element_from_item(item: &Item) -> Result<Element, StoreError> {
+    Ok(Element {
+        address: required(get_s(item, "address"), "element", "address")?,
+        code: get_s(item, "code").unwrap_or_default(),
+        name: get_s(item, "name").unwrap_or_default(),
+        battery: get_n(item, "battery"),
+        position: get_s(item, "position"),
+        reachable: get_bool(item, "reachable"),
+        updated_at: required(get_time(item, "updated_at"), "element", "updated_at")?,
+    })
+}
+
+pub fn consumer_item(consumer: &Consumer) -> Item {
+    let mut item = Item::new();
+    item.insert("id".into(), s(&consumer.id));
+    item.insert("name".into(), s(&consumer.name));
+    item.insert(
+        "secrets".into(),
+        AttributeValue::L(consumer.secrets.iter().map(s).collect()),
+    );
+    item.insert(
+        "allow_sha1".into(),
+        AttributeValue::Bool(consumer.allow_sha1),
+    );
+    item.insert("created_at".into(), s(to_stored(consumer.created_at)));
+    if let Some(expires_at) = consumer.expires_at {
+        item.insert("expires_at".into(), s(to_stored(expires_at)));
+        item.insert("ttl".into(), n(expires_at.timestamp()));
+    }
+    item
+}
+
+pub fn consumer_from_item(item: &Item) -> Result<Consumer, StoreError> {
+    let secrets = match item.get("secrets") {
+        Some(AttributeValue::L(list)) => {
+            list.iter().filter_map(|v| v.as_s().ok().cloned()).collect()
+        }
+        // An admin may have typed a string set in the console.
+        Some(AttributeValue::Ss(set)) => set.clone(),
+        _ => return Err(corrupt("consumer", "secrets")),
+    };
+    Ok(Consumer {
+        id: required(get_s(item, "id"), "consumer", "id")?,
+        name: get_s(item, "name").unwrap_or_default(),
+        secrets,
+        allow_sha1: get_bool(item, "allow_sha1").unwrap_or(false),
+        created_at: get_time(item, "created_at").unwrap_or_default(),
+        expires_at: get_time(item, "expires_at"),
+    })
+}
+
+pub fn call_type_item(t: &CallType) -> Item {
+    Item::from([
+        ("name".to_string(), s(&t.name)),
+        ("id".to_string(), n(t.id)),
+        ("internal_name".to_string(), s(&t.internal_name)),
+        ("urgency".to_string(), s(&t.urgency)),
+        ("priority".to_string(), n(t.priority)),
+        ("type".to_string(), s(&t.kind)),
+        ("color".to_string(), s(&t.color)),
+        ("notify".to_string(), AttributeValue::Bool(t.notify)),
+        (
+            "notification_interval".to_string(),
+            n(t.notification_interval),
+        ),
+        (
+            "notification_maxloops".to_string(),
+            n(t.notification_maxloops),
+        ),
+        ("notification_sound".to_string(), s(&t.notification_sound)),
+    ])
+}
+
+/// Admins edit this table by hand: anything but the name may be missing or
+/// empty and falls back to a harmless default rather than failing every request.
+pub fn call_type_from_item(item: &Item) -> Result<CallType, StoreError> {
+    Ok(CallType {
+        name: required(get_s(item, "name"), "call type", "name")?,
+        id: get_n(item, "id").unwrap_or(0),
+        internal_name: get_s(item, "internal_name").unwrap_or_default(),
+        urgency: get_s(item, "urgency").unwrap_or_else(|| "NORMAL".into()),
+        priority: get_n(item, "priority").unwrap_or(0),
+        kind: get_s(item, "type").unwrap_or_else(|| "CALL".into()),
+        color: get_s(item, "color").unwrap_or_else(|| "#808080".into()),
+        notify: get_bool(item, "notify").unwrap_or(false),
+        notification_interval: get_n(item, "notification_interval").unwrap_or(0),
+        notification_maxloops: get_n(item, "notification_maxloops").unwrap_or(0),
+        notification_sound: get_s(item, "notification_sound").unwrap_or_default(),
+    })
+}

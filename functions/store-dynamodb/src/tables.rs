@@ -1,0 +1,166 @@
+//! Table names (DECISIONS §10) and, for local use, creating the tables with the
+//! same definitions as the CDK stack (docs/data-model.md).
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
+};
+
+use nurse_call_core::store::StoreError;
+
+use crate::error::{build_error, classify};
+
+/// The global secondary index of the data table that lists a scope's items.
+pub const BY_SCOPE_INDEX: &str = "by_scope";
+/// The TTL attribute of sandbox items (epoch seconds).
+pub const TTL_ATTRIBUTE: &str = "ttl";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableNames {
+    pub call_types: String,
+    pub consumers: String,
+    /// Elements, open-call locks and calls.
+    pub data: String,
+}
+
+impl TableNames {
+    /// `<prefix>call-types`, `<prefix>consumers`, `<prefix>data`.
+    pub fn with_prefix(prefix: &str) -> Self {
+        TableNames {
+            call_types: format!("{prefix}call-types"),
+            consumers: format!("{prefix}consumers"),
+            data: format!("{prefix}data"),
+        }
+    }
+
+    /// From `CALL_TYPES_TABLE`, `CONSUMERS_TABLE` and `DATA_TABLE`, each falling
+    /// back to `TABLE_PREFIX` (default `nurse-call-`) plus the table's name.
+    pub fn from_env() -> Self {
+        let prefix = std::env::var("TABLE_PREFIX").unwrap_or_else(|_| "nurse-call-".to_string());
+        let defaults = Self::with_prefix(&prefix);
+        let var = |name: &str, default: String| {
+            std::env::var(name)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .unwrap_or(default)
+        };
+        TableNames {
+            call_types: var("CALL_TYPES_TABLE", defaults.call_types),
+            consumers: var("CONSUMERS_TABLE", defaults.consumers),
+            data: var("DATA_TABLE", defaults.data),
+        }
+    }
+}
+
+fn key(name: &str, key_type: KeyType) -> Result<KeySchemaElement, StoreError> {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(key_type)
+        .build()
+        .map_err(build_error)
+}
+
+fn string_attribute(name: &str) -> Result<AttributeDefinition, StoreError> {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(ScalarAttributeType::S)
+        .build()
+        .map_err(build_error)
+}
+
+async fn exists(client: &Client, table: &str) -> Result<bool, StoreError> {
+    match client.describe_table().table_name(table).send().await {
+        Ok(_) => Ok(true),
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|e| e.is_resource_not_found_exception()) =>
+        {
+            Ok(false)
+        }
+        Err(error) => Err(classify(error)),
+    }
+}
+
+async fn enable_ttl(client: &Client, table: &str) -> Result<(), StoreError> {
+    client
+        .update_time_to_live()
+        .table_name(table)
+        .time_to_live_specification(
+            TimeToLiveSpecification::builder()
+                .enabled(true)
+                .attribute_name(TTL_ATTRIBUTE)
+                .build()
+                .map_err(build_error)?,
+        )
+        .send()
+        .await
+        .map_err(classify)?;
+    Ok(())
+}
+
+/// Creates the tables that do not exist yet (on-demand billing, TTL on).
+/// Returns the names of the tables it created.
+pub async fn create_missing(
+    client: &Client,
+    names: &TableNames,
+) -> Result<Vec<String>, StoreError> {
+    let mut created = Vec::new();
+    if !exists(client, &names.call_types).await? {
+        client
+            .create_table()
+            .table_name(&names.call_types)
+            .billing_mode(BillingMode::PayPerRequest)
+            .attribute_definitions(string_attribute("name")?)
+            .key_schema(key("name", KeyType::Hash)?)
+            .send()
+            .await
+            .map_err(classify)?;
+        created.push(names.call_types.clone());
+    }
+    if !exists(client, &names.consumers).await? {
+        client
+            .create_table()
+            .table_name(&names.consumers)
+            .billing_mode(BillingMode::PayPerRequest)
+            .attribute_definitions(string_attribute("id")?)
+            .key_schema(key("id", KeyType::Hash)?)
+            .send()
+            .await
+            .map_err(classify)?;
+        enable_ttl(client, &names.consumers).await?;
+        created.push(names.consumers.clone());
+    }
+    if !exists(client, &names.data).await? {
+        client
+            .create_table()
+            .table_name(&names.data)
+            .billing_mode(BillingMode::PayPerRequest)
+            .attribute_definitions(string_attribute("pk")?)
+            .attribute_definitions(string_attribute("sk")?)
+            .attribute_definitions(string_attribute("list_pk")?)
+            .attribute_definitions(string_attribute("list_sk")?)
+            .key_schema(key("pk", KeyType::Hash)?)
+            .key_schema(key("sk", KeyType::Range)?)
+            .global_secondary_indexes(
+                GlobalSecondaryIndex::builder()
+                    .index_name(BY_SCOPE_INDEX)
+                    .key_schema(key("list_pk", KeyType::Hash)?)
+                    .key_schema(key("list_sk", KeyType::Range)?)
+                    .projection(
+                        Projection::builder()
+                            .projection_type(ProjectionType::All)
+                            .build(),
+                    )
+                    .build()
+                    .map_err(build_error)?,
+            )
+            .send()
+            .await
+            .map_err(classify)?;
+        enable_ttl(client, &names.data).await?;
+        created.push(names.data.clone());
+    }
+    Ok(created)
+}

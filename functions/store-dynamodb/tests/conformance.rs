@@ -1,0 +1,30 @@
+//! The shared Store conformance suite, run against DynamoDB (moto_server).
+
+use std::sync::Arc;
+
+use nurse_call_core::Store;
+use nurse_call_core::call_types::default_call_types;
+use nurse_call_dynamodb::{DynamoStore, TableNames};
+use store_conformance::{Harness, moto};
+
+/// A store on the shared moto server with tables of its own.
+async fn make_store() -> Harness {
+    let endpoint = moto::endpoint();
+    let store = DynamoStore::connect(
+        Some(&endpoint),
+        TableNames::with_prefix(&moto::unique_prefix()),
+    )
+    .await;
+    store
+        .create_missing_tables()
+        .await
+        .expect("create the tables");
+    store
+        .seed_call_types(&default_call_types())
+        .await
+        .expect("seed the call types");
+    // Expired sandbox data is left to DynamoDB's TTL.
+    Harness::new(Arc::new(store)).with_purges_expired(false)
+}
+
+store_conformance::conformance_tests!(make_store());

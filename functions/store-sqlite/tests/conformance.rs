@@ -1,0 +1,21 @@
+//! The shared Store conformance suite, run against SQLite.
+
+use std::sync::Arc;
+
+use nurse_call_core::Store;
+use nurse_call_core::call_types::default_call_types;
+use nurse_call_sqlite::SqliteStore;
+use store_conformance::Harness;
+
+/// A fresh store in its own temporary folder, kept until the test ends.
+async fn make_store() -> Harness {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let store = SqliteStore::open_dir(dir.path()).expect("open the store");
+    store
+        .seed_call_types(&default_call_types())
+        .await
+        .expect("seed the call types");
+    Harness::new(Arc::new(store)).keep_alive(dir)
+}
+
+store_conformance::conformance_tests!(make_store());
