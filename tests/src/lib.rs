@@ -484,16 +484,26 @@ pub struct StoreLock {
     connection: rusqlite::Connection,
 }
 
+/// A second connection to the server's store: the one `*.sqlite3` file in
+/// `data_dir` (what an admin command on the same file would open).
+pub fn open_store_file(data_dir: &Path) -> rusqlite::Connection {
+    let file = std::fs::read_dir(data_dir)
+        .expect("data folder readable")
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "sqlite3"))
+        .expect("a SQLite file in the data folder");
+    let connection = rusqlite::Connection::open(file).expect("store file opens");
+    connection
+        .busy_timeout(Duration::from_secs(5))
+        .expect("busy timeout set");
+    connection
+}
+
 impl StoreLock {
-    /// Takes the write lock of the one `*.sqlite3` file in `data_dir`.
+    /// Takes the write lock of the server's store file.
     pub fn take(data_dir: &Path) -> StoreLock {
-        let file = std::fs::read_dir(data_dir)
-            .expect("data folder readable")
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .find(|path| path.extension().is_some_and(|ext| ext == "sqlite3"))
-            .expect("a SQLite file in the data folder");
-        let connection = rusqlite::Connection::open(file).expect("store file opens");
+        let connection = open_store_file(data_dir);
         connection
             .execute_batch("BEGIN IMMEDIATE")
             .expect("write lock taken");

@@ -742,3 +742,32 @@ async fn a_store_that_stays_locked_is_503_with_retry_after_and_a_retry_succeeds(
     server.post(DISPLAY, body).await.expect_status(200);
     assert_eq!(server.state(&c).await["calls"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn an_internal_failure_is_500_without_internals() {
+    let server = Server::sandbox();
+    let c = server.new_consumer().await;
+    server
+        .display(&c, "A1", r#"{"event":"WC"}"#)
+        .await
+        .expect_status(201);
+    // A stored call the service cannot read (a broken row, written behind
+    // its back) makes every read of the address fail.
+    open_store_file(server.data_dir())
+        .execute(
+            "UPDATE calls SET opened_at = 'kaputt' WHERE address = 'A1'",
+            [],
+        )
+        .expect("row changed");
+    let response = server.display(&c, "A1", r#"{"closed":true}"#).await;
+    response.expect_status(500);
+    assert_eq!(
+        response.text,
+        error_body("internal_error", 500, "Interner Fehler.")
+    );
+    // Other addresses still work.
+    server
+        .display(&c, "B1", r#"{"event":"WC"}"#)
+        .await
+        .expect_status(201);
+}

@@ -393,3 +393,23 @@ async fn consumer_and_target_are_signed_exactly_as_sent() {
     response.expect_status(400);
     assert_eq!(response.text, invalid_hash_body());
 }
+
+#[tokio::test]
+async fn any_sandbox_target_signs_as_its_text() {
+    let server = Server::sandbox();
+    let c = server.new_consumer().await;
+    let target = "Station 3 / Zimmer 12 – Bett ä";
+    let data = r#"{"event":"Hotelruf"}"#;
+    let hash = hmac_sha256_hex(
+        &c.secret,
+        &format!("{target}.{}.{{\"event\":\"Hotelruf\"}}", c.id),
+    );
+    let body = format!(
+        r#"{{"target":"{target}","consumer":"{}","hash":"{hash}","data":{data}}}"#,
+        c.id
+    );
+    let response = server.post(DISPLAY, body).await;
+    response.expect_status(201);
+    assert_eq!(response.data()["address"], target);
+    assert_eq!(server.state(&c).await["elements"][0]["address"], target);
+}

@@ -1,5 +1,6 @@
 //! Which SDK failures are worth a retry by the client (503) and which are ours (500).
 
+use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 
 use nurse_call_core::store::StoreError;
@@ -15,16 +16,17 @@ const TRANSIENT_CODES: [&str; 7] = [
     "TransactionInProgressException",
 ];
 
-pub fn classify<E, R>(error: SdkError<E, R>) -> StoreError
+pub fn classify<E>(error: SdkError<E, HttpResponse>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-    R: std::fmt::Debug,
 {
     let detail = aws_sdk_dynamodb::error::DisplayErrorContext(&error).to_string();
     match &error {
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => StoreError::Unavailable(detail),
         SdkError::ServiceError(service) => match service.err().code() {
             Some(code) if TRANSIENT_CODES.contains(&code) => StoreError::Unavailable(detail),
+            // A 5xx without a known code (a proxy, a load balancer): transient too.
+            _ if service.raw().status().is_server_error() => StoreError::Unavailable(detail),
             _ => StoreError::Internal(detail),
         },
         SdkError::ResponseError(_) => StoreError::Unavailable(detail),

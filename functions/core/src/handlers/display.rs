@@ -7,7 +7,7 @@ use crate::http_io::{ApiRequest, ApiResponse, json_response, query_param};
 use crate::model::{CallType, ElementChange, ElementPolicy, NewCall};
 use crate::requests::{DisplayAction, DisplayRequest, parse_display};
 use crate::state::AppState;
-use crate::store::{AddressSnapshot, OpenOutcome};
+use crate::store::{AddressSnapshot, ElementsOutcome, OpenOutcome};
 use crate::validation::{FieldErrors, message};
 use crate::wire::{CallRecord, success};
 use crate::{Mode, wire_time};
@@ -50,11 +50,31 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
 
     match &parsed.action {
         DisplayAction::Open { event, created_at } => {
-            let call = new_call(&parsed, event, created_at.unwrap_or(now), &snapshot);
-            let outcome = state
-                .store
-                .open_call(&scope, &call, &change, policy)
-                .await?;
+            let outcome = match snapshot.open_calls.iter().find(|c| &c.event == event) {
+                // Re-open of an open event: no call to write, only the element
+                // (saves the transaction; a race is still caught by open_call).
+                Some(existing) => {
+                    if needs_element_write(&change, policy, &snapshot) {
+                        let written = state
+                            .store
+                            .update_elements(&scope, std::slice::from_ref(&change), policy)
+                            .await?;
+                        if let ElementsOutcome::Unknown(_) = written {
+                            let mut errors = FieldErrors::new();
+                            errors.add("address", message::invalid_choice("address"));
+                            return Err(errors.into());
+                        }
+                    }
+                    OpenOutcome::AlreadyOpen(existing.clone())
+                }
+                None => {
+                    let call = new_call(&parsed, event, created_at.unwrap_or(now), &snapshot);
+                    state
+                        .store
+                        .open_call(&scope, &call, &change, policy)
+                        .await?
+                }
+            };
             let (status, call) = match &outcome {
                 OpenOutcome::Opened(call) => (201, call),
                 OpenOutcome::AlreadyOpen(call) => (200, call),
@@ -150,6 +170,16 @@ fn new_call(
         element_name: element.map(|e| e.name.clone()).unwrap_or_default(),
         opened_at,
     }
+}
+
+/// Whether a request changes its element: status fields sent, or a sandbox
+/// address seen for the first time.
+fn needs_element_write(
+    change: &ElementChange,
+    policy: ElementPolicy,
+    snapshot: &AddressSnapshot,
+) -> bool {
+    !change.is_empty() || (policy == ElementPolicy::CreateMissing && snapshot.element.is_none())
 }
 
 /// The open calls a close at `closed_at` may close: a replayed or late close
