@@ -43,9 +43,10 @@ async fn sigterm_finishes_the_request_in_flight() {
         let status = response.status().as_u16();
         (status, response.text().await.expect("body"))
     });
-    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    // Well within the store's 5 s busy timeout, so the request waits.
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
     server.send_sigterm();
-    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert!(
         !server.has_exited(),
         "the server waits for the request in flight"
