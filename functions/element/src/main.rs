@@ -4,5 +4,5 @@ use nurse_call_core::Endpoint;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    lambda_support::run(Endpoint::Element).await
+    lambda_support::run(&[Endpoint::Element]).await
 }

@@ -1,5 +1,5 @@
 //! The glue between `lambda_http` and the shared handlers: each Lambda
-//! function's `main` is one call to [`run`] with its endpoint.
+//! function's `main` is one call to [`run`] with its endpoints.
 //!
 //! State (store and settings) is built once per cold start and shared by
 //! reference across invocations. The handler always returns a response:
@@ -11,25 +11,28 @@ use bytes::Bytes;
 use lambda_http::{Body, Error, Request, Response, service_fn};
 
 use nurse_call_core::cache::{CachingStore, DEFAULT_TTL};
+use nurse_call_core::error::ApiError;
+use nurse_call_core::http_io::error_response;
 use nurse_call_core::{AppState, Endpoint, Mode, Settings, Store, logging, serve_endpoint};
 use nurse_call_dynamodb::{DynamoStore, TableNames};
 
-/// Serves `endpoint` until the Lambda runtime stops the process.
-pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
+/// Serves `endpoints` (by path) until the Lambda runtime stops the process.
+/// A path that is none of them gets the documented 404, a wrong method 405.
+pub async fn run(endpoints: &'static [Endpoint]) -> Result<(), Error> {
     logging::init();
     let state = build_state().await.inspect_err(|error| {
         tracing::error!(%error, "cold start failed");
     })?;
-    tracing::info!(endpoint = ?endpoint, mode = %state.settings.mode, "function ready");
+    tracing::info!(?endpoints, mode = %state.settings.mode, "function ready");
     let state = &state;
     lambda_http::run(service_fn(move |request: Request| async move {
-        Ok::<_, std::convert::Infallible>(handle(state, endpoint, request).await)
+        Ok::<_, std::convert::Infallible>(handle(state, endpoints, request).await)
     }))
     .await
 }
 
 /// One invocation: the API Gateway request in, the documented response out.
-pub async fn handle(state: &AppState, endpoint: Endpoint, request: Request) -> Response<Body> {
+pub async fn handle(state: &AppState, endpoints: &[Endpoint], request: Request) -> Response<Body> {
     let (parts, body) = request.into_parts();
     let body = match body {
         Body::Empty => Bytes::new(),
@@ -39,9 +42,14 @@ pub async fn handle(state: &AppState, endpoint: Endpoint, request: Request) -> R
         #[allow(unreachable_patterns)]
         _ => Bytes::new(),
     };
-    serve_endpoint(state, endpoint, http::Request::from_parts(parts, body))
-        .await
-        .map(Body::from)
+    let request = http::Request::from_parts(parts, body);
+    let response = match Endpoint::from_path(request.uri().path()) {
+        Some(endpoint) if endpoints.contains(&endpoint) => {
+            serve_endpoint(state, endpoint, request).await
+        }
+        _ => error_response(&ApiError::NotFound),
+    };
+    response.map(Body::from)
 }
 
 /// The store and settings from the environment (DECISIONS §10). In AWS the
