@@ -72,6 +72,35 @@ pub const ELEMENT_KEYS: [&str; 7] = [
 ];
 
 // ---------------------------------------------------------------------------
+// The store
+// ---------------------------------------------------------------------------
+
+/// Whether this run's servers use DynamoDB: `BLACKBOX_STORE=dynamodb` runs
+/// the whole suite against moto (started once by the harness, on a free
+/// loopback port); otherwise the servers use their embedded SQLite store.
+pub fn on_dynamodb() -> bool {
+    std::env::var("BLACKBOX_STORE").is_ok_and(|store| store == "dynamodb")
+}
+
+/// For the few tests that reach into the SQLite file behind the server's
+/// back: `true`, with a note, when this run is on DynamoDB and they must skip.
+pub fn skip_unless_sqlite(test: &str) -> bool {
+    if on_dynamodb() {
+        eprintln!("{test}: skipped on DynamoDB, it works on the SQLite file");
+    }
+    on_dynamodb()
+}
+
+/// Table names of the server on `data_dir`: the same folder gives the same
+/// tables, so a restarted server finds its data again.
+fn table_prefix(data_dir: &Path) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    data_dir.hash(&mut hasher);
+    format!("bb{}-{:016x}-", std::process::id(), hasher.finish())
+}
+
+// ---------------------------------------------------------------------------
 // The binary
 // ---------------------------------------------------------------------------
 
@@ -257,6 +286,12 @@ impl Server {
             "DYNAMODB_ENDPOINT",
         ] {
             command.env_remove(name);
+        }
+        if on_dynamodb() {
+            command
+                .arg("--dynamodb-endpoint")
+                .arg(store_conformance::moto::endpoint())
+                .env("TABLE_PREFIX", table_prefix(&data_dir));
         }
         for (name, value) in &options.env {
             command.env(name, value);

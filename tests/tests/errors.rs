@@ -718,6 +718,9 @@ async fn element_family_structure_errors() {
 
 #[tokio::test]
 async fn a_store_that_stays_locked_is_503_with_retry_after_and_a_retry_succeeds() {
+    if skip_unless_sqlite("a_store_that_stays_locked_is_503") {
+        return;
+    }
     let server = Server::sandbox();
     let c = server.new_consumer().await;
     let body = c.body("A1", r#"{"event":"Notruf"}"#);
@@ -745,6 +748,9 @@ async fn a_store_that_stays_locked_is_503_with_retry_after_and_a_retry_succeeds(
 
 #[tokio::test]
 async fn an_internal_failure_is_500_without_internals() {
+    if skip_unless_sqlite("an_internal_failure_is_500_without_internals") {
+        return;
+    }
     let server = Server::sandbox();
     let c = server.new_consumer().await;
     server
