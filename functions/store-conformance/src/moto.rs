@@ -7,8 +7,8 @@
 //! watchdog stops the server when the test process ends, however it ends.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -18,12 +18,17 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// The endpoint URL of this process's moto server, starting it if needed.
 /// `MOTO_ENDPOINT` uses an already running server instead.
 pub fn endpoint() -> String {
-    static ENDPOINT: OnceLock<String> = OnceLock::new();
-    ENDPOINT
+    // The watchdog child is kept (never waited for: it ends with the process).
+    static SERVER: OnceLock<(String, Option<Mutex<Child>>)> = OnceLock::new();
+    SERVER
         .get_or_init(|| match std::env::var("MOTO_ENDPOINT") {
-            Ok(endpoint) if !endpoint.is_empty() => endpoint,
-            _ => start(),
+            Ok(endpoint) if !endpoint.is_empty() => (endpoint, None),
+            _ => {
+                let (endpoint, watchdog) = start();
+                (endpoint, Some(Mutex::new(watchdog)))
+            }
         })
+        .0
         .clone()
 }
 
@@ -44,7 +49,7 @@ fn launcher() -> String {
     })
 }
 
-fn start() -> String {
+fn start() -> (String, Child) {
     let binary = launcher();
     let port = free_port();
     // The watchdog: start moto, then wait while the test process ($PPID of
@@ -55,7 +60,7 @@ fn start() -> String {
         while kill -0 "$PPID" 2>/dev/null && kill -0 "$moto" 2>/dev/null; do sleep 0.5; done
         kill "$moto" 2>/dev/null
     "#;
-    Command::new("sh")
+    let watchdog = Command::new("sh")
         .args(["-c", script, &binary, &port.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -72,7 +77,7 @@ fn start() -> String {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    format!("http://{addr}")
+    (format!("http://{addr}"), watchdog)
 }
 
 fn free_port() -> u16 {
