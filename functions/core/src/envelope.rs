@@ -195,4 +195,19 @@ mod tests {
         let deep = format!("{{\"data\":{}{}}}", "[".repeat(10_000), "]".repeat(10_000));
         assert!(Envelope::parse(&deep).is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn parsing_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            if let Ok(text) = std::str::from_utf8(&bytes) {
+                let _ = Envelope::parse(text);
+            }
+            let _ = Envelope::parse(&String::from_utf8_lossy(&bytes));
+        }
+
+        #[test]
+        fn parsing_json_like_text_never_panics(text in r#"[\{\}\[\]":,0-9a-z\\ .eE+-]{0,200}"#) {
+            let _ = Envelope::parse(&text);
+        }
+    }
 }

@@ -202,6 +202,18 @@ mod tests {
         }
 
         #[test]
+        fn verify_never_panics_on_arbitrary_bytes(
+            message in proptest::collection::vec(proptest::num::u8::ANY, 0..256),
+            provided in proptest::collection::vec(proptest::num::u8::ANY, 0..128),
+        ) {
+            let c = consumer(&[SECRET], true);
+            let message = String::from_utf8_lossy(&message);
+            let provided = String::from_utf8_lossy(&provided);
+            let _ = verify(Some(&c), &message, &provided);
+            let _ = verify(None, &message, &provided);
+        }
+
+        #[test]
         fn verify_never_panics_on_hex(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..80)) {
             let c = consumer(&[SECRET], true);
             let provided = hex::encode(bytes);
