@@ -1,0 +1,414 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { CfnOutput, Duration, RemovalPolicy, Stack, StackProps } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import { Construct } from 'constructs';
+
+import { DEFAULT_CALL_TYPES, callTypeItem } from './call-types';
+
+/** `production`, or `sandbox` (the test server of spec 5.3), DECISIONS §1. */
+export type ServiceMode = 'production' | 'sandbox';
+
+export interface NurseCallStackProps extends StackProps {
+  /**
+   * The installation's name (a care home, a hospital): lowercase letters,
+   * digits and hyphens. Table names are `nurse-call-<installation>-…`.
+   */
+  readonly installation: string;
+  /** Set at deploy time; a request never chooses it. */
+  readonly mode: ServiceMode;
+  /** IANA zone of the times on the wire. @default Europe/Berlin */
+  readonly timeZone?: string;
+  /** Steady-state requests per second of the API stage. @default 50 */
+  readonly throttleRateLimit?: number;
+  /** Burst of the API stage (requests). @default 100 */
+  readonly throttleBurstLimit?: number;
+  /** Memory of each function in MB. @default 256 */
+  readonly lambdaMemoryMb?: number;
+  /** Timeout of each function. @default 10 seconds */
+  readonly lambdaTimeout?: Duration;
+  /**
+   * The folder of the cargo-lambda output: `<lambdaDir>/<function>/bootstrap.zip`
+   * (`scripts/build-lambdas` writes `target/lambda/`).
+   */
+  readonly lambdaDir: string;
+  /** Retention of the function and access logs. @default 3 months (production), 2 weeks (sandbox) */
+  readonly logRetention?: logs.RetentionDays;
+  /** Share of API requests answered 5xx (percent, per 5 minutes) that raises the alarm. @default 5 */
+  readonly api5xxRatePercent?: number;
+  /** Where alarms are mailed (an SNS topic is created); none when unset. */
+  readonly alarmEmail?: string;
+}
+
+/** The Lambda functions: cargo-lambda's output folder names (scripts/build-lambdas). */
+export type FunctionName = 'display' | 'element' | 'call-types' | 'sandbox';
+
+/** The routes of each function (DECISIONS §8, spec 4). */
+export const ROUTES: Record<FunctionName, string[]> = {
+  display: ['/api/v1/display'],
+  element: ['/api/v1/element'],
+  'call-types': ['/api/v1/display/call-types'],
+  sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state'],
+};
+
+/** The functions of a stack in `mode`: the sandbox function only in sandbox stacks. */
+export function functionsOf(mode: ServiceMode): FunctionName[] {
+  return mode === 'sandbox'
+    ? ['display', 'element', 'call-types', 'sandbox']
+    : ['display', 'element', 'call-types'];
+}
+
+const INSTALLATION = /^[a-z][a-z0-9-]{0,39}$/;
+
+/** The name of the global secondary index of the data table (docs/data-model.md). */
+export const BY_SCOPE_INDEX = 'by_scope';
+
+/**
+ * One installation: the HTTP API, one Lambda function per endpoint family,
+ * the three DynamoDB tables of docs/data-model.md, alarms, and the seeded
+ * call types.
+ */
+export class NurseCallStack extends Stack {
+  readonly api: apigwv2.HttpApi;
+  readonly stage: apigwv2.HttpStage;
+  readonly functions: Partial<Record<FunctionName, lambda.Function>> = {};
+  readonly tables: { callTypes: dynamodb.Table; consumers: dynamodb.Table; data: dynamodb.Table };
+
+  constructor(scope: Construct, id: string, props: NurseCallStackProps) {
+    super(scope, id, props);
+    const { installation, mode } = props;
+    if (!INSTALLATION.test(installation)) {
+      throw new Error(
+        `installation ${JSON.stringify(installation)}: expected lowercase letters, digits and hyphens, starting with a letter, at most 40 characters`,
+      );
+    }
+    if (mode !== 'production' && mode !== 'sandbox') {
+      throw new Error(`mode ${JSON.stringify(mode)}: expected "production" or "sandbox"`);
+    }
+    const timeZone = props.timeZone ?? 'Europe/Berlin';
+    checkTimeZone(timeZone);
+    const production = mode === 'production';
+    const prefix = `nurse-call-${installation}-`;
+    const logRetention =
+      props.logRetention ?? (production ? logs.RetentionDays.THREE_MONTHS : logs.RetentionDays.TWO_WEEKS);
+    // Logs outlive a deleted production stack; a sandbox leaves nothing behind.
+    const logRemoval = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    // --- Tables (docs/data-model.md). Production keeps its data: point-in-time
+    // recovery, deletion protection, retained when the stack goes. A sandbox
+    // stack is destroyable as a whole.
+    const tableSettings = {
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: production },
+      deletionProtection: production,
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    };
+    const callTypes = new dynamodb.Table(this, 'CallTypesTable', {
+      ...tableSettings,
+      tableName: `${prefix}call-types`,
+      partitionKey: { name: 'name', type: dynamodb.AttributeType.STRING },
+    });
+    const consumers = new dynamodb.Table(this, 'ConsumersTable', {
+      ...tableSettings,
+      tableName: `${prefix}consumers`,
+      partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: 'ttl',
+    });
+    const data = new dynamodb.Table(this, 'DataTable', {
+      ...tableSettings,
+      tableName: `${prefix}data`,
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: 'ttl',
+    });
+    data.addGlobalSecondaryIndex({
+      indexName: BY_SCOPE_INDEX,
+      partitionKey: { name: 'list_pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'list_sk', type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+    this.tables = { callTypes, consumers, data };
+
+    // --- Functions. Least privilege: exactly the DynamoDB actions each one's
+    // code issues (functions/store-dynamodb/src/). TransactWriteItems
+    // has no IAM action of its own; it needs the action of each item in it.
+    const byScopeArn = `${data.tableArn}/index/${BY_SCOPE_INDEX}`;
+    const access: Record<FunctionName, iam.PolicyStatementProps[]> = {
+      // authenticate; call types; snapshot (Query pk), open (TransactWriteItems:
+      // Put lock + Put call + Update element; GetItem of the existing lock),
+      // re-open (UpdateItem), close (TransactWriteItems: Update + Delete). In
+      // sandbox stacks also a consumer's hash mismatches for the test page
+      // (PutItem, Query, DeleteItem: already covered).
+      display: [
+        { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+        { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+        {
+          actions: [
+            'dynamodb:Query',
+            'dynamodb:GetItem',
+            'dynamodb:PutItem',
+            'dynamodb:UpdateItem',
+            'dynamodb:DeleteItem',
+          ],
+          resources: [data.tableArn],
+        },
+      ],
+      // authenticate; single form UpdateItem, multi form TransactWriteItems of
+      // Updates, then BatchGetItem of the elements.
+      element: [
+        { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+        {
+          actions: [
+            'dynamodb:UpdateItem',
+            'dynamodb:BatchGetItem',
+            // Sandbox stacks only: a consumer's hash mismatches for the test
+            // page (put, read the partition's keys, delete the oldest).
+            ...(production ? [] : ['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem']),
+          ],
+          resources: [data.tableArn],
+        },
+      ],
+      'call-types': [{ actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] }],
+      // the page's consumer (GetItem, PutItem); call types for the page and the
+      // records; the lists from the by_scope index, the hash mismatches from
+      // their partition of the data table (Query only, no writes).
+      sandbox: [
+        { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: [consumers.tableArn] },
+        { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+        { actions: ['dynamodb:Query'], resources: [data.tableArn, byScopeArn] },
+      ],
+    };
+
+    const environment = {
+      SERVICE_MODE: mode,
+      SERVICE_TIME_ZONE: timeZone,
+      CALL_TYPES_TABLE: callTypes.tableName,
+      CONSUMERS_TABLE: consumers.tableName,
+      DATA_TABLE: data.tableName,
+      RUST_LOG: 'info',
+    };
+    const descriptions: Record<FunctionName, string> = {
+      display: 'POST /api/v1/display: open and close calls',
+      element: 'POST /api/v1/element: element status',
+      'call-types': 'GET /api/v1/display/call-types, and the 404 of unknown paths',
+      sandbox: 'Test server: GET /, /api/v1/sandbox/consumers, /api/v1/sandbox/state',
+    };
+
+    for (const name of functionsOf(mode)) {
+      const id = pascal(name);
+      const zip = path.join(props.lambdaDir, name, 'bootstrap.zip');
+      if (!fs.existsSync(zip)) {
+        throw new Error(`${zip} is missing: build the functions first (scripts/build-lambdas)`);
+      }
+      const fn = new lambda.Function(this, `${id}Function`, {
+        description: `nurse-call ${installation} (${mode}): ${descriptions[name]}`,
+        // The cargo-lambda build: a `bootstrap` executable for Graviton
+        // (linked against glibc 2.30 at most; Amazon Linux 2023 has 2.34).
+        runtime: lambda.Runtime.PROVIDED_AL2023,
+        architecture: lambda.Architecture.ARM_64,
+        handler: 'bootstrap',
+        code: lambda.Code.fromAsset(zip),
+        // Memory also buys CPU. The work per request is small (JSON, one
+        // HMAC, 1-3 DynamoDB round trips), but a cold start sets up TLS to
+        // DynamoDB, which 128 MB makes noticeably slower; 256 MB keeps cold
+        // starts short at a small price. Per installation in props.
+        memorySize: props.lambdaMemoryMb ?? 256,
+        // The SDK gives up on one DynamoDB operation after 4 s (3 attempts
+        // of 1.5 s) and the handler then answers 503 with Retry-After. 10 s
+        // is above that: room for a cold start plus one slow and one failing
+        // operation, so the client gets the documented 503 and not a bare
+        // API Gateway error from a killed invocation.
+        timeout: props.lambdaTimeout ?? Duration.seconds(10),
+        environment,
+        logGroup: new logs.LogGroup(this, `${id}Logs`, { retention: logRetention, removalPolicy: logRemoval }),
+      });
+      for (const statement of access[name]) {
+        fn.addToRolePolicy(new iam.PolicyStatement(statement));
+      }
+      this.functions[name] = fn;
+    }
+
+    // --- API: exactly the routes of the spec (plus the sandbox's in sandbox
+    // mode). `ANY` so that a wrong method reaches the function, which answers
+    // the documented 405; everything else reaches the call-types function,
+    // which answers the documented 404.
+    const fns = this.functions as Record<FunctionName, lambda.Function>;
+    this.api = new apigwv2.HttpApi(this, 'Api', {
+      apiName: `nurse-call-${installation}`,
+      description: `nurse-call ${installation} (${mode})`,
+      createDefaultStage: false,
+      defaultIntegration: new HttpLambdaIntegration('DefaultIntegration', fns['call-types']),
+    });
+    for (const name of functionsOf(mode)) {
+      const integration = new HttpLambdaIntegration(`${pascal(name)}Integration`, fns[name]);
+      for (const routePath of ROUTES[name]) {
+        this.api.addRoutes({ path: routePath, methods: [apigwv2.HttpMethod.ANY], integration });
+      }
+    }
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', {
+      retention: logRetention,
+      removalPolicy: logRemoval,
+    });
+    this.stage = this.api.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: {
+        rateLimit: props.throttleRateLimit ?? 50,
+        burstLimit: props.throttleBurstLimit ?? 100,
+      },
+      accessLogSettings: {
+        destination: new apigwv2.LogGroupLogDestination(accessLogs),
+        format: apigw.AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            time: '$context.requestTime',
+            ip: '$context.identity.sourceIp',
+            method: '$context.httpMethod',
+            path: '$context.path',
+            route: '$context.routeKey',
+            status: '$context.status',
+            responseLength: '$context.responseLength',
+            latency: '$context.responseLatency',
+            integrationLatency: '$context.integrationLatency',
+            integrationError: '$context.integrationErrorMessage',
+          }),
+        ),
+      },
+    });
+
+    // --- Seed the call types, once: only when the stack is created
+    // (onCreate, no onUpdate), and each put is conditional on the name being
+    // new, so an admin's edit is never overwritten.
+    const seedLogs = new logs.LogGroup(this, 'SeedCallTypesLogs', {
+      retention: logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    for (const callType of DEFAULT_CALL_TYPES) {
+      new cr.AwsCustomResource(this, `SeedCallType${callType.id}`, {
+        resourceType: 'Custom::SeedCallType',
+        installLatestAwsSdk: false,
+        logGroup: seedLogs,
+        onCreate: {
+          service: 'DynamoDB',
+          action: 'putItem',
+          parameters: {
+            TableName: callTypes.tableName,
+            Item: callTypeItem(callType),
+            ConditionExpression: 'attribute_not_exists(#name)',
+            ExpressionAttributeNames: { '#name': 'name' },
+          },
+          // Already there (maybe edited by an admin): keep it.
+          ignoreErrorCodesMatching: 'ConditionalCheckFailedException',
+          physicalResourceId: cr.PhysicalResourceId.of(`${prefix}call-type-${callType.id}`),
+        },
+        policy: cr.AwsCustomResourcePolicy.fromStatements([
+          new iam.PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [callTypes.tableArn] }),
+        ]),
+      });
+    }
+
+    // --- Alarms: the API's 5xx share, and throttles and errors of each
+    // function (an error is a crash or a timeout: the handlers always answer).
+    const topic = props.alarmEmail
+      ? new sns.Topic(this, 'AlarmTopic', { displayName: `nurse-call ${installation} alarms` })
+      : undefined;
+    if (topic && props.alarmEmail) {
+      topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    }
+    const alarms: cloudwatch.Alarm[] = [];
+    const period = Duration.minutes(5);
+    const rate = new cloudwatch.MathExpression({
+      label: 'API 5xx rate (%)',
+      expression: 'IF(requests > 0, 100 * errors / requests, 0)',
+      usingMetrics: {
+        errors: this.api.metricServerError({ period, statistic: 'Sum' }),
+        requests: this.api.metricCount({ period, statistic: 'Sum' }),
+      },
+      period,
+    });
+    alarms.push(
+      rate.createAlarm(this, 'Api5xxRateAlarm', {
+        alarmName: `nurse-call-${installation}-api-5xx-rate`,
+        alarmDescription: `More than ${props.api5xxRatePercent ?? 5}% of the API's requests answered 5xx (503: DynamoDB failing or throttled after retries)`,
+        threshold: props.api5xxRatePercent ?? 5,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    for (const name of functionsOf(mode)) {
+      const fn = fns[name];
+      alarms.push(
+        fn.metricThrottles({ period, statistic: 'Sum' }).createAlarm(this, `${pascal(name)}ThrottlesAlarm`, {
+          alarmName: `nurse-call-${installation}-${name}-throttles`,
+          alarmDescription: `The ${name} function was throttled (account or reserved concurrency exhausted)`,
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+        fn.metricErrors({ period, statistic: 'Sum' }).createAlarm(this, `${pascal(name)}ErrorsAlarm`, {
+          alarmName: `nurse-call-${installation}-${name}-errors`,
+          alarmDescription: `The ${name} function failed (crash, timeout or failed cold start)`,
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    if (topic) {
+      for (const alarm of alarms) {
+        alarm.addAlarmAction(new cloudwatchActions.SnsAction(topic));
+      }
+    }
+
+    // --- Outputs: what the admin command and the docs need.
+    new CfnOutput(this, 'ApiUrl', { value: this.stage.url, description: 'Base URL of the API' });
+    new CfnOutput(this, 'CallTypesTableName', {
+      value: callTypes.tableName,
+      description: 'Call types (admins edit them in the DynamoDB console)',
+    });
+    new CfnOutput(this, 'ConsumersTableName', { value: consumers.tableName, description: 'Consumers' });
+    new CfnOutput(this, 'DataTableName', { value: data.tableName, description: 'Elements and calls' });
+  }
+}
+
+/** `call-types` → `CallTypes` (construct ids). */
+function pascal(name: string): string {
+  return name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}
+
+/**
+ * Rejects a zone name that is not IANA, spelt exactly (the functions parse it
+ * case-sensitively and would fail to start).
+ */
+function checkTimeZone(zone: string): void {
+  let resolved: string | undefined;
+  try {
+    resolved = new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone;
+  } catch {
+    resolved = undefined;
+  }
+  const miscased = resolved !== undefined && resolved !== zone && resolved.toLowerCase() === zone.toLowerCase();
+  const segments = zone.split('/').every((segment) => /^[A-Z][A-Za-z0-9_+-]*$/.test(segment));
+  if (resolved === undefined || miscased || !segments) {
+    throw new Error(`time zone ${JSON.stringify(zone)}: expected an IANA name such as Europe/Berlin`);
+  }
+}

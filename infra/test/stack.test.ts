@@ -1,0 +1,506 @@
+/**
+ * Assertions on the synthesized templates of both modes, offline (no AWS,
+ * no bundling, placeholder assets): node's test runner, `npm test`.
+ */
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+
+import { App, Duration } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as logs from 'aws-cdk-lib/aws-logs';
+
+import { DEFAULT_CALL_TYPES } from '../lib/call-types';
+import { FunctionName, NurseCallStack, ServiceMode, functionsOf } from '../lib/nurse-call-stack';
+import {
+  Json,
+  cdkJsonContext,
+  dynamoPermissions,
+  functionId,
+  offlineApp,
+  placeholderLambdaDir,
+  resourcesOf,
+  routesOf,
+  synth,
+  synthStack,
+  tableId,
+  tempDir,
+} from './helpers';
+
+const MODES: ServiceMode[] = ['production', 'sandbox'];
+const templates: Record<ServiceMode, Template> = {
+  production: synth('production'),
+  sandbox: synth('sandbox'),
+};
+const REPO = path.resolve(__dirname, '..', '..', '..');
+
+describe('routes', () => {
+  it('production has exactly the routes of the spec, each to its function, and $default to call-types', () => {
+    assert.deepEqual(routesOf(templates.production), {
+      'ANY /api/v1/display': 'display',
+      'ANY /api/v1/element': 'element',
+      'ANY /api/v1/display/call-types': 'call-types',
+      $default: 'call-types',
+    });
+  });
+
+  it('sandbox adds the page and the two sandbox endpoints, to the sandbox function', () => {
+    assert.deepEqual(routesOf(templates.sandbox), {
+      'ANY /api/v1/display': 'display',
+      'ANY /api/v1/element': 'element',
+      'ANY /api/v1/display/call-types': 'call-types',
+      'ANY /': 'sandbox',
+      'ANY /api/v1/sandbox/consumers': 'sandbox',
+      'ANY /api/v1/sandbox/state': 'sandbox',
+      $default: 'call-types',
+    });
+  });
+
+  for (const mode of MODES) {
+    it(`${mode}: one HTTP API, Lambda proxy integrations with payload format 2.0, no authorizer`, () => {
+      const template = templates[mode];
+      template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+      template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
+      for (const integration of Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Integration'))) {
+        assert.equal(integration.Properties.IntegrationType, 'AWS_PROXY');
+        assert.equal(integration.Properties.PayloadFormatVersion, '2.0');
+      }
+      for (const route of Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Route'))) {
+        assert.equal(route.Properties.AuthorizationType, 'NONE');
+      }
+    });
+  }
+});
+
+describe('functions', () => {
+  for (const mode of MODES) {
+    it(`${mode}: ${functionsOf(mode).join(', ')} on arm64 provided.al2023 from the cargo-lambda zips`, () => {
+      const template = templates[mode];
+      // The service functions plus the seeding custom resource's provider.
+      template.resourceCountIs('AWS::Lambda::Function', functionsOf(mode).length + 1);
+      const functions = resourcesOf(template, 'AWS::Lambda::Function');
+      for (const name of functionsOf(mode)) {
+        const fn = functions[functionId(template, name)];
+        assert.equal(fn.Properties.Runtime, 'provided.al2023');
+        assert.deepEqual(fn.Properties.Architectures, ['arm64']);
+        assert.equal(fn.Properties.Handler, 'bootstrap');
+        assert.equal(fn.Properties.MemorySize, 256);
+        assert.equal(fn.Properties.Timeout, 10);
+        assert.match(fn.Properties.Code.S3Key, /^[0-9a-f]{64}\.zip$/);
+        assert.deepEqual(fn.Properties.Environment.Variables, {
+          SERVICE_MODE: mode,
+          SERVICE_TIME_ZONE: 'Europe/Berlin',
+          CALL_TYPES_TABLE: { Ref: tableId(template, 'call-types') },
+          CONSUMERS_TABLE: { Ref: tableId(template, 'consumers') },
+          DATA_TABLE: { Ref: tableId(template, 'data') },
+          RUST_LOG: 'info',
+        });
+      }
+    });
+  }
+
+  it('each function runs the bootstrap.zip of its own folder, uploaded as is', () => {
+    const stack = synthStack('sandbox');
+    const template = Template.fromStack(stack);
+    const outdir = (stack.node.root as App).outdir;
+    const functions = resourcesOf(template, 'AWS::Lambda::Function');
+    for (const name of functionsOf('sandbox')) {
+      const key: string = functions[functionId(template, name)].Properties.Code.S3Key;
+      // The staged copy of the asset in the cloud assembly.
+      const staged = fs.readFileSync(path.join(outdir, `asset.${key}`), 'utf8');
+      assert.equal(staged, `placeholder for ${name}\n`);
+    }
+  });
+
+  it('production has no sandbox function, and does not need its zip', () => {
+    const lambdaDir = placeholderLambdaDir(['display', 'element', 'call-types']);
+    const template = Template.fromStack(
+      new NurseCallStack(offlineApp(), 'NoSandboxZip', { installation: 'x', mode: 'production', lambdaDir }),
+    );
+    assert.throws(() => functionId(template, 'sandbox'));
+  });
+
+  it('time zone, memory and timeout come from the props', () => {
+    const template = synth('production', {
+      timeZone: 'America/New_York',
+      lambdaMemoryMb: 512,
+      lambdaTimeout: Duration.seconds(15),
+    });
+    for (const name of functionsOf('production')) {
+      const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
+      assert.equal(fn.Properties.Environment.Variables.SERVICE_TIME_ZONE, 'America/New_York');
+      assert.equal(fn.Properties.MemorySize, 512);
+      assert.equal(fn.Properties.Timeout, 15);
+    }
+  });
+
+  it('rejects a bad installation name, mode or time zone, and a missing zip', () => {
+    assert.throws(() => synth('production', { installation: 'St Marien' }), /installation/);
+    assert.throws(() => synth('staging' as ServiceMode), /mode/);
+    assert.throws(() => synth('production', { timeZone: 'Mars/Olympus_Mons' }), /time zone/);
+    for (const zone of ['europe/berlin', 'Europe/BERLIN', 'Berlin']) {
+      assert.throws(() => synth('production', { timeZone: zone }), /time zone/, zone);
+    }
+    for (const zone of ['UTC', 'Etc/GMT-1', 'Europe/Vienna', 'America/Argentina/Buenos_Aires', 'America/Port-au-Prince']) {
+      assert.doesNotThrow(() => synth('production', { timeZone: zone }));
+    }
+    assert.throws(
+      () => synth('sandbox', { lambdaDir: placeholderLambdaDir(['display', 'element', 'call-types']) }),
+      /sandbox.bootstrap\.zip is missing/,
+    );
+  });
+});
+
+describe('least privilege', () => {
+  const common: Record<FunctionName, Record<string, string[]>> = {
+    display: {
+      consumers: ['dynamodb:GetItem'],
+      'call-types': ['dynamodb:Scan'],
+      data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    },
+    element: {
+      consumers: ['dynamodb:GetItem'],
+      data: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+    },
+    'call-types': {
+      'call-types': ['dynamodb:Scan'],
+    },
+    sandbox: {
+      consumers: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+      'call-types': ['dynamodb:Scan'],
+      data: ['dynamodb:Query'],
+      'data/index/by_scope': ['dynamodb:Query'],
+    },
+  };
+  const expected: Record<ServiceMode, Record<FunctionName, Record<string, string[]>>> = {
+    production: common,
+    sandbox: {
+      ...common,
+      // A sandbox consumer's hash mismatches: put, list the keys, drop the oldest.
+      element: {
+        consumers: ['dynamodb:GetItem'],
+        data: ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      },
+    },
+  };
+
+  for (const mode of MODES) {
+    for (const name of functionsOf(mode)) {
+      it(`${mode}: ${name} has exactly its DynamoDB actions on its tables`, () => {
+        const template = templates[mode];
+        const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
+        const roleId = fn.Properties.Role['Fn::GetAtt'][0];
+        assert.deepEqual(dynamoPermissions(template, roleId), expected[mode][name]);
+      });
+    }
+
+    it(`${mode}: no wildcard actions or resources in any policy`, () => {
+      for (const policy of Object.values(resourcesOf(templates[mode], 'AWS::IAM::Policy'))) {
+        for (const statement of policy.Properties.PolicyDocument.Statement as Json[]) {
+          for (const action of [statement.Action].flat()) {
+            assert.ok(!String(action).includes('*'), `wildcard action ${action}`);
+          }
+          if ([statement.Action].flat().some((a: string) => a.startsWith('dynamodb:'))) {
+            assert.ok(!JSON.stringify(statement.Resource).includes('"*"'), 'wildcard DynamoDB resource');
+          }
+        }
+      }
+    });
+  }
+});
+
+describe('tables', () => {
+  for (const mode of MODES) {
+    const production = mode === 'production';
+    it(`${mode}: the three tables of docs/data-model.md, on-demand, TTL on ttl for consumers and data`, () => {
+      const template = templates[mode];
+      template.resourceCountIs('AWS::DynamoDB::Table', 3);
+      const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
+      const props = (suffix: string) => tables[tableId(template, suffix)].Properties;
+      const prefix = `nurse-call-test-${mode}-`;
+
+      assert.equal(props('call-types').TableName, `${prefix}call-types`);
+      assert.deepEqual(props('call-types').KeySchema, [{ AttributeName: 'name', KeyType: 'HASH' }]);
+      assert.deepEqual(props('call-types').AttributeDefinitions, [{ AttributeName: 'name', AttributeType: 'S' }]);
+      assert.equal(props('call-types').TimeToLiveSpecification, undefined);
+
+      assert.equal(props('consumers').TableName, `${prefix}consumers`);
+      assert.deepEqual(props('consumers').KeySchema, [{ AttributeName: 'id', KeyType: 'HASH' }]);
+      assert.deepEqual(props('consumers').TimeToLiveSpecification, { AttributeName: 'ttl', Enabled: true });
+
+      assert.equal(props('data').TableName, `${prefix}data`);
+      assert.deepEqual(props('data').KeySchema, [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ]);
+      assert.deepEqual(
+        [...props('data').AttributeDefinitions].sort((a: Json, b: Json) => a.AttributeName.localeCompare(b.AttributeName)),
+        ['list_pk', 'list_sk', 'pk', 'sk'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+      );
+      assert.deepEqual(props('data').GlobalSecondaryIndexes, [
+        {
+          IndexName: 'by_scope',
+          KeySchema: [
+            { AttributeName: 'list_pk', KeyType: 'HASH' },
+            { AttributeName: 'list_sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ]);
+      assert.deepEqual(props('data').TimeToLiveSpecification, { AttributeName: 'ttl', Enabled: true });
+
+      for (const table of Object.values(tables)) {
+        assert.equal(table.Properties.BillingMode, 'PAY_PER_REQUEST');
+        assert.equal(table.Properties.ProvisionedThroughput, undefined);
+      }
+    });
+
+    it(`${mode}: ${production ? 'point-in-time recovery, deletion protection, retained' : 'destroyable: no recovery, no protection, deleted with the stack'}`, () => {
+      for (const table of Object.values(resourcesOf(templates[mode], 'AWS::DynamoDB::Table'))) {
+        assert.equal(table.Properties.PointInTimeRecoverySpecification?.PointInTimeRecoveryEnabled ?? false, production);
+        assert.equal(table.Properties.DeletionProtectionEnabled ?? false, production);
+        assert.equal(table.DeletionPolicy, production ? 'Retain' : 'Delete');
+        assert.equal(table.UpdateReplacePolicy, production ? 'Retain' : 'Delete');
+      }
+    });
+  }
+});
+
+describe('API stage', () => {
+  for (const mode of MODES) {
+    it(`${mode}: the $default stage deploys automatically, throttled, with access logs`, () => {
+      const template = templates[mode];
+      template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
+      template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        StageName: '$default',
+        AutoDeploy: true,
+        DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+        AccessLogSettings: {
+          DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ApiAccessLogs'), 'Arn'] },
+          Format: Match.stringLikeRegexp('\\$context\\.requestId'),
+        },
+      });
+    });
+  }
+
+  it('throttling limits come from the props', () => {
+    synth('production', { throttleRateLimit: 7, throttleBurstLimit: 13 }).hasResourceProperties(
+      'AWS::ApiGatewayV2::Stage',
+      { DefaultRouteSettings: { ThrottlingRateLimit: 7, ThrottlingBurstLimit: 13 } },
+    );
+  });
+});
+
+describe('logs', () => {
+  for (const mode of MODES) {
+    const days = mode === 'production' ? 90 : 14;
+    it(`${mode}: every log group keeps ${days} days, and every function logs to one of them`, () => {
+      const template = templates[mode];
+      const groups = resourcesOf(template, 'AWS::Logs::LogGroup');
+      // One per function, the API's access logs, the seeding provider's.
+      assert.equal(Object.keys(groups).length, functionsOf(mode).length + 2);
+      for (const group of Object.values(groups)) {
+        assert.equal(group.Properties.RetentionInDays, days);
+      }
+      for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
+        const ref = fn.Properties.LoggingConfig?.LogGroup?.Ref;
+        assert.ok(ref && groups[ref], 'function without its own log group');
+      }
+    });
+  }
+
+  it('retention comes from the props', () => {
+    const template = synth('production', { logRetention: logs.RetentionDays.ONE_YEAR });
+    for (const group of Object.values(resourcesOf(template, 'AWS::Logs::LogGroup'))) {
+      assert.equal(group.Properties.RetentionInDays, 365);
+    }
+  });
+});
+
+describe('alarms', () => {
+  for (const mode of MODES) {
+    it(`${mode}: API 5xx rate, and throttles and errors of each function`, () => {
+      const template = templates[mode];
+      const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
+      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length);
+
+      const rate = alarms.filter((a) => a.Properties.Metrics);
+      assert.equal(rate.length, 1);
+      const metrics: Json[] = rate[0].Properties.Metrics;
+      const expression = metrics.find((m) => m.Expression);
+      assert.match(expression.Expression, /100 \* errors \/ requests/);
+      const stat = (id: string) => metrics.find((m) => m.Id === id).MetricStat;
+      assert.equal(stat('errors').Metric.Namespace, 'AWS/ApiGateway');
+      assert.equal(stat('errors').Metric.MetricName, '5xx');
+      assert.equal(stat('requests').Metric.MetricName, 'Count');
+      assert.equal(rate[0].Properties.Threshold, 5);
+
+      for (const name of functionsOf(mode)) {
+        const id = functionId(template, name);
+        for (const metric of ['Throttles', 'Errors']) {
+          const matching = alarms.filter(
+            (a) =>
+              a.Properties.Namespace === 'AWS/Lambda' &&
+              a.Properties.MetricName === metric &&
+              a.Properties.Dimensions?.[0]?.Value?.Ref === id,
+          );
+          assert.equal(matching.length, 1, `${metric} alarm of ${name}`);
+          assert.equal(matching[0].Properties.Threshold, 1);
+          assert.equal(matching[0].Properties.TreatMissingData, 'notBreaching');
+        }
+      }
+      // No topic unless an address is given.
+      template.resourceCountIs('AWS::SNS::Topic', 0);
+    });
+  }
+
+  it('with alarmEmail every alarm notifies the topic, which mails that address', () => {
+    const template = synth('production', { alarmEmail: 'ops@example.org' });
+    template.resourceCountIs('AWS::SNS::Topic', 1);
+    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.org' });
+    const topicId = Object.keys(resourcesOf(template, 'AWS::SNS::Topic'))[0];
+    for (const alarm of Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'))) {
+      assert.deepEqual(alarm.Properties.AlarmActions, [{ Ref: topicId }]);
+    }
+  });
+});
+
+/** The defaults of functions/core/src/call_types.rs, parsed from the Rust source. */
+function rustDefaults(): Json[] {
+  const source = fs.readFileSync(path.join(REPO, 'functions', 'core', 'src', 'call_types.rs'), 'utf8');
+  const body = source.slice(source.indexOf('const DEFAULTS'), source.indexOf('pub fn default_call_types'));
+  const row =
+    /\(\s*"([^"]*)",\s*"([^"]*)",\s*(\d+),\s*"([^"]*)",\s*"([^"]*)",\s*(true|false),\s*(\d+),\s*(\d+),\s*"([^"]*)",?\s*\)/g;
+  return [...body.matchAll(row)].map((m, index) => ({
+    name: { S: m[1] },
+    id: { N: String(index + 1) },
+    internal_name: { S: '' },
+    urgency: { S: m[2] },
+    priority: { N: m[3] },
+    type: { S: m[4] },
+    color: { S: m[5] },
+    notify: { BOOL: m[6] === 'true' },
+    notification_interval: { N: m[7] },
+    notification_maxloops: { N: m[8] },
+    notification_sound: { S: m[9] },
+  }));
+}
+
+/** The JSON of a custom resource's `Create`, with the table reference put back as text. */
+function createCall(template: Template, resource: Json): Json {
+  const parts: Json[] = resource.Properties.Create['Fn::Join'][1];
+  const text = parts
+    .map((part) => (typeof part === 'string' ? part : `<${part.Ref === tableId(template, 'call-types') ? 'call-types' : JSON.stringify(part)}>`))
+    .join('');
+  return JSON.parse(text);
+}
+
+describe('seeded call types', () => {
+  for (const mode of MODES) {
+    it(`${mode}: the ten call types of call_types.rs, put on create only, never over an existing name`, () => {
+      const template = templates[mode];
+      const seeds = Object.values(resourcesOf(template, 'Custom::SeedCallType'));
+      assert.equal(seeds.length, 10);
+      const items: Json[] = [];
+      for (const seed of seeds) {
+        assert.equal(seed.Properties.Update, undefined, 'an update must not write');
+        assert.equal(seed.Properties.Delete, undefined, 'a delete must not write');
+        assert.equal(seed.Properties.InstallLatestAwsSdk, false);
+        const call = createCall(template, seed);
+        assert.equal(call.service, 'DynamoDB');
+        assert.equal(call.action, 'putItem');
+        assert.equal(call.parameters.TableName, '<call-types>');
+        assert.equal(call.parameters.ConditionExpression, 'attribute_not_exists(#name)');
+        assert.deepEqual(call.parameters.ExpressionAttributeNames, { '#name': 'name' });
+        assert.equal(call.ignoreErrorCodesMatching, 'ConditionalCheckFailedException');
+        items.push(call.parameters.Item);
+      }
+      items.sort((a, b) => Number(a.id.N) - Number(b.id.N));
+      const expected = rustDefaults();
+      assert.equal(expected.length, 10, 'parsed the ten defaults of call_types.rs');
+      assert.deepEqual(items, expected);
+      assert.deepEqual(
+        DEFAULT_CALL_TYPES.map((t) => t.name),
+        expected.map((t) => t.name.S),
+      );
+    });
+
+    it(`${mode}: the seeding may only put items into the call-types table`, () => {
+      const template = templates[mode];
+      const provider = Object.entries(resourcesOf(template, 'AWS::Lambda::Function')).find(
+        ([, fn]) => fn.Properties.Runtime !== 'provided.al2023',
+      );
+      assert.ok(provider);
+      const roleId = provider[1].Properties.Role['Fn::GetAtt'][0];
+      assert.deepEqual(dynamoPermissions(template, roleId), { 'call-types': ['dynamodb:PutItem'] });
+    });
+  }
+});
+
+describe('outputs', () => {
+  for (const mode of MODES) {
+    it(`${mode}: API URL and the three table names`, () => {
+      const template = templates[mode];
+      const outputs = template.toJSON().Outputs;
+      assert.deepEqual(Object.keys(outputs).sort(), ['ApiUrl', 'CallTypesTableName', 'ConsumersTableName', 'DataTableName']);
+      assert.deepEqual(outputs.CallTypesTableName.Value, { Ref: tableId(template, 'call-types') });
+      assert.deepEqual(outputs.ConsumersTableName.Value, { Ref: tableId(template, 'consumers') });
+      assert.deepEqual(outputs.DataTableName.Value, { Ref: tableId(template, 'data') });
+      assert.match(JSON.stringify(outputs.ApiUrl.Value), /execute-api/);
+    });
+  }
+});
+
+describe('the CDK app (bin/nurse-call.js)', () => {
+  function runApp(context: Record<string, string>): { status: number; stderr: string; outdir: string } {
+    const outdir = tempDir('nurse-call-app-');
+    try {
+      execFileSync(process.execPath, [path.join(__dirname, '..', 'bin', 'nurse-call.js')], {
+        env: {
+          ...process.env,
+          CDK_OUTDIR: outdir,
+          CDK_CONTEXT_JSON: JSON.stringify({ ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context }),
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      return { status: 0, stderr: '', outdir };
+    } catch (error) {
+      const e = error as { status: number; stderr: Buffer };
+      return { status: e.status, stderr: String(e.stderr), outdir };
+    }
+  }
+
+  it('synthesizes one stack, NurseCall-<installation>, from context values', () => {
+    const { status, stderr, outdir } = runApp({
+      installation: 'st-marien',
+      mode: 'sandbox',
+      timeZone: 'Europe/Vienna',
+      throttleRate: '20',
+      throttleBurst: '40',
+      lambdaDir: placeholderLambdaDir(),
+    });
+    assert.equal(status, 0, stderr);
+    const template = JSON.parse(fs.readFileSync(path.join(outdir, 'NurseCall-st-marien.template.json'), 'utf8'));
+    const stage = Object.values(template.Resources as Record<string, Json>).find(
+      (r) => r.Type === 'AWS::ApiGatewayV2::Stage',
+    );
+    assert.deepEqual(stage.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 });
+    const tableNames = Object.values(template.Resources as Record<string, Json>)
+      .filter((r) => r.Type === 'AWS::DynamoDB::Table')
+      .map((r) => r.Properties.TableName)
+      .sort();
+    assert.deepEqual(tableNames, [
+      'nurse-call-st-marien-call-types',
+      'nurse-call-st-marien-consumers',
+      'nurse-call-st-marien-data',
+    ]);
+  });
+
+  it('refuses to run without installation and mode', () => {
+    const { status, stderr } = runApp({ mode: 'production', lambdaDir: placeholderLambdaDir() });
+    assert.notEqual(status, 0);
+    assert.match(stderr, /missing context value "installation"/);
+  });
+});
