@@ -104,7 +104,10 @@ async fn state_by_query_and_by_cookie_agree() {
         ))
         .await;
     by_query.expect_status(200);
-    assert_eq!(object_keys(&by_query.raw_data()), ["calls", "elements"]);
+    assert_eq!(
+        object_keys(&by_query.raw_data()),
+        ["calls", "elements", "mismatches"]
+    );
     let by_cookie = server
         .request(
             Method::GET,
@@ -397,4 +400,182 @@ fn hex_words(text: &str) -> Vec<String> {
         .filter(|w| !w.is_empty())
         .map(str::to_string)
         .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Hash mismatches on the test page
+// ---------------------------------------------------------------------------
+
+/// `data.mismatches` of the state: the `debug` objects of this consumer's
+/// invalid hashes, without the secret, newest first.
+#[tokio::test]
+async fn state_lists_this_consumers_hash_mismatches_newest_first() {
+    let server = Server::sandbox();
+    let c = server.new_consumer().await;
+    let empty = server
+        .get(&format!(
+            "{SANDBOX_STATE}?consumer={}&hash={}",
+            c.id,
+            c.proof()
+        ))
+        .await;
+    assert_eq!(raw_member(&empty.raw_data(), "mismatches"), "[]");
+
+    let wrong = "ab".repeat(32);
+    let first = server
+        .post(
+            DISPLAY,
+            envelope(Some("Zimmer-1"), &c.id, &wrong, r#"{ "event" : "WC" }"#),
+        )
+        .await;
+    first.expect_status(400);
+    // The multi form: an empty target, and a 40-hex (SHA-1 length) hash.
+    let sha1 = hmac_sha1_hex(&c.secret, &format!(".{}.[]", c.id));
+    let second = server
+        .post(
+            ELEMENT,
+            envelope(None, &c.id, &sha1, r#"[{"target":"E1","battery":5}]"#),
+        )
+        .await;
+    second.expect_status(400);
+    // Neither a valid request nor a 422 is a mismatch.
+    server
+        .display(&c, "Zimmer-1", r#"{"event":"WC"}"#)
+        .await
+        .expect_status(201);
+    server
+        .post(DISPLAY, envelope(Some("Zimmer-1"), &c.id, &wrong, "{}"))
+        .await
+        .expect_status(422);
+
+    let response = server
+        .get(&format!(
+            "{SANDBOX_STATE}?consumer={}&hash={}",
+            c.id,
+            c.proof()
+        ))
+        .await;
+    response.expect_status(200);
+    let raw = array_items(&raw_member(&response.raw_data(), "mismatches"));
+    assert_eq!(raw.len(), 2, "{}", response.text);
+    assert_eq!(object_keys(&raw[0]), ["at", "string", "hash"]);
+    assert_eq!(
+        object_keys(&raw_member(&raw[0], "hash")),
+        ["expected", "provided"]
+    );
+    let mismatches = response.data()["mismatches"].clone();
+    for (shown, answer) in [(&mismatches[0], &second), (&mismatches[1], &first)] {
+        let debug = &answer.json()["debug"];
+        assert_eq!(shown["string"], debug["string"]);
+        assert_eq!(shown["hash"], debug["hash"]);
+        let at = shown["at"].as_str().expect("at");
+        assert!(
+            chrono::NaiveDateTime::parse_from_str(at, "%Y-%m-%d %H:%M:%S").is_ok(),
+            "wire time: {at}"
+        );
+    }
+    assert_eq!(
+        mismatches[1]["string"],
+        format!(r#"Zimmer-1.{}.{{"event":"WC"}}"#, c.id)
+    );
+    assert_eq!(
+        mismatches[0]["string"],
+        format!(r#".{}.[{{"target":"E1","battery":5}}]"#, c.id)
+    );
+    assert_eq!(mismatches[0]["hash"]["provided"], sha1);
+    assert!(
+        !response.text.contains(&c.secret),
+        "the state never repeats the secret"
+    );
+}
+
+/// Each consumer sees only its own mismatches; an unknown consumer's are
+/// kept nowhere; only the newest ten are kept.
+#[tokio::test]
+async fn hash_mismatches_stay_with_their_consumer() {
+    let server = Server::sandbox();
+    let a = server.new_consumer().await;
+    let b = server.new_consumer().await;
+    let wrong = "0".repeat(64);
+    for i in 0..12 {
+        server
+            .post(
+                DISPLAY,
+                envelope(
+                    Some(&format!("A-{i:02}")),
+                    &a.id,
+                    &wrong,
+                    r#"{"event":"WC"}"#,
+                ),
+            )
+            .await
+            .expect_status(400);
+    }
+    server
+        .post(
+            DISPLAY,
+            envelope(Some("B-1"), &b.id, &wrong, r#"{"event":"WC"}"#),
+        )
+        .await
+        .expect_status(400);
+    // An unknown consumer gets no debug and leaves nothing anywhere.
+    let unknown = server
+        .post(
+            DISPLAY,
+            envelope(
+                Some("U-1"),
+                "d1e2f3a4-b5c6-4d7e-8f90-a1b2c3d4e5f6",
+                &wrong,
+                r#"{"event":"WC"}"#,
+            ),
+        )
+        .await;
+    unknown.expect_status(400);
+    assert_eq!(unknown.text, invalid_hash_body());
+
+    let targets = |state: &Value| -> Vec<String> {
+        state["mismatches"]
+            .as_array()
+            .expect("mismatches")
+            .iter()
+            .map(|m| {
+                m["string"]
+                    .as_str()
+                    .expect("string")
+                    .split('.')
+                    .next()
+                    .expect("target")
+                    .to_string()
+            })
+            .collect()
+    };
+    let expected_a: Vec<String> = (2..12).rev().map(|i| format!("A-{i:02}")).collect();
+    assert_eq!(targets(&server.state(&a).await), expected_a);
+    assert_eq!(targets(&server.state(&b).await), ["B-1"]);
+}
+
+/// Production never keeps a mismatch (and answers without `debug`).
+#[tokio::test]
+async fn production_keeps_no_hash_mismatch() {
+    if skip_unless_sqlite("production_keeps_no_hash_mismatch") {
+        return;
+    }
+    let id = "6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f";
+    let server = Server::production(Seed::new().consumer(id, &["my-secret"], false).element(
+        "Zimmer-101",
+        "Z101",
+        "Zimmer 101",
+    ));
+    let response = server
+        .post(
+            DISPLAY,
+            envelope(Some("Zimmer-101"), id, &"0".repeat(64), r#"{"event":"WC"}"#),
+        )
+        .await;
+    response.expect_status(400);
+    assert_eq!(response.text, invalid_hash_body());
+    let kept: i64 = open_store_file(server.data_dir())
+        .query_row("SELECT count(*) FROM hash_mismatches", [], |row| row.get(0))
+        .expect("the mismatch table exists");
+    assert_eq!(kept, 0);
 }

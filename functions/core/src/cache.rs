@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::model::{
-    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, NewCall, Scope,
+    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
 };
 use crate::store::{AddressSnapshot, ElementsOutcome, OpenOutcome, Store, StoreError};
 
@@ -161,5 +161,21 @@ impl Store for CachingStore {
 
     async fn purge_expired(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
         self.inner.purge_expired(now).await
+    }
+
+    async fn record_hash_mismatch(
+        &self,
+        scope: &Scope,
+        mismatch: &HashMismatch,
+    ) -> Result<(), StoreError> {
+        self.inner.record_hash_mismatch(scope, mismatch).await
+    }
+
+    async fn recent_hash_mismatches(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<HashMismatch>, StoreError> {
+        self.inner.recent_hash_mismatches(scope, limit).await
     }
 }

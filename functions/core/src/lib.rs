@@ -8,6 +8,7 @@
 //! (what is signed and how), [`validation`] (the 422 catalogue), [`store`]
 //! (persistence), [`handlers`] (one module per endpoint) and [`router`].
 
+pub mod admin;
 pub mod cache;
 pub mod call_types;
 pub mod compact;

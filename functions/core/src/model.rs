@@ -201,6 +201,52 @@ impl std::fmt::Debug for Consumer {
     }
 }
 
+/// A request of a sandbox consumer whose hash did not verify, as the test
+/// server explained it in the `debug` object (spec 7.2), without the secret.
+/// Kept for a day so that the test page can show it (DECISIONS §8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashMismatch {
+    /// The composed signing string `<target>.<consumer>.<data_json>`; a very
+    /// long one is cut at [`HashMismatch::TEXT_LIMIT`] bytes and ends in `…`.
+    pub string: String,
+    /// The hash the service computed (HMAC-SHA256 with the newest secret).
+    pub expected: String,
+    /// The hash the request carried, as sent (cut like `string`).
+    pub provided: String,
+    /// When the request came in.
+    pub at: DateTime<Utc>,
+}
+
+impl HashMismatch {
+    /// How many mismatches a store keeps per scope, the newest.
+    pub const KEPT: usize = 10;
+    /// How long a mismatch is kept.
+    pub const LIFETIME_HOURS: i64 = 24;
+    /// Longest `string` and `provided` kept, in bytes (a body may be 256 KiB).
+    pub const TEXT_LIMIT: usize = 16 * 1024;
+
+    /// A mismatch to keep: the texts cut to [`HashMismatch::TEXT_LIMIT`].
+    pub fn new(string: &str, expected: &str, provided: &str, at: DateTime<Utc>) -> Self {
+        HashMismatch {
+            string: Self::cut(string),
+            expected: expected.to_string(),
+            provided: Self::cut(provided),
+            at,
+        }
+    }
+
+    fn cut(text: &str) -> String {
+        if text.len() <= Self::TEXT_LIMIT {
+            return text.to_string();
+        }
+        let mut end = Self::TEXT_LIMIT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &text[..end])
+    }
+}
+
 impl Consumer {
     /// How long a sandbox visitor's consumer and data are kept.
     pub const SANDBOX_LIFETIME_DAYS: i64 = 30;

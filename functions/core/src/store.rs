@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::model::{
-    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, NewCall, Scope,
+    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
 };
 
 /// A failure of the store itself (not of the request).
@@ -126,4 +126,22 @@ pub trait Store: Send + Sync {
     /// Removes expired sandbox consumers and their data. Stores with native
     /// expiry (DynamoDB TTL) need not do anything.
     async fn purge_expired(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
+
+    /// Remembers a hash mismatch of a sandbox consumer (its scope) for the test
+    /// page. Keeps the newest [`HashMismatch::KEPT`] of the scope and drops the
+    /// older ones; each expires after [`HashMismatch::LIFETIME_HOURS`] (a store
+    /// with native expiry may leave that to the database).
+    async fn record_hash_mismatch(
+        &self,
+        scope: &Scope,
+        mismatch: &HashMismatch,
+    ) -> Result<(), StoreError>;
+
+    /// The scope's kept hash mismatches, newest first (by `at`, then the later
+    /// recorded first), at most `limit` and at most [`HashMismatch::KEPT`].
+    async fn recent_hash_mismatches(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<HashMismatch>, StoreError>;
 }

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use nurse_call_core::store::Store;
 
+pub mod admin;
 mod cases;
 pub mod moto;
 mod support;
@@ -119,6 +120,9 @@ macro_rules! conformance_tests {
             concurrent_opens_of_one_event_open_once,
             concurrent_opens_and_closes_keep_invariants,
             concurrent_element_batches_are_all_or_nothing,
+            hash_mismatches_keep_the_newest_first,
+            hash_mismatches_are_scoped,
+            purge_expired_removes_old_hash_mismatches,
         );
     };
     (@cases $make_store:expr; $($case:ident),* $(,)?) => {

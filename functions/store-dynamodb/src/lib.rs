@@ -12,9 +12,11 @@
 //! (conditional update returning the item), element multi 2 (transaction,
 //! then a consistent batch read for the response).
 
+mod admin;
 mod client;
 mod error;
 mod item;
+mod mismatches;
 pub mod tables;
 
 use std::collections::HashMap;
@@ -29,7 +31,7 @@ use aws_sdk_dynamodb::types::{
 use chrono::{DateTime, TimeZone, Utc};
 
 use nurse_call_core::model::{
-    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, NewCall, Scope,
+    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
 };
 use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome, Store, StoreError};
 use nurse_call_core::wire_time::to_stored;
@@ -800,6 +802,22 @@ impl Store for DynamoStore {
     /// ignore an expired consumer until it does).
     async fn purge_expired(&self, _now: DateTime<Utc>) -> Result<u64, StoreError> {
         Ok(0)
+    }
+
+    async fn record_hash_mismatch(
+        &self,
+        scope: &Scope,
+        mismatch: &HashMismatch,
+    ) -> Result<(), StoreError> {
+        self.put_hash_mismatch(scope, mismatch).await
+    }
+
+    async fn recent_hash_mismatches(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<HashMismatch>, StoreError> {
+        self.query_hash_mismatches(scope, limit).await
     }
 }
 

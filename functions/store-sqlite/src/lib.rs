@@ -5,6 +5,8 @@
 //! the same file while the server runs. Blocking SQLite calls run on tokio's
 //! blocking pool so they never stall the async workers.
 
+mod admin;
+mod mismatches;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -15,7 +17,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use nurse_call_core::model::{
-    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, NewCall, Scope,
+    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
 };
 use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome, Store, StoreError};
 use nurse_call_core::wire_time::{from_stored, to_stored};
@@ -542,6 +544,7 @@ impl Store for SqliteStore {
     async fn purge_expired(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
         self.with(move |c| {
             let tx = c.transaction()?;
+            mismatches::purge(&tx, now)?;
             let now = to_stored(now);
             let scopes =
                 "SELECT id FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1";
@@ -561,5 +564,25 @@ impl Store for SqliteStore {
             Ok(purged as u64)
         })
         .await
+    }
+
+    async fn record_hash_mismatch(
+        &self,
+        scope: &Scope,
+        mismatch: &HashMismatch,
+    ) -> Result<(), StoreError> {
+        let (scope, mismatch) = (scope.as_str().to_string(), mismatch.clone());
+        self.with(move |c| mismatches::record(c, &scope, &mismatch))
+            .await
+    }
+
+    async fn recent_hash_mismatches(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<HashMismatch>, StoreError> {
+        let scope = scope.as_str().to_string();
+        self.with(move |c| mismatches::recent(c, &scope, limit))
+            .await
     }
 }

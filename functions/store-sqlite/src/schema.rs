@@ -3,7 +3,8 @@
 use rusqlite::Connection;
 
 /// Bumped when the schema changes; checked with `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+/// 1: consumers, call types, elements, calls. 2: hash mismatches (test page).
+const SCHEMA_VERSION: i64 = 2;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -17,6 +18,37 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version >= SCHEMA_VERSION {
         return Ok(());
     }
+    // Each step moves a file one version on, so a file of any older version
+    // (and a new, empty one) ends up current without losing data.
+    if version < 1 {
+        version_1(connection)?;
+    }
+    if version < 2 {
+        version_2(connection)?;
+    }
+    Ok(())
+}
+
+/// A kept hash mismatch of a sandbox consumer (the newest 10 per scope, for a day).
+fn version_2(connection: &Connection) -> rusqlite::Result<()> {
+    connection.execute_batch(
+        "BEGIN;
+         CREATE TABLE IF NOT EXISTS hash_mismatches (
+             id       INTEGER PRIMARY KEY AUTOINCREMENT,   -- recording order
+             scope    TEXT NOT NULL,                       -- a sandbox consumer id
+             at       TEXT NOT NULL,
+             string   TEXT NOT NULL,
+             expected TEXT NOT NULL,
+             provided TEXT NOT NULL
+         );
+         CREATE INDEX IF NOT EXISTS hash_mismatches_by_scope
+             ON hash_mismatches (scope, at, id);
+         PRAGMA user_version = 2;
+         COMMIT;",
+    )
+}
+
+fn version_1(connection: &Connection) -> rusqlite::Result<()> {
     connection.execute_batch(
         "BEGIN;
          CREATE TABLE IF NOT EXISTS consumers (
@@ -72,6 +104,5 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
          CREATE INDEX IF NOT EXISTS elements_by_update ON elements (scope, updated_at);
          PRAGMA user_version = 1;
          COMMIT;",
-    )?;
-    Ok(())
+    )
 }

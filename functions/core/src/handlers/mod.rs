@@ -9,7 +9,7 @@ pub mod element;
 use crate::envelope::Envelope;
 use crate::error::ApiError;
 use crate::http_io::{ApiRequest, json_body};
-use crate::model::Consumer;
+use crate::model::{Consumer, HashMismatch, Scope};
 use crate::requests::Credentials;
 use crate::signature::{self, HashDebug};
 use crate::state::AppState;
@@ -49,5 +49,25 @@ pub(crate) async fn authenticate(
         }
         _ => None,
     };
+    // Only the sandbox builds `debug`, only for a known consumer: exactly the
+    // mismatches the test page of that consumer shows.
+    if let (Some(consumer), Some(debug)) = (&consumer, &debug) {
+        remember_mismatch(state, consumer, debug).await;
+    }
     Err(ApiError::InvalidHash(debug))
+}
+
+/// Keeps a sandbox consumer's mismatch for its test page. A failure to keep it
+/// only costs the page an entry: the request is still answered with its 400.
+async fn remember_mismatch(state: &AppState, consumer: &Consumer, debug: &HashDebug) {
+    let mismatch = HashMismatch::new(
+        &debug.string,
+        &debug.expected,
+        &debug.provided,
+        wire_time::now(),
+    );
+    let scope = Scope::consumer(&consumer.id);
+    if let Err(error) = state.store.record_hash_mismatch(&scope, &mismatch).await {
+        tracing::warn!(consumer = %consumer.id, %error, "hash mismatch not kept for the test page");
+    }
 }

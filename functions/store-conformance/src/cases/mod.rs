@@ -8,6 +8,7 @@ mod consumers;
 mod elements;
 mod isolation;
 mod listing;
+mod mismatches;
 
 pub use call_types::*;
 pub use calls::*;
@@ -16,3 +17,4 @@ pub use consumers::*;
 pub use elements::*;
 pub use isolation::*;
 pub use listing::*;
+pub use mismatches::*;

@@ -1,0 +1,397 @@
+//! `call-types …`: list, edit and seed the call types (DECISIONS §7). The
+//! service reads them on every request locally and within 60 s in AWS.
+//!
+//! `set` changes only the fields given. A name that does not exist yet is
+//! created with the next free id (ids 1–10 belong to the ten defaults) and,
+//! for fields not given, the fallbacks the service uses for hand-edited items
+//! (docs/data-model.md): empty internal name, NORMAL, CALL, no notification.
+
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use nurse_call_core::admin::AdminStore;
+use nurse_call_core::call_types::default_call_types;
+use nurse_call_core::model::CallType;
+use nurse_call_core::validation::MAX_TEXT_CHARS;
+
+use crate::failure::{Failure, Outcome};
+use crate::output::{Output, table};
+
+const CACHE_NOTE: &str = "The Lambda functions see the change within 60 s; \
+                          the local server at once.";
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the call types, ordered by id.
+    List,
+    /// Create a call type or change the given fields of one.
+    Set(SetArgs),
+    /// Add those of the ten default call types that are missing (never
+    /// overwrites an edit).
+    Seed,
+}
+
+#[derive(Debug, Args)]
+pub struct SetArgs {
+    /// The call type's name (the `event` of display requests), e.g. Notruf.
+    name: String,
+    /// The name a connected central system uses for it (may be empty).
+    #[arg(long)]
+    internal_name: Option<String>,
+    /// Priority, a whole number ≥ 1; 1 is the most urgent. Required to create.
+    #[arg(long, value_parser = parse_priority)]
+    priority: Option<i64>,
+    /// Display colour, #rrggbb. Required to create.
+    #[arg(long, value_parser = parse_color)]
+    color: Option<String>,
+    /// Urgency, e.g. NORMAL, URGENT, EMERGENCY.
+    #[arg(long, value_parser = parse_word)]
+    urgency: Option<String>,
+    /// Kind of call type, e.g. CALL, PRESENCE, FAULT.
+    #[arg(long = "type", value_name = "TYPE", value_parser = parse_word)]
+    kind: Option<String>,
+    /// Whether displays notify (true or false).
+    #[arg(long, value_name = "true|false")]
+    notify: Option<bool>,
+    /// Seconds between notifications (≥ 0).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_count)]
+    notification_interval: Option<i64>,
+    /// How often a notification repeats (≥ 0).
+    #[arg(long, value_name = "COUNT", value_parser = parse_count)]
+    notification_maxloops: Option<i64>,
+    /// Sound file name, e.g. emergency.mp3.
+    #[arg(long, value_name = "FILE")]
+    notification_sound: Option<String>,
+}
+
+pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
+    match command {
+        Command::List => list(store, out).await,
+        Command::Set(args) => set(store, out, args).await,
+        Command::Seed => seed(store, out).await,
+    }
+}
+
+/// A call type as the service shows it (`type` object of spec 2.3).
+#[derive(Serialize)]
+struct CallTypeRow {
+    id: i64,
+    name: String,
+    internal_name: String,
+    urgency: String,
+    priority: i64,
+    #[serde(rename = "type")]
+    kind: String,
+    color: String,
+    notify: bool,
+    notification_interval: i64,
+    notification_maxloops: i64,
+    notification_sound: String,
+}
+
+impl From<&CallType> for CallTypeRow {
+    fn from(t: &CallType) -> Self {
+        CallTypeRow {
+            id: t.id,
+            name: t.name.clone(),
+            internal_name: t.internal_name.clone(),
+            urgency: t.urgency.clone(),
+            priority: t.priority,
+            kind: t.kind.clone(),
+            color: t.color.clone(),
+            notify: t.notify,
+            notification_interval: t.notification_interval,
+            notification_maxloops: t.notification_maxloops,
+            notification_sound: t.notification_sound.clone(),
+        }
+    }
+}
+
+fn call_type_table(rows: &[&CallTypeRow]) -> String {
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|t| {
+            vec![
+                t.id.to_string(),
+                t.name.clone(),
+                t.internal_name.clone(),
+                t.urgency.clone(),
+                t.priority.to_string(),
+                t.kind.clone(),
+                t.color.clone(),
+                if t.notify { "yes" } else { "no" }.to_string(),
+                t.notification_interval.to_string(),
+                t.notification_maxloops.to_string(),
+                t.notification_sound.clone(),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "ID", "NAME", "INTERNAL", "URGENCY", "PRIO", "TYPE", "COLOR", "NOTIFY", "INTERVAL",
+            "LOOPS", "SOUND",
+        ],
+        &cells,
+    )
+}
+
+async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
+    let rows: Vec<CallTypeRow> = store.call_types().await?.iter().map(Into::into).collect();
+    out.print(&rows, |rows| {
+        call_type_table(&rows.iter().collect::<Vec<_>>())
+    });
+    if rows.is_empty() {
+        out.note("`nurse-call-admin call-types seed` adds the ten default call types.");
+    }
+    Ok(())
+}
+
+async fn set(store: &dyn AdminStore, out: Output, args: SetArgs) -> Outcome {
+    let name = args.name.trim().to_string();
+    check_text("the name", &name, false)?;
+    if let Some(internal_name) = &args.internal_name {
+        check_text("--internal-name", internal_name, true)?;
+    }
+    if let Some(sound) = &args.notification_sound {
+        check_text("--notification-sound", sound, true)?;
+    }
+    let existing = store.call_types().await?;
+    let (mut call_type, created) = match existing.iter().find(|t| t.name == name) {
+        Some(found) => {
+            if !args.changes_something() {
+                return Err(Failure::refused(format!(
+                    "nothing to change for call type {name:?}: give at least one option \
+                     (see `nurse-call-admin call-types set --help`)"
+                )));
+            }
+            (found.clone(), false)
+        }
+        None => (new_call_type(&name, &existing, &args)?, true),
+    };
+    args.apply(&mut call_type);
+    store.put_call_type(&call_type).await?;
+
+    #[derive(Serialize)]
+    struct Set {
+        created: bool,
+        #[serde(flatten)]
+        call_type: CallTypeRow,
+    }
+    out.print(
+        &Set {
+            created,
+            call_type: CallTypeRow::from(&call_type),
+        },
+        |set| {
+            let verb = if set.created { "Created" } else { "Updated" };
+            format!(
+                "{verb} call type {:?} (id {}).\n{}",
+                set.call_type.name,
+                set.call_type.id,
+                call_type_table(&[&set.call_type])
+            )
+        },
+    );
+    out.note(CACHE_NOTE);
+    Ok(())
+}
+
+/// A new call type: the next free id, fallbacks for what `args` does not give.
+fn new_call_type(name: &str, existing: &[CallType], args: &SetArgs) -> Result<CallType, Failure> {
+    if args.priority.is_none() || args.color.is_none() {
+        return Err(Failure::refused(format!(
+            "call type {name:?} does not exist; to create it give at least --priority and --color"
+        )));
+    }
+    // Ids 1–10 stay reserved for the defaults, so that seeding later still works.
+    let reserved = i64::try_from(default_call_types().len()).unwrap_or(i64::MAX);
+    let highest = existing
+        .iter()
+        .map(|t| t.id)
+        .max()
+        .unwrap_or(0)
+        .max(reserved);
+    Ok(CallType {
+        id: highest + 1,
+        name: name.to_string(),
+        internal_name: String::new(),
+        urgency: "NORMAL".into(),
+        priority: 0,
+        kind: "CALL".into(),
+        color: String::new(),
+        notify: false,
+        notification_interval: 0,
+        notification_maxloops: 0,
+        notification_sound: String::new(),
+    })
+}
+
+impl SetArgs {
+    fn changes_something(&self) -> bool {
+        self.internal_name.is_some()
+            || self.priority.is_some()
+            || self.color.is_some()
+            || self.urgency.is_some()
+            || self.kind.is_some()
+            || self.notify.is_some()
+            || self.notification_interval.is_some()
+            || self.notification_maxloops.is_some()
+            || self.notification_sound.is_some()
+    }
+
+    /// Sets the fields given; the others keep their value.
+    fn apply(&self, t: &mut CallType) {
+        if let Some(v) = &self.internal_name {
+            t.internal_name = v.trim().to_string();
+        }
+        if let Some(v) = self.priority {
+            t.priority = v;
+        }
+        if let Some(v) = &self.color {
+            t.color.clone_from(v);
+        }
+        if let Some(v) = &self.urgency {
+            t.urgency.clone_from(v);
+        }
+        if let Some(v) = &self.kind {
+            t.kind.clone_from(v);
+        }
+        if let Some(v) = self.notify {
+            t.notify = v;
+        }
+        if let Some(v) = self.notification_interval {
+            t.notification_interval = v;
+        }
+        if let Some(v) = self.notification_maxloops {
+            t.notification_maxloops = v;
+        }
+        if let Some(v) = &self.notification_sound {
+            t.notification_sound = v.trim().to_string();
+        }
+    }
+}
+
+async fn seed(store: &dyn AdminStore, out: Output) -> Outcome {
+    let before: Vec<String> = store
+        .call_types()
+        .await?
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    let defaults = default_call_types();
+    store.seed_call_types(&defaults).await?;
+    let (kept, added): (Vec<String>, Vec<String>) = defaults
+        .into_iter()
+        .map(|t| t.name)
+        .partition(|name| before.contains(name));
+    #[derive(Serialize)]
+    struct Seeded {
+        added: Vec<String>,
+        kept: Vec<String>,
+    }
+    out.print(&Seeded { added, kept }, |s| {
+        let list = |names: &[String]| {
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        format!(
+            "Added {} default call types: {}\nKept {} existing ones as they are: {}\n",
+            s.added.len(),
+            list(&s.added),
+            s.kept.len(),
+            list(&s.kept)
+        )
+    });
+    Ok(())
+}
+
+fn check_text(what: &str, value: &str, may_be_empty: bool) -> Result<(), Failure> {
+    if !may_be_empty && value.trim().is_empty() {
+        return Err(Failure::refused(format!("{what} must not be empty")));
+    }
+    if value.chars().count() > MAX_TEXT_CHARS {
+        return Err(Failure::refused(format!(
+            "{what} may have at most {MAX_TEXT_CHARS} characters"
+        )));
+    }
+    Ok(())
+}
+
+/// `#rrggbb`, stored in lowercase.
+fn parse_color(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    match text.strip_prefix('#') {
+        Some(hex) if hex.len() == 6 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Ok(text.to_ascii_lowercase())
+        }
+        _ => Err("a colour is written #rrggbb, e.g. #e74c3c".to_string()),
+    }
+}
+
+fn parse_priority(text: &str) -> Result<i64, String> {
+    match text.trim().parse::<i64>() {
+        Ok(priority) if priority >= 1 => Ok(priority),
+        _ => Err("the priority is a whole number ≥ 1 (1 is the most urgent)".to_string()),
+    }
+}
+
+fn parse_count(text: &str) -> Result<i64, String> {
+    match text.trim().parse::<i64>() {
+        Ok(count) if count >= 0 => Ok(count),
+        _ => Err("a whole number ≥ 0 is expected".to_string()),
+    }
+}
+
+/// Urgency and type: one word, kept as written (the service passes it on).
+fn parse_word(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    if text.is_empty() || text.chars().count() > 64 || text.contains(char::is_whitespace) {
+        Err("one word is expected, e.g. NORMAL".to_string())
+    } else {
+        Ok(text.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colours_are_hash_and_six_hex_digits() {
+        assert_eq!(parse_color("#E74C3C").unwrap(), "#e74c3c");
+        for bad in ["e74c3c", "#e74c3", "#e74c3cc", "#g74c3c", "red", ""] {
+            assert!(parse_color(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn priorities_are_positive_integers() {
+        assert_eq!(parse_priority("1").unwrap(), 1);
+        for bad in ["0", "-1", "1.5", "high"] {
+            assert!(parse_priority(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn new_ids_follow_the_highest_and_skip_the_defaults() {
+        let args = SetArgs {
+            name: "Test".into(),
+            internal_name: None,
+            priority: Some(3),
+            color: Some("#000000".into()),
+            urgency: None,
+            kind: None,
+            notify: None,
+            notification_interval: None,
+            notification_maxloops: None,
+            notification_sound: None,
+        };
+        assert_eq!(new_call_type("Test", &[], &args).unwrap().id, 11);
+        let mut many = default_call_types();
+        many[3].id = 40;
+        assert_eq!(new_call_type("Test", &many, &args).unwrap().id, 41);
+    }
+}

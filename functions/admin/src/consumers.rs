@@ -1,0 +1,272 @@
+//! `consumers …`: issue, list, rotate and revoke the consumers (central
+//! systems, radio gateways) that may send signed requests (DECISIONS §2, §8a).
+//!
+//! A secret is printed exactly once, by `create` or `rotate`; nothing else
+//! ever shows one. Rotation without downtime: `rotate` (both secrets verify),
+//! give the new secret to the central system, then `retire-secret`.
+
+use clap::Subcommand;
+use serde::Serialize;
+
+use nurse_call_core::admin::{self, AdminStore, MAX_SECRETS, SecretsReplaced};
+use nurse_call_core::model::Consumer;
+use nurse_call_core::validation::{MAX_TEXT_CHARS, is_uuid};
+use nurse_call_core::wire_time::{self, to_stored};
+
+use crate::failure::{Failure, Outcome};
+use crate::output::{Output, fields, or_dash, table};
+
+/// How long the Lambda functions may keep using a consumer record they cached.
+const CACHE_NOTE: &str = "The Lambda functions cache consumers for up to 60 s; \
+                          the local server sees the change at once.";
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Issue a consumer and print its id and secret (shown only this once).
+    Create {
+        /// Who uses it, e.g. "Zentrale Station 1".
+        #[arg(long)]
+        name: String,
+        /// Also accept HMAC-SHA1 signatures (legacy central systems only).
+        #[arg(long)]
+        sha1: bool,
+    },
+    /// List the consumers: id, name, number of secrets, SHA-1, created (never a secret).
+    List,
+    /// Add a second secret and print it; both secrets verify until `retire-secret`.
+    Rotate {
+        /// The consumer's id (UUID).
+        id: String,
+    },
+    /// Drop the older of the two secrets; only the newest verifies afterwards.
+    RetireSecret {
+        /// The consumer's id (UUID).
+        id: String,
+    },
+    /// Remove a consumer: its requests are refused (400 invalid_hash) from then on.
+    Revoke {
+        /// The consumer's id (UUID).
+        id: String,
+    },
+}
+
+pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
+    match command {
+        Command::Create { name, sha1 } => create(store, out, &name, sha1).await,
+        Command::List => list(store, out).await,
+        Command::Rotate { id } => rotate(store, out, &id).await,
+        Command::RetireSecret { id } => retire_secret(store, out, &id).await,
+        Command::Revoke { id } => revoke(store, out, &id).await,
+    }
+}
+
+/// The printable record of a consumer: counts, never secrets.
+#[derive(Serialize)]
+struct ConsumerRow {
+    id: String,
+    name: String,
+    secrets: usize,
+    allow_sha1: bool,
+    created_at: String,
+    /// Sandbox visitors only.
+    expires_at: Option<String>,
+}
+
+impl From<&Consumer> for ConsumerRow {
+    fn from(consumer: &Consumer) -> Self {
+        ConsumerRow {
+            id: consumer.id.clone(),
+            name: consumer.name.clone(),
+            secrets: consumer.secrets.len(),
+            allow_sha1: consumer.allow_sha1,
+            created_at: to_stored(consumer.created_at),
+            expires_at: consumer.expires_at.map(to_stored),
+        }
+    }
+}
+
+/// The one output that carries a secret.
+#[derive(Serialize)]
+struct IssuedSecret {
+    id: String,
+    name: String,
+    secret: String,
+    /// How many secrets verify now (1 after create, 2 after rotate).
+    secrets: usize,
+    allow_sha1: bool,
+}
+
+async fn create(store: &dyn AdminStore, out: Output, name: &str, sha1: bool) -> Outcome {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(Failure::refused("--name must not be empty"));
+    }
+    if name.chars().count() > MAX_TEXT_CHARS {
+        return Err(Failure::refused(format!(
+            "--name may have at most {MAX_TEXT_CHARS} characters"
+        )));
+    }
+    let consumer = admin::new_consumer(name, sha1, wire_time::now())
+        .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
+    store.create_consumer(&consumer).await?;
+    out.print(
+        &IssuedSecret {
+            id: consumer.id.clone(),
+            name: consumer.name.clone(),
+            secret: consumer.secrets[0].clone(),
+            secrets: 1,
+            allow_sha1: consumer.allow_sha1,
+        },
+        |issued| {
+            fields(&[
+                ("consumer", issued.id.clone()),
+                ("secret", issued.secret.clone()),
+            ])
+        },
+    );
+    out.note(
+        "The secret is shown only now: give it to the central system over a safe channel. \
+         It signs requests with HMAC-SHA256 of `<target>.<consumer>.<data_json>`.",
+    );
+    Ok(())
+}
+
+async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
+    let rows: Vec<ConsumerRow> = store.consumers().await?.iter().map(Into::into).collect();
+    out.print(&rows, |rows| {
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|c| {
+                vec![
+                    c.id.clone(),
+                    c.name.clone(),
+                    c.secrets.to_string(),
+                    if c.allow_sha1 { "yes" } else { "no" }.to_string(),
+                    c.created_at.clone(),
+                    or_dash(c.expires_at.as_ref()),
+                ]
+            })
+            .collect();
+        table(
+            &["ID", "NAME", "SECRETS", "SHA1", "CREATED", "EXPIRES"],
+            &cells,
+        )
+    });
+    Ok(())
+}
+
+async fn rotate(store: &dyn AdminStore, out: Output, id: &str) -> Outcome {
+    let consumer = known(store, id).await?;
+    if consumer.secrets.len() >= MAX_SECRETS {
+        return Err(Failure::refused(format!(
+            "consumer {} already has {MAX_SECRETS} secrets; retire the older one first \
+             (consumers retire-secret {})",
+            consumer.id, consumer.id
+        )));
+    }
+    let secret = admin::new_secret()
+        .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
+    let mut secrets = consumer.secrets.clone();
+    secrets.push(secret.clone());
+    replace(store, &consumer, &secrets).await?;
+    out.print(
+        &IssuedSecret {
+            id: consumer.id.clone(),
+            name: consumer.name.clone(),
+            secret,
+            secrets: secrets.len(),
+            allow_sha1: consumer.allow_sha1,
+        },
+        |issued| {
+            fields(&[
+                ("consumer", issued.id.clone()),
+                ("new secret", issued.secret.clone()),
+            ])
+        },
+    );
+    out.note(&format!(
+        "The new secret is shown only now. Both secrets verify until you retire the old one:\n\
+         give the new secret to the central system, then run\n  \
+         nurse-call-admin consumers retire-secret {}",
+        consumer.id
+    ));
+    Ok(())
+}
+
+async fn retire_secret(store: &dyn AdminStore, out: Output, id: &str) -> Outcome {
+    let consumer = known(store, id).await?;
+    if consumer.secrets.len() < 2 {
+        return Err(Failure::refused(format!(
+            "consumer {} has only one secret; nothing to retire (rotate first)",
+            consumer.id
+        )));
+    }
+    let secrets = consumer.secrets[1..].to_vec();
+    replace(store, &consumer, &secrets).await?;
+    let row = ConsumerRow::from(&Consumer {
+        secrets,
+        ..consumer
+    });
+    out.print(&row, |row| {
+        format!(
+            "Retired the older secret of consumer {}; only the newest verifies now.\n",
+            row.id
+        )
+    });
+    out.note(CACHE_NOTE);
+    Ok(())
+}
+
+async fn revoke(store: &dyn AdminStore, out: Output, id: &str) -> Outcome {
+    let id = consumer_id(id)?;
+    if !store.delete_consumer(&id).await? {
+        return Err(unknown(&id));
+    }
+    #[derive(Serialize)]
+    struct Revoked {
+        id: String,
+        revoked: bool,
+    }
+    out.print(&Revoked { id, revoked: true }, |r| {
+        format!("Revoked consumer {}.\n", r.id)
+    });
+    out.note(CACHE_NOTE);
+    Ok(())
+}
+
+/// A consumer id as stored: a UUID, lowercase.
+fn consumer_id(id: &str) -> Result<String, Failure> {
+    let id = id.trim();
+    if !is_uuid(id) {
+        return Err(Failure::refused(format!(
+            "{id:?} is not a consumer id (a UUID such as 6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f)"
+        )));
+    }
+    Ok(id.to_ascii_lowercase())
+}
+
+fn unknown(id: &str) -> Failure {
+    Failure::refused(format!(
+        "no consumer with id {id} (see `nurse-call-admin consumers list`)"
+    ))
+}
+
+async fn known(store: &dyn AdminStore, id: &str) -> Result<Consumer, Failure> {
+    let id = consumer_id(id)?;
+    store.consumer(&id).await?.ok_or_else(|| unknown(&id))
+}
+
+async fn replace(store: &dyn AdminStore, consumer: &Consumer, secrets: &[String]) -> Outcome {
+    match store
+        .replace_secrets(&consumer.id, &consumer.secrets, secrets)
+        .await?
+    {
+        SecretsReplaced::Replaced => Ok(()),
+        SecretsReplaced::UnknownConsumer => Err(unknown(&consumer.id)),
+        SecretsReplaced::Changed => Err(Failure::refused(format!(
+            "the secrets of consumer {} changed meanwhile (another admin?); nothing was \
+             written, run the command again",
+            consumer.id
+        ))),
+    }
+}

@@ -1,0 +1,411 @@
+//! `elements …`: register the elements (call points, radio elements) of the
+//! installation with their code and name. In production mode a request for an
+//! unregistered address is refused (DECISIONS §6).
+//!
+//! `import` reads a CSV file with the header `address,code,name` (any column
+//! order), checks every row first and writes nothing when one is bad. Rows are
+//! numbered like a spreadsheet does: the header is row 1.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use serde::Serialize;
+
+use nurse_call_core::admin::AdminStore;
+use nurse_call_core::model::{Element, Scope};
+use nurse_call_core::validation::MAX_TEXT_CHARS;
+use nurse_call_core::wire_time::{self, to_stored};
+
+use crate::failure::{Failure, Outcome};
+use crate::output::{Output, or_dash, table};
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Register an element, or change the code and name of a registered one
+    /// (its battery, position and reachability stay).
+    Add {
+        /// The element's address, as requests send it in `target`.
+        address: String,
+        /// The element's code (the calls' `element_code`).
+        #[arg(long)]
+        code: String,
+        /// The element's name (the calls' `element_name`), e.g. "Zimmer 101, Bett 1".
+        #[arg(long)]
+        name: String,
+    },
+    /// Register the elements of a CSV file (header `address,code,name`); all rows
+    /// are checked first, and nothing is written if one is bad.
+    Import {
+        /// The CSV file (UTF-8, comma separated, fields with commas in quotes).
+        file: PathBuf,
+    },
+    /// List the registered elements with their last known status.
+    List,
+    /// Remove an element; requests for it are refused from then on (production).
+    Remove {
+        /// The element's address.
+        address: String,
+    },
+}
+
+pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
+    match command {
+        Command::Add {
+            address,
+            code,
+            name,
+        } => add(store, out, &address, &code, &name).await,
+        Command::Import { file } => import(store, out, &file).await,
+        Command::List => list(store, out).await,
+        Command::Remove { address } => remove(store, out, &address).await,
+    }
+}
+
+/// An element registration that passed the checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Registration {
+    address: String,
+    code: String,
+    name: String,
+}
+
+impl Registration {
+    /// Trims the fields and checks them; every problem is reported.
+    fn check(address: &str, code: &str, name: &str) -> Result<Self, Vec<String>> {
+        let mut problems = Vec::new();
+        for (field, value) in [("address", address), ("code", code), ("name", name)] {
+            let value = value.trim();
+            if value.is_empty() {
+                problems.push(format!("{field} is empty"));
+            } else if value.chars().count() > MAX_TEXT_CHARS {
+                problems.push(format!(
+                    "{field} is longer than {MAX_TEXT_CHARS} characters"
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(Registration {
+                address: address.trim().to_string(),
+                code: code.trim().to_string(),
+                name: name.trim().to_string(),
+            })
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// The printable record of an element; times in UTC (RFC 3339).
+#[derive(Serialize)]
+struct ElementRow {
+    address: String,
+    code: String,
+    name: String,
+    battery: Option<f64>,
+    position: Option<String>,
+    reachable: Option<bool>,
+    updated_at: String,
+}
+
+impl From<&Element> for ElementRow {
+    fn from(e: &Element) -> Self {
+        ElementRow {
+            address: e.address.clone(),
+            code: e.code.clone(),
+            name: e.name.clone(),
+            battery: e.battery,
+            position: e.position.clone(),
+            reachable: e.reachable,
+            updated_at: to_stored(e.updated_at),
+        }
+    }
+}
+
+fn element_table(rows: &[ElementRow]) -> String {
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|e| {
+            vec![
+                e.address.clone(),
+                e.code.clone(),
+                e.name.clone(),
+                or_dash(e.battery),
+                or_dash(e.position.as_ref()),
+                or_dash(e.reachable.map(|r| if r { "yes" } else { "no" })),
+                e.updated_at.clone(),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "ADDRESS",
+            "CODE",
+            "NAME",
+            "BATTERY",
+            "POSITION",
+            "REACHABLE",
+            "UPDATED",
+        ],
+        &cells,
+    )
+}
+
+async fn register(store: &dyn AdminStore, r: &Registration) -> Result<Element, Failure> {
+    Ok(store
+        .register_element(
+            &Scope::installation(),
+            &r.address,
+            &r.code,
+            &r.name,
+            wire_time::now(),
+        )
+        .await?)
+}
+
+async fn add(
+    store: &dyn AdminStore,
+    out: Output,
+    address: &str,
+    code: &str,
+    name: &str,
+) -> Outcome {
+    let registration = Registration::check(address, code, name)
+        .map_err(|problems| Failure::refused(problems.join("; ")))?;
+    let element = register(store, &registration).await?;
+    out.print(&ElementRow::from(&element), |row| {
+        element_table(std::slice::from_ref(row))
+    });
+    Ok(())
+}
+
+async fn import(store: &dyn AdminStore, out: Output, file: &Path) -> Outcome {
+    let registrations = read_csv(file)?;
+    let mut imported = Vec::with_capacity(registrations.len());
+    for registration in &registrations {
+        match register(store, registration).await {
+            Ok(element) => imported.push(ElementRow::from(&element)),
+            Err(Failure::Store(message)) => {
+                return Err(Failure::Store(format!(
+                    "{message} (after {} of {} elements were registered; running the \
+                     import again is safe)",
+                    imported.len(),
+                    registrations.len()
+                )));
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    #[derive(Serialize)]
+    struct Imported {
+        imported: usize,
+        elements: Vec<ElementRow>,
+    }
+    out.print(
+        &Imported {
+            imported: imported.len(),
+            elements: imported,
+        },
+        |i| {
+            format!(
+                "Registered {} elements from {}.\n{}",
+                i.imported,
+                file.display(),
+                element_table(&i.elements)
+            )
+        },
+    );
+    Ok(())
+}
+
+/// Reads and checks every row of `file`; a refusal lists every bad row.
+fn read_csv(file: &Path) -> Result<Vec<Registration>, Failure> {
+    let bytes = std::fs::read(file)
+        .map_err(|e| Failure::refused(format!("cannot read {}: {e}", file.display())))?;
+    parse_csv(&bytes).map_err(|problems| {
+        Failure::refused(format!(
+            "{} is not valid; nothing was imported:\n  {}",
+            file.display(),
+            problems.join("\n  ")
+        ))
+    })
+}
+
+/// The registrations of a CSV text, or every problem found (by row).
+fn parse_csv(bytes: &[u8]) -> Result<Vec<Registration>, Vec<String>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(bytes);
+    let columns = header_columns(&mut reader).map_err(|problem| vec![problem])?;
+
+    let mut problems = Vec::new();
+    let mut registrations = Vec::new();
+    let mut first_row_of: HashMap<String, u64> = HashMap::new();
+    for record in reader.records() {
+        let record = match record {
+            Ok(record) => record,
+            Err(error) => {
+                let row = error.position().map_or(0, csv::Position::line);
+                problems.push(format!("row {row}: {error}"));
+                continue;
+            }
+        };
+        let row = record.position().map_or(0, csv::Position::line);
+        if record.len() != 3 {
+            let count = match record.len() {
+                1 => "1 field".to_string(),
+                n => format!("{n} fields"),
+            };
+            problems.push(format!(
+                "row {row}: {count}, expected 3 (address,code,name)"
+            ));
+            continue;
+        }
+        let field = |name: &str| record.get(columns[name]).unwrap_or_default();
+        match Registration::check(field("address"), field("code"), field("name")) {
+            Err(found) => problems.push(format!("row {row}: {}", found.join("; "))),
+            Ok(registration) => match first_row_of.get(&registration.address) {
+                Some(first) => problems.push(format!(
+                    "row {row}: address {:?} is already on row {first}",
+                    registration.address
+                )),
+                None => {
+                    first_row_of.insert(registration.address.clone(), row);
+                    registrations.push(registration);
+                }
+            },
+        }
+    }
+    if problems.is_empty() {
+        Ok(registrations)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The column index of `address`, `code` and `name` in the header row.
+fn header_columns<R: std::io::Read>(
+    reader: &mut csv::Reader<R>,
+) -> Result<HashMap<&'static str, usize>, String> {
+    let headers = reader
+        .headers()
+        .map_err(|e| format!("row 1 (the header): {e}"))?
+        .clone();
+    let names: Vec<String> = headers
+        .iter()
+        .map(|h| h.trim_start_matches('\u{feff}').to_ascii_lowercase())
+        .collect();
+    let mut columns = HashMap::new();
+    for wanted in ["address", "code", "name"] {
+        if let Some(index) = names.iter().position(|n| n == wanted) {
+            columns.insert(wanted, index);
+        }
+    }
+    if names.len() != 3 || columns.len() != 3 {
+        return Err(format!(
+            "row 1: the header must be `address,code,name` (found `{}`)",
+            headers.iter().collect::<Vec<_>>().join(",")
+        ));
+    }
+    Ok(columns)
+}
+
+async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
+    let rows: Vec<ElementRow> = store
+        .elements(&Scope::installation())
+        .await?
+        .iter()
+        .map(Into::into)
+        .collect();
+    out.print(&rows, |rows| element_table(rows));
+    Ok(())
+}
+
+async fn remove(store: &dyn AdminStore, out: Output, address: &str) -> Outcome {
+    let address = address.trim();
+    if !store
+        .remove_element(&Scope::installation(), address)
+        .await?
+    {
+        return Err(Failure::refused(format!(
+            "no element with address {address:?} (see `nurse-call-admin elements list`)"
+        )));
+    }
+    #[derive(Serialize)]
+    struct Removed<'a> {
+        address: &'a str,
+        removed: bool,
+    }
+    out.print(
+        &Removed {
+            address,
+            removed: true,
+        },
+        |r| {
+            format!(
+                "Removed element {:?}; its calls stay in the history.\n",
+                r.address
+            )
+        },
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registration(address: &str, code: &str, name: &str) -> Registration {
+        Registration {
+            address: address.into(),
+            code: code.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn reads_quoted_fields_any_column_order_and_a_bom() {
+        let text = "\u{feff}name,address,code\n\"Zimmer 101, Bett 1\", A1 ,Z101\nFlur,A2,F1\n";
+        assert_eq!(
+            parse_csv(text.as_bytes()).unwrap(),
+            [
+                registration("A1", "Z101", "Zimmer 101, Bett 1"),
+                registration("A2", "F1", "Flur")
+            ]
+        );
+    }
+
+    #[test]
+    fn reports_every_bad_row_by_its_spreadsheet_number() {
+        let text = "address,code,name\nA1,Z1,Eins\n,Z2,Zwei\nA3,Z3\nA1,Z4,Vier\nA5,Z5,Fünf\n";
+        assert_eq!(
+            parse_csv(text.as_bytes()).unwrap_err(),
+            [
+                "row 3: address is empty",
+                "row 4: 2 fields, expected 3 (address,code,name)",
+                "row 5: address \"A1\" is already on row 2",
+            ]
+        );
+    }
+
+    #[test]
+    fn refuses_another_header() {
+        let problems = parse_csv(b"addr,code,name\nA1,Z1,Eins\n").unwrap_err();
+        assert_eq!(
+            problems,
+            ["row 1: the header must be `address,code,name` (found `addr,code,name`)"]
+        );
+    }
+
+    #[test]
+    fn checks_lengths() {
+        let long = "x".repeat(MAX_TEXT_CHARS + 1);
+        assert_eq!(
+            Registration::check("A", &long, " ").unwrap_err(),
+            ["code is longer than 255 characters", "name is empty"]
+        );
+    }
+}

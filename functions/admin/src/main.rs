@@ -1,0 +1,98 @@
+//! `nurse-call-admin`: the admin command of the nurse-call service
+//! (DECISIONS §8a). It issues, rotates and revokes consumers, registers
+//! elements and edits call types, on the embedded store's file (also while the
+//! local server runs) or on DynamoDB.
+//!
+//! One module per command group: [`consumers`], [`elements`], [`call_types`].
+//! [`store`] picks and opens the store, [`output`] prints tables or JSON,
+//! [`failure`] maps errors to exit statuses.
+
+mod call_types;
+mod consumers;
+mod elements;
+mod failure;
+mod output;
+mod store;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use failure::Failure;
+use output::Output;
+
+const AFTER_HELP: &str = "\
+Examples:
+  nurse-call-admin consumers create --name \"Zentrale Station 1\"
+  nurse-call-admin elements import elements.csv
+  nurse-call-admin call-types set Notruf --internal-name NR
+  nurse-call-admin --dynamodb-endpoint http://127.0.0.1:5000 consumers list --json
+
+Exit status: 0 done; 1 refused (unknown id, invalid input; nothing written);
+2 wrong usage; 3 the store failed or cannot be reached.";
+
+/// Administers a nurse-call installation: consumers, elements, call types.
+///
+/// Works on the embedded store's file (--data-dir, also while the local
+/// server runs) or on DynamoDB (--dynamodb-endpoint, or --dynamodb for AWS).
+/// Prints tables for people, or JSON with --json.
+#[derive(Debug, Parser)]
+#[command(name = "nurse-call-admin", version, after_help = AFTER_HELP)]
+struct Cli {
+    #[command(flatten)]
+    store: store::StoreArgs,
+
+    /// Print the result as JSON (for scripts) instead of a table.
+    #[arg(long, global = true, display_order = 900)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Issue, list, rotate the secret of, and revoke consumers (central systems, gateways).
+    #[command(subcommand)]
+    Consumers(consumers::Command),
+    /// Register, import, list and remove the installation's elements.
+    #[command(subcommand)]
+    Elements(elements::Command),
+    /// List, edit and seed the call types.
+    #[command(subcommand)]
+    CallTypes(call_types::Command),
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {}", failure.message());
+            failure.exit_code()
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), Failure> {
+    let out = Output::new(cli.json);
+    let connection = cli.store.connect().await?;
+    let store = connection.store.as_ref();
+    let outcome = match cli.command {
+        Command::Consumers(command) => consumers::run(command, store, out).await,
+        Command::Elements(command) => elements::run(command, store, out).await,
+        Command::CallTypes(command) => call_types::run(command, store, out).await,
+    };
+    outcome.map_err(|failure| failure.in_store(&connection.description))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

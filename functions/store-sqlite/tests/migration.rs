@@ -1,0 +1,96 @@
+//! A store file written by an earlier version opens with its data intact and
+//! gains what the current version added (schema version 1 → 2: the hash
+//! mismatches of the test page).
+
+use chrono::{TimeZone, Utc};
+use rusqlite::Connection;
+
+use nurse_call_core::Store;
+use nurse_call_core::model::{HashMismatch, Scope};
+use nurse_call_sqlite::{FILE_NAME, SqliteStore};
+
+/// The schema of version 1 exactly as it shipped, with one consumer and one call.
+fn write_version_1(path: &std::path::Path) {
+    let connection = Connection::open(path).expect("file opens");
+    connection
+        .execute_batch(
+            "BEGIN;
+             CREATE TABLE consumers (
+                 id TEXT PRIMARY KEY, name TEXT NOT NULL, secrets TEXT NOT NULL,
+                 allow_sha1 INTEGER NOT NULL, created_at TEXT NOT NULL, expires_at TEXT);
+             CREATE TABLE call_types (
+                 name TEXT PRIMARY KEY, id INTEGER NOT NULL UNIQUE,
+                 internal_name TEXT NOT NULL DEFAULT '', urgency TEXT NOT NULL,
+                 priority INTEGER NOT NULL, type TEXT NOT NULL, color TEXT NOT NULL,
+                 notify INTEGER NOT NULL, notification_interval INTEGER NOT NULL,
+                 notification_maxloops INTEGER NOT NULL, notification_sound TEXT NOT NULL);
+             CREATE TABLE elements (
+                 scope TEXT NOT NULL, address TEXT NOT NULL, code TEXT NOT NULL,
+                 name TEXT NOT NULL, battery REAL, position TEXT, reachable INTEGER,
+                 updated_at TEXT NOT NULL, PRIMARY KEY (scope, address));
+             CREATE TABLE calls (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL,
+                 address TEXT NOT NULL, event TEXT NOT NULL, position TEXT, section TEXT,
+                 attribute TEXT, element_code TEXT NOT NULL, element_name TEXT NOT NULL,
+                 opened_at TEXT NOT NULL, closed_at TEXT);
+             CREATE UNIQUE INDEX calls_one_open_per_event
+                 ON calls (scope, address, event) WHERE closed_at IS NULL;
+             CREATE INDEX calls_by_scope ON calls (scope, closed_at, opened_at);
+             CREATE INDEX elements_by_update ON elements (scope, updated_at);
+             INSERT INTO consumers VALUES ('aaaaaaaa-0000-4000-8000-00000000000a', 'old',
+                 '[\"s3cr3t\"]', 0, '2026-01-01T00:00:00Z', NULL);
+             INSERT INTO calls (scope, address, event, element_code, element_name, opened_at)
+                 VALUES ('installation', 'Zimmer-1', 'Notruf', '', '', '2026-01-01T10:00:00Z');
+             PRAGMA user_version = 1;
+             COMMIT;",
+        )
+        .expect("version 1 written");
+}
+
+#[tokio::test]
+async fn a_version_1_file_keeps_its_data_and_gains_the_mismatches() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join(FILE_NAME);
+    write_version_1(&path);
+
+    let store = SqliteStore::open(&path).expect("the old file opens");
+    let consumer = store
+        .consumer("aaaaaaaa-0000-4000-8000-00000000000a")
+        .await
+        .expect("consumer read")
+        .expect("the old consumer is still there");
+    assert_eq!(consumer.secrets, ["s3cr3t"]);
+    let calls = store
+        .recent_calls(&Scope::installation(), 10)
+        .await
+        .expect("calls read");
+    assert_eq!(calls.len(), 1, "the old call is still there");
+
+    let scope = Scope::consumer("aaaaaaaa-0000-4000-8000-00000000000a");
+    let mismatch = HashMismatch::new(
+        "Zimmer-1.aaaaaaaa-0000-4000-8000-00000000000a.{}",
+        &"e".repeat(64),
+        &"0".repeat(64),
+        Utc.with_ymd_and_hms(2026, 1, 2, 0, 0, 0).unwrap(),
+    );
+    store
+        .record_hash_mismatch(&scope, &mismatch)
+        .await
+        .expect("the new table works");
+    assert_eq!(
+        store
+            .recent_hash_mismatches(&scope, 10)
+            .await
+            .expect("mismatches read"),
+        [mismatch]
+    );
+    drop(store);
+
+    let version: i64 = Connection::open(&path)
+        .expect("file opens")
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .expect("version read");
+    assert_eq!(version, 2);
+    // Opening a current file again changes nothing.
+    SqliteStore::open(&path).expect("the migrated file opens again");
+}
