@@ -291,7 +291,12 @@ impl Server {
             command
                 .arg("--dynamodb-endpoint")
                 .arg(store_conformance::moto::endpoint())
-                .env("TABLE_PREFIX", table_prefix(&data_dir));
+                .env("TABLE_PREFIX", table_prefix(&data_dir))
+                // moto handles one request at a time and copies whole tables
+                // per transaction: under the concurrency tests it is far slower
+                // than DynamoDB, so the SDK may wait longer than in AWS.
+                .env("DYNAMODB_ATTEMPT_TIMEOUT_MS", "10000")
+                .env("DYNAMODB_OPERATION_TIMEOUT_MS", "30000");
         }
         for (name, value) in &options.env {
             command.env(name, value);

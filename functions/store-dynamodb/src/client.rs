@@ -20,6 +20,16 @@ pub const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(1500);
 /// …and a request with its retries this long: well below the functions' 10 s timeout.
 pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(4);
 
+/// `name` in milliseconds from the environment, else `default`. Only for
+/// stand-ins far slower than DynamoDB (moto under a load test); AWS keeps
+/// the defaults above.
+fn timeout_from_env(name: &str, default: Duration) -> Duration {
+    std::env::var(name)
+        .ok()
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map_or(default, Duration::from_millis)
+}
+
 /// Counts DynamoDB operations (not retries) sent through a client: the
 /// round-trip budget of each API request is asserted with it.
 #[derive(Debug, Clone, Default)]
@@ -55,8 +65,14 @@ pub async fn sdk_config(endpoint: Option<&str>) -> SdkConfig {
         .retry_config(RetryConfig::standard().with_max_attempts(MAX_ATTEMPTS))
         .timeout_config(
             TimeoutConfig::builder()
-                .operation_attempt_timeout(ATTEMPT_TIMEOUT)
-                .operation_timeout(OPERATION_TIMEOUT)
+                .operation_attempt_timeout(timeout_from_env(
+                    "DYNAMODB_ATTEMPT_TIMEOUT_MS",
+                    ATTEMPT_TIMEOUT,
+                ))
+                .operation_timeout(timeout_from_env(
+                    "DYNAMODB_OPERATION_TIMEOUT_MS",
+                    OPERATION_TIMEOUT,
+                ))
                 .connect_timeout(Duration::from_secs(1))
                 .build(),
         );
