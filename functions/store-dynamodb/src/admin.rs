@@ -48,26 +48,12 @@ impl AdminStore for DynamoStore {
     }
 
     async fn consumers(&self) -> Result<Vec<Consumer>, StoreError> {
-        let mut consumers = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .scan()
-                .table_name(&self.tables.consumers)
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in page.items.unwrap_or_default() {
-                consumers.push(consumer_from_item(&item)?);
-            }
-            start = page.last_evaluated_key;
-            if start.is_none() {
-                break;
-            }
-        }
+        let mut consumers = self
+            .scan_table(&self.tables.consumers)
+            .await?
+            .iter()
+            .map(consumer_from_item)
+            .collect::<Result<Vec<_>, _>>()?;
         consumers.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
         Ok(consumers)
     }

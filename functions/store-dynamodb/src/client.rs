@@ -15,19 +15,44 @@ use aws_sdk_dynamodb::error::BoxError;
 
 /// Attempts per request (the first and two retries), in the SDK's standard mode.
 pub const MAX_ATTEMPTS: u32 = 3;
-/// One attempt may take this long…
-pub const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(1500);
-/// …and a request with its retries this long: well below the functions' 10 s timeout.
-pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(4);
+/// How long the SDK waits for DynamoDB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// One attempt.
+    pub attempt: Duration,
+    /// A request with its retries: well below the functions' 10 s timeout.
+    pub operation: Duration,
+}
 
-/// `name` in milliseconds from the environment, else `default`. Only for
-/// stand-ins far slower than DynamoDB (moto under a load test); AWS keeps
-/// the defaults above.
-fn timeout_from_env(name: &str, default: Duration) -> Duration {
-    std::env::var(name)
-        .ok()
-        .and_then(|ms| ms.trim().parse::<u64>().ok())
-        .map_or(default, Duration::from_millis)
+impl Timeouts {
+    /// For DynamoDB in AWS.
+    pub const AWS: Timeouts = Timeouts {
+        attempt: Duration::from_millis(1500),
+        operation: Duration::from_secs(4),
+    };
+
+    /// For stand-ins far slower than DynamoDB: moto handles one request at a
+    /// time and copies whole tables per transaction, so under the concurrency
+    /// tests a request may wait seconds for its turn.
+    pub const SLOW_STAND_IN: Timeouts = Timeouts {
+        attempt: Duration::from_secs(10),
+        operation: Duration::from_secs(30),
+    };
+
+    /// [`Timeouts::AWS`], unless `DYNAMODB_ATTEMPT_TIMEOUT_MS` or
+    /// `DYNAMODB_OPERATION_TIMEOUT_MS` say otherwise.
+    pub fn from_env() -> Self {
+        let millis = |name: &str, default: Duration| {
+            std::env::var(name)
+                .ok()
+                .and_then(|ms| ms.trim().parse::<u64>().ok())
+                .map_or(default, Duration::from_millis)
+        };
+        Timeouts {
+            attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", Self::AWS.attempt),
+            operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", Self::AWS.operation),
+        }
+    }
 }
 
 /// Counts DynamoDB operations (not retries) sent through a client: the
@@ -59,20 +84,14 @@ impl Intercept for RequestCounter {
 /// The shared SDK configuration. With `endpoint` (moto, DynamoDB Local) and no
 /// credentials in the environment, fixed local credentials are used so that a
 /// newcomer needs no AWS account.
-pub async fn sdk_config(endpoint: Option<&str>) -> SdkConfig {
+pub async fn sdk_config(endpoint: Option<&str>, timeouts: Timeouts) -> SdkConfig {
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .region(RegionProviderChain::default_provider().or_else("eu-central-1"))
         .retry_config(RetryConfig::standard().with_max_attempts(MAX_ATTEMPTS))
         .timeout_config(
             TimeoutConfig::builder()
-                .operation_attempt_timeout(timeout_from_env(
-                    "DYNAMODB_ATTEMPT_TIMEOUT_MS",
-                    ATTEMPT_TIMEOUT,
-                ))
-                .operation_timeout(timeout_from_env(
-                    "DYNAMODB_OPERATION_TIMEOUT_MS",
-                    OPERATION_TIMEOUT,
-                ))
+                .operation_attempt_timeout(timeouts.attempt)
+                .operation_timeout(timeouts.operation)
                 .connect_timeout(Duration::from_secs(1))
                 .build(),
         );

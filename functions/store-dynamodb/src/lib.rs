@@ -36,7 +36,7 @@ use nurse_call_core::model::{
 use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome, Store, StoreError};
 use nurse_call_core::wire_time::to_stored;
 
-pub use client::{ATTEMPT_TIMEOUT, MAX_ATTEMPTS, OPERATION_TIMEOUT, RequestCounter, sdk_config};
+pub use client::{MAX_ATTEMPTS, RequestCounter, Timeouts, sdk_config};
 use error::{build_error, classify};
 use item::*;
 pub use tables::TableNames;
@@ -65,9 +65,18 @@ impl DynamoStore {
     }
 
     /// Connects to DynamoDB (or to `endpoint`, e.g. moto) with the project's
-    /// retry and timeout settings.
+    /// retry settings and the timeouts of [`Timeouts::from_env`].
     pub async fn connect(endpoint: Option<&str>, tables: TableNames) -> Self {
-        let config = sdk_config(endpoint).await;
+        Self::connect_with(endpoint, tables, Timeouts::from_env()).await
+    }
+
+    /// [`DynamoStore::connect`] with explicit timeouts.
+    pub async fn connect_with(
+        endpoint: Option<&str>,
+        tables: TableNames,
+        timeouts: Timeouts,
+    ) -> Self {
+        let config = sdk_config(endpoint, timeouts).await;
         let requests = RequestCounter::default();
         let client = client::client(&config, &requests);
         DynamoStore::new(client, tables, requests)
@@ -116,6 +125,29 @@ impl DynamoStore {
         }
     }
 
+    /// Every item of `table` (the small admin tables: call types, consumers).
+    async fn scan_table(&self, table: &str) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .scan()
+                .table_name(table)
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            items.extend(page.items.unwrap_or_default());
+            start = page.last_evaluated_key;
+            if start.is_none() {
+                return Ok(items);
+            }
+        }
+    }
+
+    /// Every item of a data-table partition, in sort-key order (consistent).
     async fn query_partition(&self, pk: &str) -> Result<Vec<Item>, StoreError> {
         let mut items = Vec::new();
         let mut start = None;
@@ -472,26 +504,12 @@ impl Store for DynamoStore {
     }
 
     async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
-        let mut types = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .scan()
-                .table_name(&self.tables.call_types)
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in page.items.unwrap_or_default() {
-                types.push(call_type_from_item(&item)?);
-            }
-            start = page.last_evaluated_key;
-            if start.is_none() {
-                break;
-            }
-        }
+        let mut types = self
+            .scan_table(&self.tables.call_types)
+            .await?
+            .iter()
+            .map(call_type_from_item)
+            .collect::<Result<Vec<_>, _>>()?;
         types.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.name.cmp(&b.name)));
         Ok(types)
     }

@@ -98,33 +98,12 @@ impl DynamoStore {
 
     /// The sort keys of a mismatch partition, newest first.
     async fn mismatch_keys(&self, pk: &str) -> Result<Vec<AttributeValue>, StoreError> {
-        let mut keys = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.tables.data)
-                .key_condition_expression("pk = :pk")
-                .expression_attribute_values(":pk", s(pk))
-                .projection_expression("sk")
-                .scan_index_forward(false)
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            keys.extend(
-                page.items
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|mut item| item.remove("sk")),
-            );
-            start = page.last_evaluated_key;
-            if start.is_none() {
-                return Ok(keys);
-            }
-        }
+        let mut items = self.query_partition(pk).await?;
+        items.reverse();
+        Ok(items
+            .into_iter()
+            .filter_map(|mut item| item.remove("sk"))
+            .collect())
     }
 
     pub(crate) async fn query_hash_mismatches(

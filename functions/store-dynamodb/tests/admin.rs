@@ -3,11 +3,16 @@
 use nurse_call_core::Store;
 use nurse_call_core::admin::AdminStore;
 use nurse_call_core::call_types::default_call_types;
-use nurse_call_dynamodb::{DynamoStore, TableNames};
+use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::moto;
 
 async fn connect(prefix: &str) -> DynamoStore {
-    DynamoStore::connect(Some(&moto::endpoint()), TableNames::with_prefix(prefix)).await
+    DynamoStore::connect_with(
+        Some(&moto::endpoint()),
+        TableNames::with_prefix(prefix),
+        Timeouts::SLOW_STAND_IN,
+    )
+    .await
 }
 
 #[tokio::test]

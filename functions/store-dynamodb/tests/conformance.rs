@@ -4,15 +4,16 @@ use std::sync::Arc;
 
 use nurse_call_core::Store;
 use nurse_call_core::call_types::default_call_types;
-use nurse_call_dynamodb::{DynamoStore, TableNames};
+use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::{Harness, moto};
 
 /// A store on the shared moto server with tables of its own.
 async fn make_store() -> Harness {
     let endpoint = moto::endpoint();
-    let store = DynamoStore::connect(
+    let store = DynamoStore::connect_with(
         Some(&endpoint),
         TableNames::with_prefix(&moto::unique_prefix()),
+        Timeouts::SLOW_STAND_IN,
     )
     .await;
     store

@@ -23,14 +23,15 @@ use nurse_call_core::cache::{CachingStore, DEFAULT_TTL};
 use nurse_call_core::call_types::default_call_types;
 use nurse_call_core::model::{Consumer, Scope};
 use nurse_call_core::{AppState, Mode, Settings, Store, serve};
-use nurse_call_dynamodb::{DynamoStore, TableNames};
+use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::moto;
 use support::{CONSUMER, SECRET, json, signed_post};
 
 async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
-    let store = DynamoStore::connect(
+    let store = DynamoStore::connect_with(
         Some(&moto::endpoint()),
         TableNames::with_prefix(&moto::unique_prefix()),
+        Timeouts::SLOW_STAND_IN,
     )
     .await;
     store.create_missing_tables().await.unwrap();

@@ -59,7 +59,10 @@ impl Backend {
                 command
                     .arg("--dynamodb-endpoint")
                     .arg(endpoint)
-                    .env("TABLE_PREFIX", prefix);
+                    .env("TABLE_PREFIX", prefix)
+                    // moto is far slower than DynamoDB (README, configuration).
+                    .env("DYNAMODB_ATTEMPT_TIMEOUT_MS", "10000")
+                    .env("DYNAMODB_OPERATION_TIMEOUT_MS", "30000");
             }
         }
     }
