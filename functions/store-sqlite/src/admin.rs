@@ -9,7 +9,7 @@ use nurse_call_core::admin::{AdminStore, SecretsReplaced};
 use nurse_call_core::model::{CallType, Consumer, Element, Scope};
 use nurse_call_core::store::StoreError;
 
-use crate::{ELEMENT_COLUMNS, SqliteStore, consumer_from_row, element_from_row};
+use crate::{ELEMENT_COLUMNS, SqliteStore, consumer_from_row, element_from_row, insert_call_type};
 
 #[async_trait]
 impl AdminStore for SqliteStore {
@@ -108,31 +108,16 @@ impl AdminStore for SqliteStore {
     async fn put_call_type(&self, call_type: &CallType) -> Result<(), StoreError> {
         let t = call_type.clone();
         self.with(move |c| {
-            c.execute(
-                "INSERT INTO call_types (id, name, internal_name, urgency, priority, type,
-                    color, notify, notification_interval, notification_maxloops,
-                    notification_sound)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-                 ON CONFLICT (name) DO UPDATE SET
+            insert_call_type(
+                c,
+                &t,
+                "ON CONFLICT (name) DO UPDATE SET
                    id = excluded.id, internal_name = excluded.internal_name,
                    urgency = excluded.urgency, priority = excluded.priority,
                    type = excluded.type, color = excluded.color, notify = excluded.notify,
                    notification_interval = excluded.notification_interval,
                    notification_maxloops = excluded.notification_maxloops,
                    notification_sound = excluded.notification_sound",
-                params![
-                    t.id,
-                    t.name,
-                    t.internal_name,
-                    t.urgency,
-                    t.priority,
-                    t.kind,
-                    t.color,
-                    t.notify,
-                    t.notification_interval,
-                    t.notification_maxloops,
-                    t.notification_sound
-                ],
             )?;
             Ok(())
         })

@@ -242,6 +242,37 @@ fn consumer_from_row(row: &Row<'_>) -> rusqlite::Result<Consumer> {
     })
 }
 
+/// Inserts a call type; `on_conflict` says what happens when its name exists.
+pub(crate) fn insert_call_type(
+    connection: &Connection,
+    t: &CallType,
+    on_conflict: &str,
+) -> rusqlite::Result<()> {
+    connection.execute(
+        &format!(
+            "INSERT INTO call_types (id, name, internal_name, urgency, priority, type,
+                color, notify, notification_interval, notification_maxloops,
+                notification_sound)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+             {on_conflict}"
+        ),
+        params![
+            t.id,
+            t.name,
+            t.internal_name,
+            t.urgency,
+            t.priority,
+            t.kind,
+            t.color,
+            t.notify,
+            t.notification_interval,
+            t.notification_maxloops,
+            t.notification_sound
+        ],
+    )?;
+    Ok(())
+}
+
 fn call_type_from_row(row: &Row<'_>) -> rusqlite::Result<CallType> {
     Ok(CallType {
         id: row.get(0)?,
@@ -313,26 +344,7 @@ impl Store for SqliteStore {
         self.with(move |c| {
             let tx = c.transaction()?;
             for t in &call_types {
-                tx.execute(
-                    "INSERT INTO call_types (id, name, internal_name, urgency, priority, type,
-                        color, notify, notification_interval, notification_maxloops,
-                        notification_sound)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-                     ON CONFLICT DO NOTHING",
-                    params![
-                        t.id,
-                        t.name,
-                        t.internal_name,
-                        t.urgency,
-                        t.priority,
-                        t.kind,
-                        t.color,
-                        t.notify,
-                        t.notification_interval,
-                        t.notification_maxloops,
-                        t.notification_sound
-                    ],
-                )?;
+                insert_call_type(&tx, t, "ON CONFLICT DO NOTHING")?;
             }
             tx.commit()
         })
