@@ -128,6 +128,51 @@ pub fn server_binary() -> PathBuf {
     path
 }
 
+/// The `nurse-call-admin` binary: `NURSE_CALL_ADMIN_BIN`, else next to the
+/// local server (both are built by `cargo build --workspace --bins`).
+pub fn admin_binary() -> PathBuf {
+    let path = match std::env::var_os("NURSE_CALL_ADMIN_BIN") {
+        Some(path) => PathBuf::from(path),
+        None => server_binary()
+            .with_file_name(format!("nurse-call-admin{}", std::env::consts::EXE_SUFFIX)),
+    };
+    assert!(
+        path.is_file(),
+        "admin binary not found at {}: run `cargo build --workspace --bins` first \
+         (or set NURSE_CALL_ADMIN_BIN)",
+        path.display()
+    );
+    path
+}
+
+/// A finished run of the admin command.
+#[derive(Debug, Clone)]
+pub struct AdminRun {
+    pub args: Vec<String>,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl AdminRun {
+    /// Asserts exit status 0.
+    pub fn success(self) -> AdminRun {
+        assert_eq!(
+            self.code,
+            Some(0),
+            "admin {:?} failed: {self:#?}",
+            self.args
+        );
+        self
+    }
+
+    /// stdout as JSON (pass `--json`).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("admin stdout is not JSON ({e}): {self:#?}"))
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Seed file (production mode)
 // ---------------------------------------------------------------------------
@@ -151,6 +196,18 @@ impl Seed {
             "name": format!("consumer {id}"),
             "secrets": secrets,
             "allow_sha1": allow_sha1,
+        }));
+        self
+    }
+
+    /// A consumer with replay protection on: every request must carry a
+    /// signed `signed_at` (docs/security.md).
+    pub fn consumer_requiring_signed_time(mut self, id: &str, secret: &str) -> Self {
+        self.consumers.push(json!({
+            "id": id,
+            "name": format!("consumer {id}"),
+            "secrets": [secret],
+            "require_signed_time": true,
         }));
         self
     }
@@ -232,6 +289,9 @@ pub struct Server {
     child: Child,
     reader: Option<JoinHandle<()>>,
     logs: Arc<Mutex<Vec<String>>>,
+    /// The server's stderr, line by line (also passed on to the test's stderr).
+    stderr_reader: Option<JoinHandle<()>>,
+    stderr_lines: Arc<Mutex<Vec<String>>>,
     base: String,
     client: reqwest::Client,
     data_dir: PathBuf,
@@ -298,15 +358,31 @@ impl Server {
                 .env("DYNAMODB_ATTEMPT_TIMEOUT_MS", "10000")
                 .env("DYNAMODB_OPERATION_TIMEOUT_MS", "30000");
         }
+        // `info` (the deployed level) unless the options ask for another.
+        command.env("RUST_LOG", "info");
         for (name, value) in &options.env {
             command.env(name, value);
         }
         command
-            .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(Stdio::piped());
         let mut child = command.spawn().expect("local server starts");
+
+        // Keep stderr too (tests look for secrets in everything the server
+        // writes), and show it as before.
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let stderr_lines = Arc::new(Mutex::new(Vec::new()));
+        let stderr_reader = {
+            let lines = Arc::clone(&stderr_lines);
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    eprintln!("{line}");
+                    lines.lock().expect("stderr lock").push(line);
+                }
+            })
+        };
 
         // Read stdout until the `listening` line, then keep draining it so the
         // server never blocks on a full pipe.
@@ -349,6 +425,8 @@ impl Server {
             child,
             reader: Some(reader),
             logs,
+            stderr_reader: Some(stderr_reader),
+            stderr_lines,
             base: format!("http://{addr}"),
             client,
             data_dir,
@@ -372,6 +450,55 @@ impl Server {
     /// The JSON log lines the server wrote so far.
     pub fn logs(&self) -> Vec<String> {
         self.logs.lock().expect("log lock").clone()
+    }
+
+    /// The lines the server wrote to stderr so far.
+    pub fn stderr_lines(&self) -> Vec<String> {
+        self.stderr_lines.lock().expect("stderr lock").clone()
+    }
+
+    /// Everything the server wrote, stdout then stderr. Complete once the
+    /// server has exited ([`Server::terminate`]).
+    pub fn all_output(&self) -> String {
+        let mut lines = self.logs();
+        lines.extend(self.stderr_lines());
+        lines.join("\n")
+    }
+
+    /// Runs the admin command (`nurse-call-admin`) on this server's store:
+    /// its SQLite file, or its tables on moto.
+    pub fn admin(&self, args: &[&str]) -> AdminRun {
+        let mut command = Command::new(admin_binary());
+        for name in [
+            "DATA_DIR",
+            "DYNAMODB_ENDPOINT",
+            "TABLE_PREFIX",
+            "CALL_TYPES_TABLE",
+            "CONSUMERS_TABLE",
+            "DATA_TABLE",
+        ] {
+            command.env_remove(name);
+        }
+        command.arg("--data-dir").arg(&self.data_dir);
+        if on_dynamodb() {
+            command
+                .arg("--dynamodb-endpoint")
+                .arg(store_conformance::moto::endpoint())
+                .env("TABLE_PREFIX", table_prefix(&self.data_dir))
+                .env("DYNAMODB_ATTEMPT_TIMEOUT_MS", "10000")
+                .env("DYNAMODB_OPERATION_TIMEOUT_MS", "30000");
+        }
+        command
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null());
+        let output = command.output().expect("nurse-call-admin runs");
+        AdminRun {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
     }
 
     /// Sends SIGTERM and waits for the process to exit (with a timeout).
@@ -402,6 +529,9 @@ impl Server {
         loop {
             if let Some(status) = self.child.try_wait().expect("wait for the server") {
                 if let Some(reader) = self.reader.take() {
+                    let _ = reader.join();
+                }
+                if let Some(reader) = self.stderr_reader.take() {
                     let _ = reader.join();
                 }
                 return status;
@@ -439,6 +569,57 @@ impl Server {
         }
         let response = request.send().await.expect("request reaches the server");
         Response::read(response).await
+    }
+
+    /// Sends `request` byte for byte on a new connection, so that no client
+    /// library normalises the path (`/../`, `%2e%2e`) or the headers; reads
+    /// the answer until the server closes the connection (send
+    /// `Connection: close`). `half_close` shuts the writing side after the
+    /// bytes, like a client that gives up before the announced body length.
+    pub fn raw(&self, request: &[u8], half_close: bool) -> Response {
+        use std::io::{Read, Write};
+        let addr = self.base.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(addr).expect("connect to the server");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("read timeout");
+        stream.write_all(request).expect("request written");
+        if half_close {
+            stream
+                .shutdown(std::net::Shutdown::Write)
+                .expect("half close");
+        }
+        let mut answer = Vec::new();
+        // A reset after the answer (the server closing on unread input) ends
+        // the reading as well.
+        let _ = stream.read_to_end(&mut answer);
+        parse_raw_response(&answer)
+    }
+
+    /// `raw` for one request with a `Content-Type` (if any) and a body, with
+    /// `Content-Length` and `Connection: close`; `target` goes into the
+    /// request line exactly as given.
+    pub fn raw_request(
+        &self,
+        method: &str,
+        target: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Response {
+        let mut request = format!(
+            "{method} {target} HTTP/1.1\r\nHost: {}\r\n",
+            self.base.trim_start_matches("http://")
+        );
+        if let Some(content_type) = content_type {
+            request.push_str(&format!("Content-Type: {content_type}\r\n"));
+        }
+        request.push_str(&format!(
+            "Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        ));
+        let mut bytes = request.into_bytes();
+        bytes.extend_from_slice(body);
+        self.raw(&bytes, false)
     }
 
     /// POST with `Content-Type: application/json` and exactly these bytes.
@@ -502,6 +683,16 @@ impl Server {
         response.expect_status(200);
         response.data()
     }
+
+    /// [`Server::state`] without the `duration` of the calls (it grows while
+    /// a call is open), for comparing the state before and after.
+    pub async fn stable_state(&self, consumer: &Consumer) -> Value {
+        let mut state = self.state(consumer).await;
+        for call in state["calls"].as_array_mut().expect("calls").iter_mut() {
+            call.as_object_mut().expect("a call").remove("duration");
+        }
+        state
+    }
 }
 
 impl Drop for Server {
@@ -509,6 +700,9 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
         if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        if let Some(reader) = self.stderr_reader.take() {
             let _ = reader.join();
         }
     }
@@ -627,6 +821,53 @@ impl Response {
             .iter()
             .filter_map(|v| v.to_str().ok().map(str::to_string))
             .collect()
+    }
+}
+
+/// An HTTP/1.1 answer read off a socket: status line, headers, and the body
+/// (`Content-Length` bytes, or everything up to the close).
+pub fn parse_raw_response(answer: &[u8]) -> Response {
+    use reqwest::header::{HeaderName, HeaderValue};
+    let split = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| {
+            panic!(
+                "no complete HTTP answer: {:?}",
+                String::from_utf8_lossy(answer)
+            )
+        });
+    let head = String::from_utf8_lossy(&answer[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap_or_default();
+    let status: u16 = status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {status_line:?}"));
+    let mut headers = HeaderMap::new();
+    for line in lines {
+        if let Some((name, value)) = line.split_once(':')
+            && let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.trim().as_bytes()),
+                HeaderValue::from_str(value.trim()),
+            )
+        {
+            headers.append(name, value);
+        }
+    }
+    let mut body = &answer[split + 4..];
+    if let Some(length) = headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        body = &body[..length.min(body.len())];
+    }
+    Response {
+        status,
+        headers,
+        text: String::from_utf8_lossy(body).into_owned(),
     }
 }
 
@@ -807,6 +1048,11 @@ impl Consumer {
     /// The sandbox proof: HMAC-SHA256 of the consumer id keyed by the secret.
     pub fn proof(&self) -> String {
         hmac_sha256_hex(&self.secret, &self.id)
+    }
+
+    /// The test page's cookie pair for this consumer, `nc_sandbox=<id>.<proof>`.
+    pub fn cookie(&self) -> String {
+        format!("nc_sandbox={}.{}", self.id, self.proof())
     }
 }
 

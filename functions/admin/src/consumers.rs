@@ -30,6 +30,10 @@ pub enum Command {
         /// Also accept HMAC-SHA1 signatures (legacy central systems only).
         #[arg(long)]
         sha1: bool,
+        /// Replay protection: every request must carry a signed `signed_at`
+        /// within 300 s of the server's clock (docs/security.md).
+        #[arg(long)]
+        require_signed_time: bool,
     },
     /// List the consumers: id, name, number of secrets, SHA-1, created (never a secret).
     List,
@@ -43,6 +47,14 @@ pub enum Command {
         /// The consumer's id (UUID).
         id: String,
     },
+    /// Switch replay protection on or off: with `on`, requests without a
+    /// signed `signed_at` within 300 s are refused (docs/security.md).
+    SignedTime {
+        /// The consumer's id (UUID).
+        id: String,
+        #[arg(value_enum)]
+        setting: Switch,
+    },
     /// Remove a consumer: its requests are refused (400 invalid_hash) from then on.
     Revoke {
         /// The consumer's id (UUID).
@@ -50,9 +62,20 @@ pub enum Command {
     },
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
 pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
     match command {
-        Command::Create { name, sha1 } => create(store, out, &name, sha1).await,
+        Command::Create {
+            name,
+            sha1,
+            require_signed_time,
+        } => create(store, out, &name, sha1, require_signed_time).await,
+        Command::SignedTime { id, setting } => signed_time(store, out, &id, setting).await,
         Command::List => list(store, out).await,
         Command::Rotate { id } => rotate(store, out, &id).await,
         Command::RetireSecret { id } => retire_secret(store, out, &id).await,
@@ -67,6 +90,7 @@ struct ConsumerRow {
     name: String,
     secrets: usize,
     allow_sha1: bool,
+    require_signed_time: bool,
     created_at: String,
     /// Sandbox visitors only.
     expires_at: Option<String>,
@@ -79,6 +103,7 @@ impl From<&Consumer> for ConsumerRow {
             name: consumer.name.clone(),
             secrets: consumer.secrets.len(),
             allow_sha1: consumer.allow_sha1,
+            require_signed_time: consumer.require_signed_time,
             created_at: to_stored(consumer.created_at),
             expires_at: consumer.expires_at.map(to_stored),
         }
@@ -96,7 +121,13 @@ struct IssuedSecret {
     allow_sha1: bool,
 }
 
-async fn create(store: &dyn AdminStore, out: Output, name: &str, sha1: bool) -> Outcome {
+async fn create(
+    store: &dyn AdminStore,
+    out: Output,
+    name: &str,
+    sha1: bool,
+    require_signed_time: bool,
+) -> Outcome {
     let name = name.trim();
     if name.is_empty() {
         return Err(Failure::refused("--name must not be empty"));
@@ -106,7 +137,7 @@ async fn create(store: &dyn AdminStore, out: Output, name: &str, sha1: bool) -> 
             "--name may have at most {MAX_TEXT_CHARS} characters"
         )));
     }
-    let consumer = admin::new_consumer(name, sha1, wire_time::now())
+    let consumer = admin::new_consumer(name, sha1, require_signed_time, wire_time::now())
         .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
     store.create_consumer(&consumer).await?;
     out.print(
@@ -142,13 +173,22 @@ async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
                     c.name.clone(),
                     c.secrets.to_string(),
                     if c.allow_sha1 { "yes" } else { "no" }.to_string(),
+                    if c.require_signed_time { "yes" } else { "no" }.to_string(),
                     c.created_at.clone(),
                     or_dash(c.expires_at.as_ref()),
                 ]
             })
             .collect();
         table(
-            &["ID", "NAME", "SECRETS", "SHA1", "CREATED", "EXPIRES"],
+            &[
+                "ID",
+                "NAME",
+                "SECRETS",
+                "SHA1",
+                "SIGNED TIME",
+                "CREATED",
+                "EXPIRES",
+            ],
             &cells,
         )
     });
@@ -212,6 +252,30 @@ async fn retire_secret(store: &dyn AdminStore, out: Output, id: &str) -> Outcome
             "Retired the older secret of consumer {}; only the newest verifies now.\n",
             row.id
         )
+    });
+    out.note(CACHE_NOTE);
+    Ok(())
+}
+
+async fn signed_time(store: &dyn AdminStore, out: Output, id: &str, setting: Switch) -> Outcome {
+    let id = consumer_id(id)?;
+    let required = setting == Switch::On;
+    if !store.set_require_signed_time(&id, required).await? {
+        return Err(unknown(&id));
+    }
+    let consumer = known(store, &id).await?;
+    out.print(&ConsumerRow::from(&consumer), |row| {
+        if row.require_signed_time {
+            format!(
+                "Consumer {} must now sign `signed_at` (within 300 s) on every request.\n",
+                row.id
+            )
+        } else {
+            format!(
+                "Consumer {} may send requests without `signed_at` again.\n",
+                row.id
+            )
+        }
     });
     out.note(CACHE_NOTE);
     Ok(())

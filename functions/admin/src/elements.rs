@@ -83,6 +83,9 @@ impl Registration {
                 problems.push(format!(
                     "{field} is longer than {MAX_TEXT_CHARS} characters"
                 ));
+            } else if value.chars().any(char::is_control) {
+                // The API refuses such text (422), so no request could name it.
+                problems.push(format!("{field} contains a control character"));
             }
         }
         if problems.is_empty() {
@@ -406,6 +409,17 @@ mod tests {
         assert_eq!(
             Registration::check("A", &long, " ").unwrap_err(),
             ["code is longer than 255 characters", "name is empty"]
+        );
+    }
+
+    #[test]
+    fn refuses_control_characters() {
+        assert_eq!(
+            Registration::check("A\u{0}1", "Z1", "Eins\u{7f}").unwrap_err(),
+            [
+                "address contains a control character",
+                "name contains a control character"
+            ]
         );
     }
 }

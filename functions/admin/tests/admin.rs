@@ -40,6 +40,7 @@ on_both_stores!(
     call_type_edits_are_served_at_once,
     imported_elements_are_accepted_as_targets,
     refusals_exit_non_zero_and_write_nothing,
+    replay_protection_switches_on_and_off,
 );
 
 fn is_uuid_v4(text: &str) -> bool {
@@ -127,6 +128,56 @@ async fn issued_consumers_sign_rotate_retire_and_revoke(store: Backend) {
     );
     store
         .admin(&["consumers", "revoke", &id])
+        .fails(1, "no consumer with id");
+}
+
+/// `--require-signed-time` and `consumers signed-time <id> on|off`: requests
+/// without a signed `signed_at` are refused while it is on (docs/security.md).
+async fn replay_protection_switches_on_and_off(store: Backend) {
+    let server = store.server();
+    store
+        .admin(&[
+            "elements", "add", "A-1", "--code", "Z1", "--name", "Zimmer 1",
+        ])
+        .success();
+    let created = store.admin_json(&[
+        "consumers",
+        "create",
+        "--name",
+        "Zentrale 2",
+        "--require-signed-time",
+        "--json",
+    ]);
+    let (id, secret) = (text(&created["id"]), text(&created["secret"]));
+    let listed = store.admin_json(&["consumers", "list", "--json"]);
+    assert_eq!(listed[0]["require_signed_time"], true, "{listed}");
+    let (status, body) = server
+        .post(
+            "/api/v1/element",
+            signed_body(&id, &secret, "A-1", r#"{"battery":80}"#),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["messages"][0]["code"], "signed_time_required",
+        "{body}"
+    );
+
+    let off = store.admin_json(&["consumers", "signed-time", &id, "off", "--json"]);
+    assert_eq!(off["require_signed_time"], false, "{off}");
+    assert_eq!(server.update_element(&id, &secret, "A-1").await, 200);
+
+    store
+        .admin(&["consumers", "signed-time", &id, "on"])
+        .success();
+    assert_eq!(server.update_element(&id, &secret, "A-1").await, 400);
+    store
+        .admin(&[
+            "consumers",
+            "signed-time",
+            "00000000-0000-4000-8000-000000000000",
+            "on",
+        ])
         .fails(1, "no consumer with id");
 }
 

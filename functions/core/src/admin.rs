@@ -48,6 +48,10 @@ pub trait AdminStore: Store {
         secrets: &[String],
     ) -> Result<SecretsReplaced, StoreError>;
 
+    /// Switches consumer `id`'s replay protection (a signed `signed_at` on
+    /// every request, [`crate::replay`]); `false` when there is no such consumer.
+    async fn set_require_signed_time(&self, id: &str, required: bool) -> Result<bool, StoreError>;
+
     /// Removes consumer `id`; `false` when there was none.
     async fn delete_consumer(&self, id: &str) -> Result<bool, StoreError>;
 
@@ -74,6 +78,7 @@ pub fn new_secret() -> Result<String, getrandom::Error> {
 pub fn new_consumer(
     name: &str,
     allow_sha1: bool,
+    require_signed_time: bool,
     now: DateTime<Utc>,
 ) -> Result<Consumer, getrandom::Error> {
     Ok(Consumer {
@@ -83,6 +88,7 @@ pub fn new_consumer(
         allow_sha1,
         created_at: now,
         expires_at: None,
+        require_signed_time,
     })
 }
 
@@ -105,7 +111,7 @@ mod tests {
     #[test]
     fn new_consumers_are_production_consumers_with_one_secret() {
         let now = crate::wire_time::now();
-        let consumer = new_consumer("Zentrale", true, now).unwrap();
+        let consumer = new_consumer("Zentrale", true, false, now).unwrap();
         assert!(crate::validation::is_uuid(&consumer.id));
         assert_eq!(consumer.id, consumer.id.to_ascii_lowercase());
         assert_eq!(consumer.secrets.len(), 1);

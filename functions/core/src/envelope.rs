@@ -25,11 +25,13 @@ pub struct Envelope {
 impl Envelope {
     /// Parses a body that is already known to be UTF-8.
     pub fn parse(body: &str) -> Result<Self, Malformed> {
-        let raw: RawObject<'_> = serde_json::from_str(body).map_err(describe)?;
+        let raw: RawObject<'_> =
+            serde_json::from_str(body).map_err(|error| describe(&error, Origin::START))?;
         let mut fields = Map::new();
         let mut data_raw = None;
         for (key, raw_value) in raw.0 {
-            let value = parse_strict(raw_value.get()).map_err(describe)?;
+            let value = parse_strict(raw_value.get())
+                .map_err(|error| describe(&error, Origin::of(body, raw_value.get())))?;
             if key == "data" {
                 data_raw = Some(raw_value.get().to_string());
             }
@@ -49,18 +51,109 @@ impl Envelope {
     }
 }
 
-fn describe(error: serde_json::Error) -> Malformed {
-    let what = match error.classify() {
-        serde_json::error::Category::Eof => "ist unvollständig".to_string(),
-        serde_json::error::Category::Syntax => "ist kein gültiges JSON".to_string(),
-        serde_json::error::Category::Data => format!("ist nicht verwendbar ({error})"),
-        serde_json::error::Category::Io => "konnte nicht gelesen werden".to_string(),
+/// Where a member's value starts in the body: its errors are reported by
+/// serde_json relative to the value, the client needs them in the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Origin {
+    /// 1-based line of the value's first byte.
+    line: usize,
+    /// Bytes before the value's first byte on that line.
+    column: usize,
+}
+
+impl Origin {
+    const START: Origin = Origin { line: 1, column: 0 };
+
+    /// The origin of `value`, a slice borrowed from `body`.
+    fn of(body: &str, value: &str) -> Origin {
+        let offset = (value.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
+        let Some(before) = body.get(..offset) else {
+            return Origin::START;
+        };
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        Origin {
+            line: 1 + before.matches('\n').count(),
+            column: offset - line_start,
+        }
+    }
+
+    /// serde_json's (line, column) inside the value, as a position in the body.
+    fn shift(self, line: usize, column: usize) -> (usize, usize) {
+        if line <= 1 {
+            (self.line, self.column + column)
+        } else {
+            (self.line + line - 1, column)
+        }
+    }
+}
+
+/// Prefix of the custom error for a key that appears twice (see [`RawObject`]).
+const DUPLICATE_KEY: &str = "duplicate key ";
+
+/// A German explanation of why serde_json refused the body, with the body's
+/// line and column (DECISIONS §3: 400 `malformed_request`).
+fn describe(error: &serde_json::Error, origin: Origin) -> Malformed {
+    use serde_json::error::Category;
+    // serde_json's text without its own " at line L column C".
+    let full = error.to_string();
+    let cause = full
+        .rfind(" at line ")
+        .map_or(full.as_str(), |at| &full[..at]);
+    let (what, hint) = match error.classify() {
+        Category::Eof => ("ist unvollständig".to_string(), OBJECT_EXPECTED),
+        Category::Io => ("konnte nicht gelesen werden".to_string(), OBJECT_EXPECTED),
+        Category::Syntax | Category::Data => classify(cause),
     };
+    let (line, mut column) = origin.shift(error.line(), error.column());
+    // serde_json reports a raw control character at the byte before it (a
+    // 0-based column, where every other error has the 1-based one).
+    if cause.starts_with("control character") {
+        column += 1;
+    }
     Malformed(format!(
-        "Der Anfragekörper {what} (Zeile {}, Spalte {}). Erwartet wird ein JSON-Objekt.",
-        error.line(),
-        error.column()
+        "Der Anfragekörper {what} (Zeile {line}, Spalte {column}). {hint}"
     ))
+}
+
+const OBJECT_EXPECTED: &str = "Erwartet wird ein JSON-Objekt.";
+
+/// What is wrong, and a hint, for serde_json's message `cause`.
+fn classify(cause: &str) -> (String, &'static str) {
+    if let Some(key) = cause.strip_prefix(DUPLICATE_KEY) {
+        return (
+            format!("enthält den Schlüssel {key} doppelt"),
+            "Jeder Schlüssel darf in einem Objekt nur einmal vorkommen.",
+        );
+    }
+    match cause {
+        "recursion limit exceeded" => (
+            "ist zu tief verschachtelt".to_string(),
+            "Erlaubt sind höchstens 128 Ebenen.",
+        ),
+        "number out of range" => (
+            "enthält eine Zahl außerhalb des Wertebereichs".to_string(),
+            "Zahlen müssen als 64-Bit-Gleitkommazahl darstellbar sein.",
+        ),
+        "lone leading surrogate in hex escape"
+        | "unexpected end of hex escape"
+        | "invalid unicode code point"
+        | "invalid escape" => (
+            "enthält eine ungültige Escape-Sequenz".to_string(),
+            "Ein \\u-Escape muss ein Unicode-Zeichen ergeben (Surrogate nur als Paar).",
+        ),
+        "control character (\\u0000-\\u001F) found while parsing a string" => (
+            "enthält ein Steuerzeichen in einer Zeichenkette".to_string(),
+            "Steuerzeichen sind in JSON-Zeichenketten nur als \\u-Escape erlaubt.",
+        ),
+        "trailing characters" => (
+            "enthält nach dem JSON-Objekt weitere Zeichen".to_string(),
+            "Erwartet wird genau ein JSON-Objekt.",
+        ),
+        _ if cause.starts_with("invalid type: ") => {
+            ("ist kein JSON-Objekt".to_string(), OBJECT_EXPECTED)
+        }
+        _ => ("ist kein gültiges JSON".to_string(), OBJECT_EXPECTED),
+    }
 }
 
 /// The top-level object, borrowed from the body, keys in order, no duplicates.
@@ -78,7 +171,7 @@ impl<'de> serde::Deserialize<'de> for RawObject<'de> {
                 let mut entries: Vec<(String, &'de RawValue)> = Vec::new();
                 while let Some(key) = map.next_key::<String>()? {
                     if entries.iter().any(|(k, _)| *k == key) {
-                        return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+                        return Err(duplicate_key(&key));
                     }
                     let value: &'de RawValue = map.next_value()?;
                     entries.push((key, value));
@@ -88,6 +181,20 @@ impl<'de> serde::Deserialize<'de> for RawObject<'de> {
         }
         deserializer.deserialize_map(ObjectVisitor)
     }
+}
+
+/// The error for a key seen twice: the key as a JSON string, cut after 64
+/// characters (a body may carry a key of 200 KiB).
+fn duplicate_key<E: de::Error>(key: &str) -> E {
+    const SHOWN: usize = 64;
+    let shown: String = key.chars().take(SHOWN).collect();
+    let quoted = serde_json::to_string(&shown).unwrap_or_default();
+    let cut = if key.chars().count() > SHOWN {
+        "…"
+    } else {
+        ""
+    };
+    E::custom(format_args!("{DUPLICATE_KEY}{quoted}{cut}"))
 }
 
 /// Parses JSON text into a [`Value`], rejecting duplicate keys at any depth.
@@ -148,7 +255,7 @@ impl<'de> Visitor<'de> for StrictValue {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if object.contains_key(&key) {
-                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+                return Err(duplicate_key(&key));
             }
             let value = map.next_value_seed(StrictValue)?;
             object.insert(key, value);
@@ -190,10 +297,57 @@ mod tests {
         }
     }
 
+    fn message(body: &str) -> String {
+        Envelope::parse(body).expect_err("malformed").0
+    }
+
+    #[test]
+    fn messages_are_german_and_point_into_the_body() {
+        assert_eq!(
+            message(""),
+            "Der Anfragekörper ist unvollständig (Zeile 1, Spalte 0). Erwartet wird ein JSON-Objekt."
+        );
+        assert_eq!(
+            message("[]"),
+            "Der Anfragekörper ist kein JSON-Objekt (Zeile 1, Spalte 0). Erwartet wird ein JSON-Objekt."
+        );
+        // Inside `data` (parsed on its own), the position is still the body's.
+        assert_eq!(
+            message("{\"a\":1,\n  \"data\": {\"e\":1,\"e\":2}}"),
+            "Der Anfragekörper enthält den Schlüssel \"e\" doppelt (Zeile 2, Spalte 20). \
+             Jeder Schlüssel darf in einem Objekt nur einmal vorkommen."
+        );
+        assert_eq!(
+            message("{\"data\":{\"b\":1e400}}"),
+            "Der Anfragekörper enthält eine Zahl außerhalb des Wertebereichs (Zeile 1, Spalte 18). \
+             Zahlen müssen als 64-Bit-Gleitkommazahl darstellbar sein."
+        );
+        assert_eq!(
+            message("{\"t\":\"\\ud800\"}"),
+            "Der Anfragekörper enthält eine ungültige Escape-Sequenz (Zeile 1, Spalte 13). \
+             Ein \\u-Escape muss ein Unicode-Zeichen ergeben (Surrogate nur als Paar)."
+        );
+        assert_eq!(
+            message("{\"t\":\"a\u{0}\"}"),
+            "Der Anfragekörper enthält ein Steuerzeichen in einer Zeichenkette (Zeile 1, Spalte 8). \
+             Steuerzeichen sind in JSON-Zeichenketten nur als \\u-Escape erlaubt."
+        );
+        assert_eq!(
+            message("{} {}"),
+            "Der Anfragekörper enthält nach dem JSON-Objekt weitere Zeichen (Zeile 1, Spalte 4). \
+             Erwartet wird genau ein JSON-Objekt."
+        );
+        let long_key = "k".repeat(100);
+        assert!(
+            message(&format!("{{\"{long_key}\":1,\"{long_key}\":2}}"))
+                .contains(&format!("den Schlüssel \"{}\"… doppelt", "k".repeat(64)))
+        );
+    }
+
     #[test]
     fn deep_nesting_is_malformed_not_a_crash() {
         let deep = format!("{{\"data\":{}{}}}", "[".repeat(10_000), "]".repeat(10_000));
-        assert!(Envelope::parse(&deep).is_err());
+        assert!(message(&deep).starts_with("Der Anfragekörper ist zu tief verschachtelt"));
     }
 
     proptest::proptest! {

@@ -13,6 +13,12 @@ pub enum ApiError {
     InvalidHash(Option<HashDebug>),
     /// 400 `malformed_request`, with a German explanation.
     Malformed(String),
+    /// 400 `signed_time_required`: a valid hash, but the consumer requires a
+    /// signed `signed_at` (replay protection) and the request has none.
+    SignedTimeRequired,
+    /// 400 `signed_time_out_of_range`: a valid hash over a `signed_at` that
+    /// is more than [`crate::replay::WINDOW_SECONDS`] off the server's clock.
+    SignedTimeOutOfRange,
     /// 404 `not_found`.
     NotFound,
     /// 405 `method_not_allowed`; the allowed method for the `Allow` header.
@@ -34,7 +40,10 @@ impl ApiError {
     pub fn status(&self) -> u16 {
         match self {
             ApiError::Validation(_) => 422,
-            ApiError::InvalidHash(_) | ApiError::Malformed(_) => 400,
+            ApiError::InvalidHash(_)
+            | ApiError::Malformed(_)
+            | ApiError::SignedTimeRequired
+            | ApiError::SignedTimeOutOfRange => 400,
             ApiError::NotFound => 404,
             ApiError::MethodNotAllowed(_) => 405,
             ApiError::PayloadTooLarge => 413,
@@ -50,6 +59,8 @@ impl ApiError {
             ApiError::Validation(_) => "validation_failed",
             ApiError::InvalidHash(_) => "invalid_hash",
             ApiError::Malformed(_) => "malformed_request",
+            ApiError::SignedTimeRequired => "signed_time_required",
+            ApiError::SignedTimeOutOfRange => "signed_time_out_of_range",
             ApiError::NotFound => "not_found",
             ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::PayloadTooLarge => "payload_too_large",
@@ -64,6 +75,13 @@ impl ApiError {
             ApiError::Validation(_) => "Die Daten sind ungültig.".into(),
             ApiError::InvalidHash(_) => "Ungültiger Hash.".into(),
             ApiError::Malformed(reason) => reason.clone(),
+            ApiError::SignedTimeRequired => {
+                "Dieser Consumer muss signed_at senden und mitsignieren.".into()
+            }
+            ApiError::SignedTimeOutOfRange => format!(
+                "signed_at weicht mehr als {} Sekunden von der Serverzeit ab.",
+                crate::replay::WINDOW_SECONDS
+            ),
             ApiError::NotFound => "Die angeforderte Ressource wurde nicht gefunden.".into(),
             ApiError::MethodNotAllowed(allow) => {
                 format!("Die Methode ist für diese Ressource nicht erlaubt. Erlaubt: {allow}.")

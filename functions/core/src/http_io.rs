@@ -25,11 +25,17 @@ pub fn json_body(request: &ApiRequest) -> Result<&str, ApiError> {
         .map_err(|_| ApiError::Malformed("Der Anfragekörper ist kein gültiges UTF-8.".to_string()))
 }
 
-/// `application/json`, any case, optionally with parameters (`; charset=utf-8`).
+/// `application/json`, any case, optionally with parameters (`; charset=utf-8`;
+/// the body is read as UTF-8 whatever they say, RFC 8259 §8.1). Exactly one
+/// `Content-Type` header: two of them leave open what the body is.
 fn is_json_content_type(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
+    let mut values = headers.get_all(header::CONTENT_TYPE).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return false;
+    };
+    value
+        .to_str()
+        .ok()
         .and_then(|value| value.split(';').next())
         .is_some_and(|media_type| media_type.trim().eq_ignore_ascii_case("application/json"))
 }

@@ -19,6 +19,7 @@ pub mod handlers;
 pub mod http_io;
 pub mod logging;
 pub mod model;
+pub mod replay;
 pub mod requests;
 pub mod router;
 pub mod sandbox;

@@ -182,6 +182,10 @@ pub struct Consumer {
     pub created_at: DateTime<Utc>,
     /// Sandbox consumers expire (DECISIONS §8); production ones do not.
     pub expires_at: Option<DateTime<Utc>>,
+    /// Replay protection (docs/security.md): every request must carry a
+    /// signed `signed_at` within [`crate::replay::WINDOW_SECONDS`] of the
+    /// server's clock. Off by default, which is the spec's behaviour.
+    pub require_signed_time: bool,
 }
 
 impl std::fmt::Debug for Consumer {
@@ -197,6 +201,7 @@ impl std::fmt::Debug for Consumer {
             .field("allow_sha1", &self.allow_sha1)
             .field("created_at", &self.created_at)
             .field("expires_at", &self.expires_at)
+            .field("require_signed_time", &self.require_signed_time)
             .finish()
     }
 }

@@ -37,6 +37,7 @@ pub fn new_consumer() -> Consumer {
         allow_sha1: false,
         created_at: now,
         expires_at: Some(now + Duration::days(Consumer::SANDBOX_LIFETIME_DAYS)),
+        require_signed_time: false,
     }
 }
 
@@ -460,6 +461,7 @@ mod tests {
             allow_sha1: false,
             created_at: wire_time::now(),
             expires_at: None,
+            require_signed_time: false,
         };
         let open = EXAMPLES[0].signed(&consumer, "http://x");
         assert_eq!(

@@ -126,6 +126,7 @@ mod tests {
             allow_sha1,
             created_at: Utc::now(),
             expires_at: None,
+            require_signed_time: false,
         }
     }
 

@@ -81,8 +81,14 @@ pub mod message {
     pub fn max_chars(key: &str, max: usize) -> String {
         format!("{key} darf maximal {max} Zeichen haben.")
     }
+    pub fn no_control_characters(key: &str) -> String {
+        format!("{key} darf keine Steuerzeichen enthalten.")
+    }
     pub fn uuid(key: &str) -> String {
         format!("{key} muss ein UUID sein.")
+    }
+    pub fn integer(key: &str) -> String {
+        format!("{key} muss eine ganze Zahl sein.")
     }
     pub fn number(key: &str) -> String {
         format!("{key} muss eine Zahl sein.")
@@ -113,6 +119,18 @@ pub mod message {
     }
 }
 
+/// An optional integer (`null` = absent); `1.0` and `"1"` are not integers.
+pub fn optional_integer(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<i64> {
+    match present(value) {
+        None => None,
+        Some(Value::Number(n)) if n.as_i64().is_some() => n.as_i64(),
+        Some(_) => {
+            errors.add(key, message::integer(key));
+            None
+        }
+    }
+}
+
 /// `null` counts as absent, like a missing key, as does a blank string for
 /// required fields (Laravel's `required`).
 fn present(value: Option<&Value>) -> Option<&Value> {
@@ -134,11 +152,18 @@ pub fn required_text(errors: &mut FieldErrors, key: &str, value: Option<&Value>)
     }
 }
 
-/// An optional string of at most [`MAX_TEXT_CHARS`] characters.
+/// An optional string of at most [`MAX_TEXT_CHARS`] characters, without
+/// control characters (Unicode Cc: `\u0000`–`\u001f`, DEL, C1): an address
+/// or a position is one line of text on a display, and `"A\u0000"` must not
+/// be a second element that looks like `"A"`.
 pub fn optional_text(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<String> {
     match present(value)? {
         Value::String(s) if s.chars().count() > MAX_TEXT_CHARS => {
             errors.add(key, message::max_chars(key, MAX_TEXT_CHARS));
+            None
+        }
+        Value::String(s) if s.chars().any(char::is_control) => {
+            errors.add(key, message::no_control_characters(key));
             None
         }
         Value::String(s) => Some(s.clone()),
@@ -250,6 +275,22 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&errors).unwrap(),
             json!({"b": ["b muss zwischen 0 und 100 liegen.", "b muss eine Zahl sein."]})
+        );
+    }
+
+    #[test]
+    fn text_has_no_control_characters() {
+        let mut errors = FieldErrors::new();
+        assert_eq!(
+            optional_text(&mut errors, "p", Some(&json!("Bett 1 – Fenster ä"))),
+            Some("Bett 1 – Fenster ä".to_string())
+        );
+        for text in ["a\u{0}b", "a\nb", "\t", "a\u{7f}", "a\u{85}"] {
+            assert_eq!(optional_text(&mut errors, "p", Some(&json!(text))), None);
+        }
+        assert_eq!(
+            serde_json::to_value(&errors).unwrap(),
+            json!({"p": vec!["p darf keine Steuerzeichen enthalten."; 5]})
         );
     }
 

@@ -1,7 +1,7 @@
 //! Times on the wire: `YYYY-MM-DD HH:MM:SS` in the installation's time zone.
 //! Stored as UTC instants with whole seconds, the resolution of the wire.
 
-use chrono::{DateTime, Duration, NaiveDateTime, SubsecRound, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Duration, NaiveDateTime, SubsecRound, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 
 pub const WIRE_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
@@ -22,7 +22,12 @@ pub fn parse_local(text: &str, zone: Tz) -> Option<DateTime<Utc>> {
         return None;
     }
     let naive = NaiveDateTime::parse_from_str(text, WIRE_FORMAT).ok()?;
-    Some(local_to_utc(naive, zone))
+    let instant = local_to_utc(naive, zone);
+    // An instant the stored form cannot hold is no time either: ahead of UTC,
+    // "0000-01-01 00:00:00" lies in the year -1, behind it "9999-12-31
+    // 23:59:59" in 10000, and RFC 3339 does not read those back, so a call
+    // opened then would fail every later request on its address (fuzzing).
+    (from_stored(&to_stored(instant)) == Some(instant)).then_some(instant)
 }
 
 /// Maps a local time to an instant. In the autumn overlap the earlier instant
@@ -41,8 +46,32 @@ fn local_to_utc(naive: NaiveDateTime, zone: Tz) -> DateTime<Utc> {
 }
 
 /// Formats an instant as a wire time in `zone`.
+///
+/// Written digit by digit: every record of a response carries one or two of
+/// these, and chrono's `format` reads the format string anew on each call,
+/// which made it a tenth of a 100-item element request (issue 7). Years
+/// beyond four digits, which no wire time has, take chrono's way.
 pub fn format_local(instant: DateTime<Utc>, zone: Tz) -> String {
-    instant.with_timezone(&zone).format(WIRE_FORMAT).to_string()
+    let local = instant.with_timezone(&zone).naive_local();
+    let year = match u32::try_from(local.year()) {
+        Ok(year) if year <= 9999 => year,
+        _ => return local.format(WIRE_FORMAT).to_string(),
+    };
+    let mut text = *b"YYYY-MM-DD HH:MM:SS";
+    put_two_digits(&mut text[0..2], year / 100);
+    put_two_digits(&mut text[2..4], year % 100);
+    put_two_digits(&mut text[5..7], local.month());
+    put_two_digits(&mut text[8..10], local.day());
+    put_two_digits(&mut text[11..13], local.hour());
+    put_two_digits(&mut text[14..16], local.minute());
+    put_two_digits(&mut text[17..19], local.second());
+    String::from_utf8(text.to_vec()).expect("ASCII digits and separators")
+}
+
+/// Writes `value` (below 100) as two decimal digits into `slot`.
+fn put_two_digits(slot: &mut [u8], value: u32) {
+    slot[0] = b'0' + (value / 10 % 10) as u8;
+    slot[1] = b'0' + (value % 10) as u8;
 }
 
 /// The current instant, truncated to whole seconds like every stored time.
@@ -96,11 +125,76 @@ mod tests {
     }
 
     #[test]
+    fn rejects_times_the_store_cannot_keep() {
+        let st_johns: Tz = "America/St_Johns".parse().unwrap();
+        // Berlin's local mean time before 1893 is UTC+00:53:28.
+        for (bad, zone) in [
+            ("0000-01-01 00:00:00", berlin()),
+            ("0000-01-01 00:53:27", berlin()),
+            ("9999-12-31 23:59:59", st_johns),
+        ] {
+            assert!(
+                parse_local(bad, zone).is_none(),
+                "{bad:?} in {zone} accepted"
+            );
+        }
+        for good in ["0001-01-01 12:00:00", "9999-12-31 23:59:59"] {
+            let t = parse_local(good, berlin()).expect(good);
+            assert_eq!(from_stored(&to_stored(t)), Some(t), "{good}");
+        }
+    }
+
+    #[test]
     fn overlap_takes_the_earlier_instant_and_gap_shifts_forward() {
         let overlap = parse_local("2026-10-25 02:30:00", berlin()).unwrap();
         assert_eq!(to_stored(overlap), "2026-10-25T00:30:00Z");
         let gap = parse_local("2026-03-29 02:30:00", berlin()).unwrap();
         assert_eq!(to_stored(gap), "2026-03-29T01:30:00Z");
+    }
+
+    #[test]
+    fn formats_like_chrono_around_the_clock_changes_and_the_year_limits() {
+        let zones: [Tz; 3] = [
+            berlin(),
+            chrono_tz::UTC,
+            "America/St_Johns".parse().unwrap(),
+        ];
+        let instants = [
+            "2026-03-29T00:59:59Z",
+            "2026-03-29T01:00:00Z",
+            "2026-10-25T00:30:00Z",
+            "2026-10-25T01:30:00Z",
+            "2026-12-31T23:00:00Z",
+            "0001-01-01T12:00:00Z",
+            "9999-12-31T12:00:00Z",
+            "+10000-01-01T12:00:00Z",
+            "-0001-06-01T12:00:00Z",
+        ];
+        for zone in zones {
+            for text in instants {
+                let instant = DateTime::parse_from_rfc3339(text)
+                    .map(|t| t.with_timezone(&Utc))
+                    .or_else(|_| text.parse::<DateTime<Utc>>())
+                    .unwrap();
+                assert_eq!(
+                    format_local(instant, zone),
+                    instant.with_timezone(&zone).format(WIRE_FORMAT).to_string(),
+                    "{text} in {zone}"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn formats_like_chrono(seconds in -62_135_596_800i64..253_402_300_800) {
+            let instant = DateTime::from_timestamp(seconds, 0).unwrap();
+            let zone = berlin();
+            proptest::prop_assert_eq!(
+                format_local(instant, zone),
+                instant.with_timezone(&zone).format(WIRE_FORMAT).to_string()
+            );
+        }
     }
 
     #[test]

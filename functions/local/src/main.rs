@@ -136,16 +136,37 @@ async fn open_store(args: &Args) -> Result<Arc<dyn Store>, String> {
 
 /// Every request goes to the shared router; the body is read up to one byte
 /// over the limit so that an oversized body is answered with 413, not read whole.
+/// A body that ends before its announced length (the client gave up) is a 400.
 async fn handle(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let response = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
         Ok(bytes) => serve(&state, http::Request::from_parts(parts, bytes)).await,
-        Err(_) => {
+        Err(error) if exceeds_limit(&error) => {
             tracing::info!(method = %parts.method, path = parts.uri.path(), status = 413, "request");
             error_response(&ApiError::PayloadTooLarge)
         }
+        Err(error) => {
+            tracing::info!(method = %parts.method, path = parts.uri.path(), status = 400, %error, "request");
+            error_response(&ApiError::Malformed(UNREADABLE_BODY.to_string()))
+        }
     };
     response.map(Body::from)
+}
+
+/// The 400 for a body that could not be read to its end.
+const UNREADABLE_BODY: &str = "Der Anfragekörper konnte nicht vollständig gelesen werden.";
+
+/// Whether reading the body stopped at the size limit (http-body-util's
+/// `LengthLimitError`, somewhere in the error's chain), not at a broken body.
+fn exceeds_limit(error: &axum::Error) -> bool {
+    let mut cause: Option<&dyn std::error::Error> = Some(error);
+    while let Some(current) = cause {
+        if current.to_string() == "length limit exceeded" {
+            return true;
+        }
+        cause = current.source();
+    }
+    false
 }
 
 /// Sandbox consumers and their data expire after 30 days (DECISIONS §8).
@@ -182,4 +203,20 @@ async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The other side, a body that breaks off, is tested over a socket in
+    /// the black-box suite (tests/tests/hostile.rs).
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_recognised() {
+        let oversized = Body::from(vec![b' '; MAX_BODY_BYTES + 1]);
+        let error = axum::body::to_bytes(oversized, MAX_BODY_BYTES)
+            .await
+            .expect_err("over the limit");
+        assert!(exceeds_limit(&error), "{error}");
+    }
 }

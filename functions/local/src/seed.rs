@@ -35,6 +35,9 @@ struct SeedConsumer {
     secrets: Vec<String>,
     #[serde(default)]
     allow_sha1: bool,
+    /// Replay protection (docs/security.md); off unless set.
+    #[serde(default)]
+    require_signed_time: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -79,6 +82,7 @@ pub async fn apply(store: &dyn Store, path: &Path) -> Result<(), String> {
             allow_sha1: entry.allow_sha1,
             created_at: now,
             expires_at: None,
+            require_signed_time: entry.require_signed_time,
         };
         store
             .create_consumer(&consumer)

@@ -20,8 +20,8 @@ pub async fn contract(store: &dyn AdminStore) {
 
 async fn consumers(store: &dyn AdminStore) {
     let now = wire_time::now();
-    let first = new_consumer("first", false, now).unwrap();
-    let second = new_consumer("second", true, now + chrono::Duration::seconds(1)).unwrap();
+    let first = new_consumer("first", false, false, now).unwrap();
+    let second = new_consumer("second", true, true, now + chrono::Duration::seconds(1)).unwrap();
     store.create_consumer(&first).await.unwrap();
     store.create_consumer(&second).await.unwrap();
 
@@ -74,6 +74,49 @@ async fn consumers(store: &dyn AdminStore) {
             .await
             .unwrap(),
         SecretsReplaced::UnknownConsumer
+    );
+
+    // Replay protection switches on and off; an unknown consumer is reported.
+    assert!(
+        !store
+            .consumer(&first.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .require_signed_time
+    );
+    assert!(
+        store
+            .set_require_signed_time(&first.id, true)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .consumer(&first.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .require_signed_time
+    );
+    assert!(
+        store
+            .set_require_signed_time(&first.id, false)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .consumer(&first.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .require_signed_time
+    );
+    assert!(!store.set_require_signed_time(unknown, true).await.unwrap());
+    assert!(
+        store.consumer(unknown).await.unwrap().is_none(),
+        "switching an unknown consumer creates nothing"
     );
 
     assert!(store.delete_consumer(&first.id).await.unwrap());

@@ -37,6 +37,7 @@ pub fn consumer(id: &str, expires_at: Option<DateTime<Utc>>) -> Consumer {
         allow_sha1: false,
         created_at: now() - Duration::days(1),
         expires_at,
+        require_signed_time: false,
     }
 }
 

@@ -93,6 +93,24 @@ impl AdminStore for DynamoStore {
         }
     }
 
+    async fn set_require_signed_time(&self, id: &str, required: bool) -> Result<bool, StoreError> {
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.tables.consumers)
+            .key("id", s(id))
+            .update_expression("SET require_signed_time = :required")
+            .expression_attribute_values(":required", AttributeValue::Bool(required))
+            .condition_expression("attribute_exists(id)")
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(error) if condition_failed!(error) => Ok(false),
+            Err(error) => Err(classify(error)),
+        }
+    }
+
     async fn delete_consumer(&self, id: &str) -> Result<bool, StoreError> {
         // A sandbox consumer's data expires by TTL; nothing else to remove.
         let result = self

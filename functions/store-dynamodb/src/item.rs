@@ -159,6 +159,10 @@ pub fn consumer_item(consumer: &Consumer) -> Item {
         AttributeValue::Bool(consumer.allow_sha1),
     );
     item.insert("created_at".into(), s(to_stored(consumer.created_at)));
+    if consumer.require_signed_time {
+        // Absent means off: items written before replay protection existed.
+        item.insert("require_signed_time".into(), AttributeValue::Bool(true));
+    }
     if let Some(expires_at) = consumer.expires_at {
         item.insert("expires_at".into(), s(to_stored(expires_at)));
         item.insert("ttl".into(), n(expires_at.timestamp()));
@@ -182,6 +186,7 @@ pub fn consumer_from_item(item: &Item) -> Result<Consumer, StoreError> {
         allow_sha1: get_bool(item, "allow_sha1").unwrap_or(false),
         created_at: get_time(item, "created_at").unwrap_or_default(),
         expires_at: get_time(item, "expires_at"),
+        require_signed_time: get_bool(item, "require_signed_time").unwrap_or(false),
     })
 }
 

@@ -44,6 +44,7 @@ async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
             allow_sha1: false,
             created_at: Utc::now(),
             expires_at: None,
+            require_signed_time: false,
         })
         .await
         .unwrap();

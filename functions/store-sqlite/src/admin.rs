@@ -9,7 +9,10 @@ use nurse_call_core::admin::{AdminStore, SecretsReplaced};
 use nurse_call_core::model::{CallType, Consumer, Element, Scope};
 use nurse_call_core::store::StoreError;
 
-use crate::{ELEMENT_COLUMNS, SqliteStore, consumer_from_row, element_from_row, insert_call_type};
+use crate::{
+    CONSUMER_COLUMNS, ELEMENT_COLUMNS, SqliteStore, consumer_from_row, element_from_row,
+    insert_call_type,
+};
 
 #[async_trait]
 impl AdminStore for SqliteStore {
@@ -22,10 +25,9 @@ impl AdminStore for SqliteStore {
 
     async fn consumers(&self) -> Result<Vec<Consumer>, StoreError> {
         self.with(|c| {
-            let mut statement = c.prepare(
-                "SELECT id, name, secrets, allow_sha1, created_at, expires_at
-                 FROM consumers ORDER BY created_at, id",
-            )?;
+            let mut statement = c.prepare(&format!(
+                "SELECT {CONSUMER_COLUMNS} FROM consumers ORDER BY created_at, id"
+            ))?;
             statement.query_map([], consumer_from_row)?.collect()
         })
         .await
@@ -62,6 +64,18 @@ impl AdminStore for SqliteStore {
             )?;
             tx.commit()?;
             Ok(SecretsReplaced::Replaced)
+        })
+        .await
+    }
+
+    async fn set_require_signed_time(&self, id: &str, required: bool) -> Result<bool, StoreError> {
+        let id = id.to_string();
+        self.with(move |c| {
+            let changed = c.execute(
+                "UPDATE consumers SET require_signed_time = ?1 WHERE id = ?2",
+                params![required, id],
+            )?;
+            Ok(changed > 0)
         })
         .await
     }

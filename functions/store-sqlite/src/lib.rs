@@ -1,16 +1,17 @@
 //! The embedded store: SQLite in one file (`data/nurse-call.sqlite3` by default).
 //!
-//! One connection behind a mutex serves the process; every multi-step write is
-//! one transaction. WAL mode and a busy timeout let the admin command work on
-//! the same file while the server runs. Blocking SQLite calls run on tokio's
-//! blocking pool so they never stall the async workers.
+//! One connection serves the process, owned by a thread of its own
+//! (`worker`), so blocking SQLite calls never stall the async workers; every
+//! multi-step write is one transaction. WAL mode and a busy timeout let the
+//! admin command work on the same file while the server runs.
 
 mod admin;
 mod mismatches;
 mod schema;
+mod worker;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -27,7 +28,7 @@ pub const FILE_NAME: &str = "nurse-call.sqlite3";
 
 #[derive(Clone)]
 pub struct SqliteStore {
-    connection: Arc<Mutex<Connection>>,
+    worker: Arc<worker::Worker>,
     path: PathBuf,
 }
 
@@ -55,8 +56,11 @@ impl SqliteStore {
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let connection = Connection::open(path).map_err(internal)?;
         schema::prepare(&connection).map_err(internal)?;
+        let worker = worker::Worker::start(connection).map_err(|e| {
+            StoreError::Internal(format!("cannot start the store's connection thread: {e}"))
+        })?;
         Ok(SqliteStore {
-            connection: Arc::new(Mutex::new(connection)),
+            worker: Arc::new(worker),
             path: path.to_path_buf(),
         })
     }
@@ -65,21 +69,15 @@ impl SqliteStore {
         &self.path
     }
 
-    /// Runs `work` with the connection on the blocking pool.
+    /// Runs `work` with the connection on the connection's thread.
     async fn with<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     {
-        let connection = Arc::clone(&self.connection);
-        tokio::task::spawn_blocking(move || {
-            let mut connection = connection
-                .lock()
-                .map_err(|_| StoreError::Internal("connection lock poisoned".into()))?;
-            work(&mut connection).map_err(classify)
-        })
-        .await
-        .map_err(|e| StoreError::Internal(format!("store task failed: {e}")))?
+        self.worker
+            .run(move |connection| work(connection).map_err(classify))
+            .await
     }
 }
 
@@ -154,33 +152,32 @@ fn read_element(
     scope: &str,
     address: &str,
 ) -> rusqlite::Result<Option<Element>> {
-    tx.query_row(
-        &format!("SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 AND address = ?2"),
-        params![scope, address],
-        element_from_row,
-    )
+    tx.prepare_cached(&format!(
+        "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 AND address = ?2"
+    ))?
+    .query_row(params![scope, address], element_from_row)
     .optional()
 }
 
 fn write_element(tx: &Transaction<'_>, scope: &str, element: &Element) -> rusqlite::Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO elements (scope, address, code, name, battery, position, reachable, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
          ON CONFLICT (scope, address) DO UPDATE SET
            code = excluded.code, name = excluded.name, battery = excluded.battery,
            position = excluded.position, reachable = excluded.reachable,
            updated_at = excluded.updated_at",
-        params![
-            scope,
-            element.address,
-            element.code,
-            element.name,
-            element.battery,
-            element.position,
-            element.reachable,
-            to_stored(element.updated_at)
-        ],
-    )?;
+    )?
+    .execute(params![
+        scope,
+        element.address,
+        element.code,
+        element.name,
+        element.battery,
+        element.position,
+        element.reachable,
+        to_stored(element.updated_at)
+    ])?;
     Ok(())
 }
 
@@ -217,16 +214,17 @@ fn open_call_with_event(
     address: &str,
     event: &str,
 ) -> rusqlite::Result<Option<Call>> {
-    tx.query_row(
-        &format!(
-            "SELECT {CALL_COLUMNS} FROM calls
-             WHERE scope = ?1 AND address = ?2 AND event = ?3 AND closed_at IS NULL"
-        ),
-        params![scope, address, event],
-        call_from_row,
-    )
+    tx.prepare_cached(&format!(
+        "SELECT {CALL_COLUMNS} FROM calls
+         WHERE scope = ?1 AND address = ?2 AND event = ?3 AND closed_at IS NULL"
+    ))?
+    .query_row(params![scope, address, event], call_from_row)
     .optional()
 }
+
+/// The columns [`consumer_from_row`] reads, in its order.
+pub(crate) const CONSUMER_COLUMNS: &str =
+    "id, name, secrets, allow_sha1, created_at, expires_at, require_signed_time";
 
 fn consumer_from_row(row: &Row<'_>) -> rusqlite::Result<Consumer> {
     let secrets: String = row.get(2)?;
@@ -239,6 +237,7 @@ fn consumer_from_row(row: &Row<'_>) -> rusqlite::Result<Consumer> {
         allow_sha1: row.get(3)?,
         created_at: time_at(row, 4)?,
         expires_at: optional_time_at(row, 5)?,
+        require_signed_time: row.get(6)?,
     })
 }
 
@@ -294,12 +293,10 @@ impl Store for SqliteStore {
     async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
         let id = id.to_string();
         self.with(move |c| {
-            c.query_row(
-                "SELECT id, name, secrets, allow_sha1, created_at, expires_at
-                 FROM consumers WHERE id = ?1",
-                params![id],
-                consumer_from_row,
-            )
+            c.prepare_cached(&format!(
+                "SELECT {CONSUMER_COLUMNS} FROM consumers WHERE id = ?1"
+            ))?
+            .query_row(params![id], consumer_from_row)
             .optional()
         })
         .await
@@ -309,15 +306,17 @@ impl Store for SqliteStore {
         let consumer = consumer.clone();
         self.with(move |c| {
             c.execute(
-                "INSERT INTO consumers (id, name, secrets, allow_sha1, created_at, expires_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO consumers (id, name, secrets, allow_sha1, created_at, expires_at,
+                    require_signed_time)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     consumer.id,
                     consumer.name,
                     serde_json::to_string(&consumer.secrets).expect("strings serialise"),
                     consumer.allow_sha1,
                     to_stored(consumer.created_at),
-                    consumer.expires_at.map(to_stored)
+                    consumer.expires_at.map(to_stored),
+                    consumer.require_signed_time
                 ],
             )?;
             Ok(())
@@ -419,22 +418,22 @@ impl Store for SqliteStore {
                 tx.commit()?;
                 return Ok(OpenOutcome::AlreadyOpen(existing));
             }
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO calls (scope, address, event, position, section, attribute,
                     element_code, element_name, opened_at, closed_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL)",
-                params![
-                    scope,
-                    call.address,
-                    call.event,
-                    call.position,
-                    call.section,
-                    call.attribute,
-                    call.element_code,
-                    call.element_name,
-                    to_stored(call.opened_at)
-                ],
-            )?;
+            )?
+            .execute(params![
+                scope,
+                call.address,
+                call.event,
+                call.position,
+                call.section,
+                call.attribute,
+                call.element_code,
+                call.element_name,
+                to_stored(call.opened_at)
+            ])?;
             let id = tx.last_insert_rowid();
             tx.commit()?;
             Ok(OpenOutcome::Opened(Call {

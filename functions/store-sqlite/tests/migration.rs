@@ -1,6 +1,6 @@
 //! A store file written by an earlier version opens with its data intact and
-//! gains what the current version added (schema version 1 → 2: the hash
-//! mismatches of the test page).
+//! gains what the later versions added (schema version 1 → 2: the hash
+//! mismatches of the test page; 2 → 3: a consumer's replay protection, off).
 
 use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
@@ -48,7 +48,7 @@ fn write_version_1(path: &std::path::Path) {
 }
 
 #[tokio::test]
-async fn a_version_1_file_keeps_its_data_and_gains_the_mismatches() {
+async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protection() {
     let dir = tempfile::tempdir().expect("temporary folder");
     let path = dir.path().join(FILE_NAME);
     write_version_1(&path);
@@ -60,6 +60,10 @@ async fn a_version_1_file_keeps_its_data_and_gains_the_mismatches() {
         .expect("consumer read")
         .expect("the old consumer is still there");
     assert_eq!(consumer.secrets, ["s3cr3t"]);
+    assert!(
+        !consumer.require_signed_time,
+        "replay protection stays off for an old consumer"
+    );
     let calls = store
         .recent_calls(&Scope::installation(), 10)
         .await
@@ -90,7 +94,7 @@ async fn a_version_1_file_keeps_its_data_and_gains_the_mismatches() {
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     // Opening a current file again changes nothing.
     SqliteStore::open(&path).expect("the migrated file opens again");
 }

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use crate::error::ApiError;
 use crate::http_io::{ApiRequest, ApiResponse, json_response, query_param};
 use crate::model::{CallType, ElementChange, ElementPolicy, NewCall};
+use crate::replay;
 use crate::requests::{DisplayAction, DisplayRequest, parse_display};
 use crate::state::AppState;
 use crate::store::{AddressSnapshot, ElementsOutcome, OpenOutcome};
@@ -30,6 +31,11 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     let scope = state.scope_for(&consumer);
     // Step 4: state.
     let now = wire_time::now();
+    // "The current time" of the spec's open and close: a signed request time
+    // stands in for it (see `replay`), so that a client's open and close keep
+    // their order on its own clock, and a repeated close never closes a call
+    // opened after it was signed.
+    let request_time = replay::request_time(parsed.credentials.signed_at, now);
     let snapshot = state.store.snapshot(&scope, &parsed.target).await?;
     let types = state.call_types().await?;
     check_state(state, &parsed, &snapshot, &types)?;
@@ -68,7 +74,12 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                     OpenOutcome::AlreadyOpen(existing.clone())
                 }
                 None => {
-                    let call = new_call(&parsed, event, created_at.unwrap_or(now), &snapshot);
+                    let call = new_call(
+                        &parsed,
+                        event,
+                        created_at.unwrap_or(request_time),
+                        &snapshot,
+                    );
                     state
                         .store
                         .open_call(&scope, &call, &change, policy)
@@ -91,7 +102,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
             Ok(json_response(status, success(&record)))
         }
         DisplayAction::Close { closed_at } => {
-            let closed_at = closed_at.unwrap_or(now);
+            let closed_at = closed_at.unwrap_or(request_time);
             let ids = closable(&snapshot, closed_at);
             let closed = state
                 .store

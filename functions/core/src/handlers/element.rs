@@ -1,6 +1,9 @@
 //! `POST /api/v1/element` (spec 4.2): battery, position and reachability of one
 //! element (single form) or of many at once (multi form, all or nothing).
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
 use crate::error::ApiError;
 use crate::http_io::{ApiRequest, ApiResponse, json_response};
 use crate::model::{ElementChange, ElementPolicy};
@@ -67,7 +70,9 @@ fn merge_by_address(
     at: chrono::DateTime<chrono::Utc>,
 ) -> Vec<ElementChange> {
     let mut changes: Vec<ElementChange> = Vec::with_capacity(items.len());
-    for (target, status) in items {
+    // Address → its change in `changes` (a search per item was quadratic).
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(items.len());
+    for &(target, status) in items {
         let change = ElementChange {
             address: target.to_string(),
             battery: status.battery,
@@ -75,9 +80,12 @@ fn merge_by_address(
             reachable: status.reachable,
             at,
         };
-        match changes.iter_mut().find(|c| c.address == *target) {
-            Some(existing) => existing.merge(&change),
-            None => changes.push(change),
+        match index.entry(target) {
+            Entry::Occupied(existing) => changes[*existing.get()].merge(&change),
+            Entry::Vacant(slot) => {
+                slot.insert(changes.len());
+                changes.push(change);
+            }
         }
     }
     changes
@@ -103,4 +111,46 @@ fn unknown_targets(
         }
     }
     errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_items_of_one_address_in_order_keeping_first_appearance() {
+        let at = chrono::Utc::now();
+        let a1 = StatusFields {
+            battery: Some(10.0),
+            position: Some("x".into()),
+            reachable: None,
+        };
+        let b = StatusFields {
+            reachable: Some(true),
+            ..StatusFields::default()
+        };
+        let a2 = StatusFields {
+            battery: Some(20.0),
+            ..StatusFields::default()
+        };
+        let changes = merge_by_address(&[("A", &a1), ("B", &b), ("A", &a2)], at);
+        let summary: Vec<_> = changes
+            .iter()
+            .map(|c| {
+                (
+                    c.address.as_str(),
+                    c.battery,
+                    c.position.as_deref(),
+                    c.reachable,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("A", Some(20.0), Some("x"), None),
+                ("B", None, None, Some(true))
+            ]
+        );
+    }
 }

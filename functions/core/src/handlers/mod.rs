@@ -10,6 +10,7 @@ use crate::envelope::Envelope;
 use crate::error::ApiError;
 use crate::http_io::{ApiRequest, json_body};
 use crate::model::{Consumer, HashMismatch, Scope};
+use crate::replay;
 use crate::requests::Credentials;
 use crate::signature::{self, HashDebug};
 use crate::state::AppState;
@@ -22,7 +23,8 @@ pub(crate) fn envelope(request: &ApiRequest) -> Result<Envelope, ApiError> {
 }
 
 /// Step 3: the signature. An unknown or expired consumer gets the same answer
-/// as a wrong hash; the sandbox adds `debug` for a known consumer.
+/// as a wrong hash; the sandbox adds `debug` for a known consumer. A verified
+/// request then meets the consumer's replay rule ([`replay::check`]).
 pub(crate) async fn authenticate(
     state: &AppState,
     credentials: &Credentials,
@@ -40,7 +42,11 @@ pub(crate) async fn authenticate(
         &credentials.hash,
     ) {
         // `verify` is only true for a known consumer.
-        return consumer.ok_or(ApiError::Internal);
+        let consumer = consumer.ok_or(ApiError::Internal)?;
+        replay::check(&consumer, credentials.signed_at, now).inspect_err(|error| {
+            tracing::warn!(consumer = %id, signed_at = credentials.signed_at, code = error.code(), "signed time refused");
+        })?;
+        return Ok(consumer);
     }
     tracing::warn!(consumer = %id, known = consumer.is_some(), "invalid hash");
     let debug = match (&consumer, state.is_sandbox()) {

@@ -18,6 +18,7 @@ pub async fn consumer_round_trip(harness: Harness) {
         allow_sha1: true,
         created_at: t(0),
         expires_at: None,
+        require_signed_time: true,
     };
     let sandbox_consumer = Consumer {
         id: "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d".to_string(),
@@ -26,6 +27,7 @@ pub async fn consumer_round_trip(harness: Harness) {
         allow_sha1: false,
         created_at: now(),
         expires_at: Some(now() + Duration::days(Consumer::SANDBOX_LIFETIME_DAYS)),
+        require_signed_time: false,
     };
     for c in [&production, &sandbox_consumer] {
         store
@@ -52,6 +54,11 @@ pub async fn consumer_round_trip(harness: Harness) {
         assert_eq!(
             read.allow_sha1, c.allow_sha1,
             "consumer {}: allow_sha1",
+            c.id
+        );
+        assert_eq!(
+            read.require_signed_time, c.require_signed_time,
+            "consumer {}: require_signed_time",
             c.id
         );
         assert_eq!(
