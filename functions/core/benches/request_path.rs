@@ -184,18 +184,9 @@ impl Store for MemoryStore {
         {
             return Ok(OpenOutcome::AlreadyOpen(open.clone()));
         }
-        Ok(OpenOutcome::Opened(Call {
-            id: self.next_id.fetch_add(1, Ordering::Relaxed),
-            address: call.address.clone(),
-            event: call.event.clone(),
-            position: call.position.clone(),
-            section: call.section.clone(),
-            attribute: call.attribute.clone(),
-            element_code: call.element_code.clone(),
-            element_name: call.element_name.clone(),
-            opened_at: call.opened_at,
-            closed_at: None,
-        }))
+        Ok(OpenOutcome::Opened(
+            call.opened(self.next_id.fetch_add(1, Ordering::Relaxed)),
+        ))
     }
 
     async fn close_calls(

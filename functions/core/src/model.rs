@@ -61,6 +61,24 @@ pub struct NewCall {
     pub opened_at: DateTime<Utc>,
 }
 
+impl NewCall {
+    /// The call as a store opened it, with the id it assigned.
+    pub fn opened(&self, id: i64) -> Call {
+        Call {
+            id,
+            address: self.address.clone(),
+            event: self.event.clone(),
+            position: self.position.clone(),
+            section: self.section.clone(),
+            attribute: self.attribute.clone(),
+            element_code: self.element_code.clone(),
+            element_name: self.element_name.clone(),
+            opened_at: self.opened_at,
+            closed_at: None,
+        }
+    }
+}
+
 /// A radio element or call point, addressed by its address.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Element {

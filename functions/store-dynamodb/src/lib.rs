@@ -603,18 +603,7 @@ impl Store for DynamoStore {
             }
             match self.transact(items).await? {
                 Transaction::Committed => {
-                    return Ok(OpenOutcome::Opened(Call {
-                        id,
-                        address: call.address.clone(),
-                        event: call.event.clone(),
-                        position: call.position.clone(),
-                        section: call.section.clone(),
-                        attribute: call.attribute.clone(),
-                        element_code: call.element_code.clone(),
-                        element_name: call.element_name.clone(),
-                        opened_at: call.opened_at,
-                        closed_at: None,
-                    }));
+                    return Ok(OpenOutcome::Opened(call.opened(id)));
                 }
                 Transaction::Cancelled(reasons) => {
                     let failed = |i: usize| {

@@ -436,18 +436,7 @@ impl Store for SqliteStore {
             ])?;
             let id = tx.last_insert_rowid();
             tx.commit()?;
-            Ok(OpenOutcome::Opened(Call {
-                id,
-                address: call.address,
-                event: call.event,
-                position: call.position,
-                section: call.section,
-                attribute: call.attribute,
-                element_code: call.element_code,
-                element_name: call.element_name,
-                opened_at: call.opened_at,
-                closed_at: None,
-            }))
+            Ok(OpenOutcome::Opened(call.opened(id)))
         })
         .await
     }
