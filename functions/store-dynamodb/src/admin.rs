@@ -24,6 +24,20 @@ macro_rules! condition_failed {
     };
 }
 
+/// The answer of a write conditioned on `attribute_exists(…)`: whether the
+/// item was there (and so written), or the store's failure. A macro because
+/// each operation has its own error type, each with its own
+/// `is_conditional_check_failed_exception`.
+macro_rules! existed {
+    ($result:expr) => {
+        match $result {
+            Ok(_) => Ok(true),
+            Err(error) if condition_failed!(error) => Ok(false),
+            Err(error) => Err(classify(error)),
+        }
+    };
+}
+
 #[async_trait]
 impl AdminStore for DynamoStore {
     async fn check(&self) -> Result<(), StoreError> {
@@ -104,11 +118,7 @@ impl AdminStore for DynamoStore {
             .condition_expression("attribute_exists(id)")
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(error) if condition_failed!(error) => Ok(false),
-            Err(error) => Err(classify(error)),
-        }
+        existed!(result)
     }
 
     async fn delete_consumer(&self, id: &str) -> Result<bool, StoreError> {
@@ -121,11 +131,7 @@ impl AdminStore for DynamoStore {
             .condition_expression("attribute_exists(id)")
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(error) if condition_failed!(error) => Ok(false),
-            Err(error) => Err(classify(error)),
-        }
+        existed!(result)
     }
 
     /// From the `by_scope` index, which is eventually consistent: an element
@@ -167,11 +173,7 @@ impl AdminStore for DynamoStore {
             .condition_expression("attribute_exists(pk)")
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(error) if condition_failed!(error) => Ok(false),
-            Err(error) => Err(classify(error)),
-        }
+        existed!(result)
     }
 
     async fn put_call_type(&self, call_type: &CallType) -> Result<(), StoreError> {
