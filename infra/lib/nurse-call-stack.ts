@@ -197,6 +197,13 @@ export class NurseCallStack extends Stack {
     const prefix = `nurse-call-${installation}-`;
     const logRetention =
       props.logRetention ?? (production ? logs.RetentionDays.THREE_MONTHS : logs.RetentionDays.TWO_WEEKS);
+    // The function logs name the address and event of every call opened or
+    // closed: they must not keep calls longer than the care home allows.
+    if (logRetention > callRetentionDays) {
+      throw new Error(
+        `logRetention ${logRetention === logs.RetentionDays.INFINITE ? 'INFINITE' : `${logRetention} days`} outlasts callRetentionDays ${callRetentionDays}: the logs would keep calls longer than the care home allows; set logRetention to at most ${callRetentionDays} days`,
+      );
+    }
     // Logs outlive a deleted production stack; a sandbox leaves nothing behind.
     const logRemoval = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 

@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 
 import { Template } from 'aws-cdk-lib/assertions';
+import * as logs from 'aws-cdk-lib/aws-logs';
 
 import { FunctionName, ServiceMode, functionsOf } from '../lib/nurse-call-stack';
 import {
@@ -275,6 +276,16 @@ describe('call retention', () => {
     for (const name of functionsOf('production')) {
       assert.equal(functions[functionId(template, name)].Properties.Environment.Variables.CALL_RETENTION_DAYS, '730', name);
     }
+  });
+
+  it('the logs (which name each call opened or closed) never outlast the call retention', () => {
+    assert.throws(() => synth('production', { callRetentionDays: 60 }), /logRetention 90 days outlasts callRetentionDays 60/);
+    assert.throws(
+      () => synth('production', { logRetention: logs.RetentionDays.INFINITE }),
+      /logRetention INFINITE outlasts callRetentionDays 400/,
+    );
+    assert.doesNotThrow(() => synth('production', { callRetentionDays: 60, logRetention: logs.RetentionDays.TWO_MONTHS }));
+    assert.doesNotThrow(() => synth('sandbox', { callRetentionDays: 14 }));
   });
 
   it('refuses a retention that is not a whole number of days of at least 1', () => {
