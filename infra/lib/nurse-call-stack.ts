@@ -208,10 +208,11 @@ export class NurseCallStack extends Stack {
     const logRemoval = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     // --- The installation's key (production only): the tables, the log
-    // groups and the alarm topic are encrypted with it, so reading the data at
-    // rest takes an IAM permission on this key as well as on the table or log
-    // group, and CloudTrail records every use of it. KMS rotates it yearly. It
-    // outlives a deleted stack like the tables and logs it protects.
+    // groups and the alarm topic are encrypted with it, so reading a table
+    // takes an IAM permission on this key as well as on the table, CloudTrail
+    // records every use of it, and disabling it makes the data, its backups
+    // and the logs unreadable at once. KMS rotates it yearly. It outlives a
+    // deleted stack like the tables and logs it protects.
     // A sandbox keeps the AWS-owned encryption: its data is throwaway test
     // data that expires after 30 days, and a key costs a monthly fee plus
     // requests for nothing worth protecting.
