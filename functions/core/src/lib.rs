@@ -7,16 +7,20 @@
 //! [`wire`] (the JSON the service speaks), [`compact`] and [`signature`]
 //! (what is signed and how), [`validation`] (the 422 catalogue), [`store`]
 //! (persistence), [`handlers`] (one module per endpoint) and [`router`].
+//! The read side: [`displays`] (who may read), [`live`] (the messages of the
+//! live feed) and [`supervision`] (elements that need attention).
 
 pub mod admin;
 pub mod cache;
 pub mod call_types;
 pub mod compact;
 pub mod config;
+pub mod displays;
 pub mod envelope;
 pub mod error;
 pub mod handlers;
 pub mod http_io;
+pub mod live;
 pub mod logging;
 pub mod model;
 pub mod replay;
@@ -26,6 +30,7 @@ pub mod sandbox;
 pub mod signature;
 pub mod state;
 pub mod store;
+pub mod supervision;
 pub mod validation;
 pub mod wire;
 pub mod wire_time;

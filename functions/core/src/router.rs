@@ -23,16 +23,22 @@ pub enum Endpoint {
     SandboxState,
     /// The test page at `/`, sandbox only.
     TestPage,
+    /// Displays: the open calls (DECISIONS §11).
+    DisplayCalls,
+    /// Displays: the elements and those that need attention (DECISIONS §12).
+    DisplayElements,
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 6] = [
+    pub const ALL: [Endpoint; 8] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
         Endpoint::SandboxConsumers,
         Endpoint::SandboxState,
         Endpoint::TestPage,
+        Endpoint::DisplayCalls,
+        Endpoint::DisplayElements,
     ];
 
     pub fn path(self) -> &'static str {
@@ -43,13 +49,19 @@ impl Endpoint {
             Endpoint::SandboxConsumers => "/api/v1/sandbox/consumers",
             Endpoint::SandboxState => "/api/v1/sandbox/state",
             Endpoint::TestPage => "/",
+            Endpoint::DisplayCalls => "/api/v1/display/calls",
+            Endpoint::DisplayElements => "/api/v1/display/elements",
         }
     }
 
     pub fn method(self) -> Method {
         match self {
             Endpoint::Display | Endpoint::Element | Endpoint::SandboxConsumers => Method::POST,
-            Endpoint::CallTypes | Endpoint::SandboxState | Endpoint::TestPage => Method::GET,
+            Endpoint::CallTypes
+            | Endpoint::SandboxState
+            | Endpoint::TestPage
+            | Endpoint::DisplayCalls
+            | Endpoint::DisplayElements => Method::GET,
         }
     }
 
@@ -106,6 +118,8 @@ pub async fn serve_endpoint(
             Endpoint::SandboxConsumers => sandbox::create_consumer(state, &request).await,
             Endpoint::SandboxState => sandbox::state(state, &request).await,
             Endpoint::TestPage => sandbox::page(state, &request).await,
+            Endpoint::DisplayCalls => handlers::display_read::calls(state, &request).await,
+            Endpoint::DisplayElements => handlers::display_read::elements(state, &request).await,
         }
     };
     let response = result.unwrap_or_else(|error| error_response(&error));
