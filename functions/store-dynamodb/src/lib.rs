@@ -416,13 +416,20 @@ impl ElementUpdate {
             names.insert("#ttl".into(), tables::TTL_ATTRIBUTE.into());
             values.insert(":ttl".into(), n(ttl));
         }
-        // Every write is a new version for displays (DECISIONS §11); ADD
-        // starts a missing attribute at the value.
+        // A change is a new version for displays (DECISIONS §11); ADD starts
+        // a missing attribute at the value. An empty change (a sandbox
+        // address seen first) creates version 1 and bumps nothing.
         names.insert("#version".into(), "version".into());
         values.insert(":one".into(), n(1));
+        let version = if change.is_empty() && registration.is_none() {
+            sets.push("#version = if_not_exists(#version, :one)");
+            ""
+        } else {
+            " ADD #version :one"
+        };
         ElementUpdate {
             pk: address_pk(scope, &change.address),
-            expression: format!("SET {} ADD #version :one", sets.join(", ")),
+            expression: format!("SET {}{version}", sets.join(", ")),
             names,
             values,
             condition: (policy == ElementPolicy::MustExist)

@@ -486,6 +486,7 @@ pub async fn concurrent_element_batches_are_all_or_nothing(harness: Harness) {
                 let fresh = addresses.last().expect("fresh address");
                 let mut expected = Element::unregistered(fresh, t(0));
                 expected.apply(&marker(b, fresh));
+                expected.version = 1;
                 assert_eq!(
                     element(store.as_ref(), &scope, fresh).await,
                     Some(expected),
