@@ -23,7 +23,10 @@ type Sent = Arc<Mutex<HashMap<(String, String), Instant>>>;
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    let base = args.get(1).cloned().unwrap_or_else(|| "http://127.0.0.1:3000".into());
+    let base = args
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "http://127.0.0.1:3000".into());
     let displays: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(100);
     let calls: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(100);
     let budget_ms: f64 = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(250.0);
@@ -73,7 +76,10 @@ async fn main() -> std::process::ExitCode {
                 }
                 let key = (
                     kind.to_string(),
-                    message["call"]["address"].as_str().unwrap_or_default().to_string(),
+                    message["call"]["address"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
                 );
                 if let Some(at) = sent.lock().expect("sent").get(&key) {
                     latencies.push(arrived - *at);
@@ -120,7 +126,9 @@ async fn main() -> std::process::ExitCode {
     let at = |q: f64| all[((all.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1000.0;
     let (p50, p99, max) = (at(0.5), at(0.99), at(1.0));
     let met = p99 <= budget_ms && incomplete == 0;
-    println!("| displays | changes | messages | p50 ms | p99 ms | max ms | budget p99 | displays missing a change | |");
+    println!(
+        "| displays | changes | messages | p50 ms | p99 ms | max ms | budget p99 | displays missing a change | |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     println!(
         "| {displays} | {} | {} | {p50:.1} | {p99:.1} | {max:.1} | ≤ {budget_ms} ms | {incomplete} | {} |",

@@ -235,7 +235,7 @@ impl Store for MemoryStore {
     }
 
     async fn open_calls(&self, _scope: &Scope) -> Result<Vec<Call>, StoreError> {
-        Ok(self.open_calls.iter().cloned().collect())
+        Ok(self.open_calls.to_vec())
     }
 
     async fn elements(&self, _scope: &Scope) -> Result<Vec<Element>, StoreError> {

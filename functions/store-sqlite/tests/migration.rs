@@ -1,11 +1,14 @@
 //! A store file written by an earlier version opens with its data intact and
 //! gains what the later versions added (schema version 1 → 2: the hash
-//! mismatches of the test page; 2 → 3: a consumer's replay protection, off).
+//! mismatches of the test page; 2 → 3: a consumer's replay protection, off;
+//! 3 → 4: displays, and every element at version 1).
 
 use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
 
 use nurse_call_core::Store;
+use nurse_call_core::admin::AdminStore;
+use nurse_call_core::displays::{new_display, token_hash};
 use nurse_call_core::model::{HashMismatch, Scope};
 use nurse_call_sqlite::{FILE_NAME, SqliteStore};
 
@@ -94,7 +97,64 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     // Opening a current file again changes nothing.
     SqliteStore::open(&path).expect("the migrated file opens again");
+}
+
+/// A file of version 3 (the last before displays), as the previous release
+/// left it: version 1's tables, the mismatches of 2, the column of 3, and an
+/// element that a display will want to see.
+fn write_version_3(path: &std::path::Path) {
+    write_version_1(path);
+    Connection::open(path)
+        .expect("file opens")
+        .execute_batch(
+            "BEGIN;
+             CREATE TABLE hash_mismatches (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL, at TEXT NOT NULL,
+                 string TEXT NOT NULL, expected TEXT NOT NULL, provided TEXT NOT NULL);
+             CREATE INDEX hash_mismatches_by_scope ON hash_mismatches (scope, at, id);
+             ALTER TABLE consumers ADD COLUMN require_signed_time INTEGER NOT NULL DEFAULT 0;
+             INSERT INTO elements VALUES ('installation', 'Zimmer-1', 'Z1', 'Zimmer 1', 15.0,
+                 NULL, 1, '2026-01-01T09:00:00Z');
+             PRAGMA user_version = 3;
+             COMMIT;",
+        )
+        .expect("version 3 written");
+}
+
+#[tokio::test]
+async fn a_version_3_file_gains_displays_and_element_versions() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join(FILE_NAME);
+    write_version_3(&path);
+
+    let store = SqliteStore::open(&path).expect("the version 3 file opens");
+    let elements = store
+        .elements(&Scope::installation())
+        .await
+        .expect("elements read");
+    assert_eq!(elements.len(), 1, "the old element is still there");
+    assert_eq!(elements[0].battery, Some(15.0));
+    assert_eq!(elements[0].version, 1, "an old element starts at version 1");
+    let open = store
+        .open_calls(&Scope::installation())
+        .await
+        .expect("open calls read");
+    assert_eq!(open.len(), 1, "the old open call is in the displays' read");
+
+    let (display, token) =
+        new_display("Flur", &[], nurse_call_core::wire_time::now()).expect("random");
+    store
+        .create_display(&display)
+        .await
+        .expect("the new table works");
+    assert_eq!(
+        store
+            .display_by_token_hash(&token_hash(&token))
+            .await
+            .expect("lookup"),
+        Some(display)
+    );
 }
