@@ -9,6 +9,7 @@ mod elements;
 mod isolation;
 mod listing;
 mod mismatches;
+mod retention;
 
 pub use call_types::*;
 pub use calls::*;
@@ -18,3 +19,4 @@ pub use elements::*;
 pub use isolation::*;
 pub use listing::*;
 pub use mismatches::*;
+pub use retention::*;
