@@ -55,7 +55,7 @@ enum Command {
     /// Issue, list, rotate the secret of, and revoke consumers (central systems, gateways).
     #[command(subcommand)]
     Consumers(consumers::Command),
-    /// Register, import, list and remove the installation's elements.
+    /// Register, import, list, remove and erase the installation's elements.
     #[command(subcommand)]
     Elements(elements::Command),
     /// List, edit and seed the call types.
