@@ -19,12 +19,12 @@ impl AdminStore for SqliteStore {
     async fn check(&self) -> Result<(), StoreError> {
         // Opening the store created and migrated the file; one read proves
         // that it is usable.
-        self.with(|c| c.query_row("SELECT count(*) FROM call_types", [], |_| Ok(())))
+        self.read(|c| c.query_row("SELECT count(*) FROM call_types", [], |_| Ok(())))
             .await
     }
 
     async fn consumers(&self) -> Result<Vec<Consumer>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             let mut statement = c.prepare(&format!(
                 "SELECT {CONSUMER_COLUMNS} FROM consumers ORDER BY created_at, id"
             ))?;
@@ -92,7 +92,7 @@ impl AdminStore for SqliteStore {
 
     async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError> {
         let scope = scope.as_str().to_string();
-        self.with(move |c| {
+        self.read(move |c| {
             let mut statement = c.prepare(&format!(
                 "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 ORDER BY address"
             ))?;

@@ -2,9 +2,10 @@
 //!
 //! One connection serves the process, owned by a thread of its own
 //! (`worker`), so blocking SQLite calls never stall the async workers. Every
-//! store call is one job of that thread and atomic: the jobs queued at one
+//! store call is one job of that thread and atomic: the writes queued at one
 //! moment share one transaction (group commit, `synchronous=FULL`), each in a
-//! savepoint of its own, and none is answered before that commit. WAL mode
+//! savepoint of its own, and none is answered before that commit; reads see
+//! committed writes only and wait for no commit. WAL mode
 //! and a busy timeout let the admin command work on the same file while the
 //! server writes.
 
@@ -73,15 +74,28 @@ impl SqliteStore {
     }
 
     /// Runs `work` with the connection on the connection's thread, inside a
-    /// transaction (see `worker`): an `Err` undoes what `work` wrote, so work
-    /// that must write nothing in some case decides that before writing.
+    /// transaction (see `worker`), answered after its commit: an `Err` undoes
+    /// what `work` wrote, so work that must write nothing in some case
+    /// decides that before writing.
     async fn with<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
         self.worker
-            .run(move |connection| work(connection).map_err(|e| worker::classify(&e)))
+            .write(move |connection| work(connection).map_err(|e| worker::classify(&e)))
+            .await
+    }
+
+    /// Runs `work`, which only reads, on the connection's thread: it sees
+    /// committed writes only and is answered without waiting for a commit.
+    async fn read<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        self.worker
+            .read(move |connection| work(connection).map_err(|e| worker::classify(&e)))
             .await
     }
 }
@@ -282,7 +296,7 @@ fn call_type_from_row(row: &Row<'_>) -> rusqlite::Result<CallType> {
 impl Store for SqliteStore {
     async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
         let id = id.to_string();
-        self.with(move |c| {
+        self.read(move |c| {
             c.prepare_cached(&format!(
                 "SELECT {CONSUMER_COLUMNS} FROM consumers WHERE id = ?1"
             ))?
@@ -315,7 +329,7 @@ impl Store for SqliteStore {
     }
 
     async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             let mut statement = c.prepare_cached(
                 "SELECT id, name, internal_name, urgency, priority, type, color, notify,
                         notification_interval, notification_maxloops, notification_sound
@@ -366,7 +380,7 @@ impl Store for SqliteStore {
 
     async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {
         let (scope, address) = (scope.as_str().to_string(), address.to_string());
-        self.with(move |c| {
+        self.read(move |c| {
             let element = read_element(c, &scope, &address)?;
             let open_calls = {
                 let mut statement = c.prepare_cached(&format!(
@@ -497,7 +511,7 @@ impl Store for SqliteStore {
 
     async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {
         let scope = scope.as_str().to_string();
-        self.with(move |c| {
+        self.read(move |c| {
             let mut statement = c.prepare_cached(&format!(
                 "SELECT {CALL_COLUMNS} FROM calls WHERE scope = ?1
                  ORDER BY closed_at IS NOT NULL, opened_at DESC, id DESC LIMIT ?2"
@@ -515,7 +529,7 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<Element>, StoreError> {
         let scope = scope.as_str().to_string();
-        self.with(move |c| {
+        self.read(move |c| {
             let mut statement = c.prepare_cached(&format!(
                 "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1
                  ORDER BY updated_at DESC, address LIMIT ?2"
@@ -576,7 +590,7 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<HashMismatch>, StoreError> {
         let scope = scope.as_str().to_string();
-        self.with(move |c| mismatches::recent(c, &scope, limit))
+        self.read(move |c| mismatches::recent(c, &scope, limit))
             .await
     }
 }

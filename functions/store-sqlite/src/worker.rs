@@ -8,13 +8,19 @@
 //!
 //! Group commit: the file is written with `synchronous=FULL`, so every commit
 //! waits for the disk (fsync). The thread takes every job queued at that
-//! moment (the ones that arrived while the previous commit was running) and
-//! runs them in one transaction, each inside a savepoint of its own: a job
-//! that fails rolls back its own writes only, and the others still commit.
-//! One commit, one fsync, then every job of the batch is answered. No answer
-//! is sent before the commit that holds the job's writes; if that commit
-//! fails, every job of the batch gets the failure, reads included (they may
-//! have seen writes that are now gone).
+//! moment (the ones that arrived while the previous commit was running):
+//! - the reads first, together in one read transaction, under
+//!   `query_only` (a read cannot write): they see only committed writes, so
+//!   they are answered at once, without waiting for a disk;
+//! - then the writes, in one transaction, each inside a savepoint of its
+//!   own: a job that fails rolls back its own writes only, and the others
+//!   still commit. One commit, one fsync, then every write of the batch is
+//!   answered. No answer is sent before the commit that holds the job's
+//!   writes; if that commit fails, every write of the batch gets the failure.
+//!
+//! A caller waits for each answer before it sends its next job, so moving
+//! the batch's reads before its writes reorders only work that was
+//! concurrent anyway.
 //!
 //! Queued work always runs to its end, commit included, even when its caller
 //! has stopped waiting.
@@ -35,6 +41,9 @@ const MAX_BATCH: usize = 256;
 
 /// A piece of work for the connection's thread, with its waiting caller.
 trait Job: Send {
+    /// Whether the job may write (it then runs in the write transaction).
+    fn writes(&self) -> bool;
+
     /// Runs the work on `connection`, inside the batch's transaction; `false`
     /// when it failed (or panicked) and its writes must be rolled back.
     fn run(&mut self, connection: &Connection) -> bool;
@@ -46,6 +55,7 @@ trait Job: Send {
 
 /// A job whose work produces a `T`.
 struct Pending<T, F> {
+    writes: bool,
     work: Option<F>,
     result: Option<Result<T, StoreError>>,
     caller: tokio::sync::oneshot::Sender<Result<T, StoreError>>,
@@ -56,6 +66,10 @@ where
     T: Send,
     F: FnOnce(&Connection) -> Result<T, StoreError> + Send,
 {
+    fn writes(&self) -> bool {
+        self.writes
+    }
+
     fn run(&mut self, connection: &Connection) -> bool {
         let Some(work) = self.work.take() else {
             return false;
@@ -114,7 +128,12 @@ impl Worker {
                             Err(_) => break,
                         }
                     }
-                    if run_batch(&connection, batch) {
+                    let (writes, reads): (Vec<_>, Vec<_>) =
+                        batch.into_iter().partition(|job| job.writes());
+                    if !reads.is_empty() {
+                        run_reads(&connection, reads);
+                    }
+                    if !writes.is_empty() && run_batch(&connection, writes) {
                         counted.fetch_add(1, Ordering::Relaxed);
                     }
                 }
@@ -127,16 +146,37 @@ impl Worker {
     }
 
     /// Runs `work` with the connection on the thread, inside a transaction
-    /// it shares with the other queued work, and returns its result once that
-    /// transaction has committed. An `Err` rolls back the work's own writes;
-    /// so work that must write nothing in some case returns before writing.
-    pub(crate) async fn run<T, F>(&self, work: F) -> Result<T, StoreError>
+    /// it shares with the other queued writes, and returns its result once
+    /// that transaction has committed. An `Err` rolls back the work's own
+    /// writes; so work that must write nothing in some case returns before
+    /// writing.
+    pub(crate) async fn write<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.submit(true, work).await
+    }
+
+    /// Runs `work`, which only reads, on the thread, in a read transaction
+    /// with the other queued reads (one consistent state, committed writes
+    /// only), and returns its result at once. A write fails (`query_only`).
+    pub(crate) async fn read<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.submit(false, work).await
+    }
+
+    async fn submit<T, F>(&self, writes: bool, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let (caller, answered) = tokio::sync::oneshot::channel();
         let job: Box<dyn Job> = Box::new(Pending {
+            writes,
             work: Some(work),
             result: None,
             caller,
@@ -166,6 +206,26 @@ impl Drop for Worker {
             let _ = thread.join();
         }
     }
+}
+
+/// Runs the reads of a batch in one read transaction with writing switched
+/// off, and answers them: what they saw was committed before they ran.
+fn run_reads(connection: &Connection, mut reads: Vec<Box<dyn Job>>) {
+    if let Err(error) = connection.execute_batch("PRAGMA query_only = ON; BEGIN") {
+        let _ = connection.execute_batch("PRAGMA query_only = OFF");
+        answer_all(reads, Some(&error));
+        return;
+    }
+    for job in &mut reads {
+        // A read that fails or panics answers its error; the others go on.
+        let _ = std::panic::catch_unwind(AssertUnwindSafe(|| job.run(connection)));
+    }
+    // Nothing was written, so the end of the transaction waits for no disk.
+    if !connection.is_autocommit() && connection.execute_batch("COMMIT").is_err() {
+        let _ = connection.execute_batch("ROLLBACK");
+    }
+    let _ = connection.execute_batch("PRAGMA query_only = OFF");
+    answer_all(reads, None);
 }
 
 /// Runs `batch` in one transaction, each job in a savepoint, commits, and
@@ -281,7 +341,7 @@ mod tests {
             let worker = Arc::clone(&worker);
             tokio::spawn(async move {
                 worker
-                    .run(move |c| {
+                    .write(move |c| {
                         started.send(()).unwrap();
                         released.recv().unwrap();
                         insert(0)(c)
@@ -295,12 +355,12 @@ mod tests {
         for n in 1..=10 {
             if n == 5 {
                 // Writes, then fails: its write must go, the others stay.
-                jobs.push(Box::pin(worker.run(move |c| {
+                jobs.push(Box::pin(worker.write(move |c| {
                     insert(n)(c)?;
                     Err(StoreError::Internal("refused".into()))
                 })));
             } else {
-                jobs.push(Box::pin(worker.run(insert(n))));
+                jobs.push(Box::pin(worker.write(insert(n))));
             }
         }
         // A first poll queues each job (`run` sends before it waits).
@@ -323,10 +383,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_read_cannot_write_and_reads_need_no_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let worker = worker(&dir);
+        let result = worker.read(insert(1)).await;
+        assert!(matches!(result, Err(StoreError::Internal(_))), "{result:?}");
+        worker.write(insert(2)).await.unwrap();
+        let read = worker
+            .read(|c| {
+                c.query_row("SELECT count(*) FROM t", [], |row| row.get::<_, i64>(0))
+                    .map_err(|e| classify(&e))
+            })
+            .await;
+        assert_eq!(read.unwrap(), 1);
+        assert_eq!(stored(&dir), [2]);
+        assert_eq!(worker.commits(), 1, "only the write committed");
+        // Writing works again after the reads.
+        worker.write(insert(3)).await.unwrap();
+        assert_eq!(stored(&dir), [2, 3]);
+    }
+
+    #[tokio::test]
     async fn an_answer_comes_after_the_commit() {
         let dir = tempfile::tempdir().unwrap();
         let worker = worker(&dir);
-        worker.run(insert(7)).await.unwrap();
+        worker.write(insert(7)).await.unwrap();
         // Answered: another connection sees the write at once.
         assert_eq!(stored(&dir), [7]);
         assert_eq!(worker.commits(), 1);
@@ -337,13 +418,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let worker = worker(&dir);
         let result = worker
-            .run(move |c| -> Result<(), StoreError> {
+            .write(move |c| -> Result<(), StoreError> {
                 insert(1)(c)?;
                 panic!("a bug in the job");
             })
             .await;
         assert!(matches!(result, Err(StoreError::Internal(_))), "{result:?}");
-        worker.run(insert(2)).await.unwrap();
+        worker.write(insert(2)).await.unwrap();
         assert_eq!(stored(&dir), [2]);
     }
 
@@ -354,13 +435,13 @@ mod tests {
         // Another process holds the write lock past the busy timeout (5 s).
         let other = Connection::open(dir.path().join("w.sqlite3")).unwrap();
         other.execute_batch("BEGIN IMMEDIATE").unwrap();
-        let result = worker.run(insert(1)).await;
+        let result = worker.write(insert(1)).await;
         assert!(
             matches!(result, Err(StoreError::Unavailable(_))),
             "{result:?}"
         );
         other.execute_batch("ROLLBACK").unwrap();
-        worker.run(insert(2)).await.unwrap();
+        worker.write(insert(2)).await.unwrap();
         assert_eq!(stored(&dir), [2]);
     }
 }
