@@ -1,11 +1,12 @@
 //! The embedded store: SQLite in one file (`data/nurse-call.sqlite3` by default).
 //!
-//! One connection serves the process, owned by a thread of its own
+//! One connection writes for the process, owned by a thread of its own
 //! (`worker`), so blocking SQLite calls never stall the async workers. Every
-//! store call is one job of that thread and atomic: the writes queued at one
-//! moment share one transaction (group commit, `synchronous=FULL`), each in a
-//! savepoint of its own, and none is answered before that commit; reads see
-//! committed writes only and wait for no commit. WAL mode
+//! store call is one job and atomic: the writes queued at one moment share
+//! one transaction (group commit, `synchronous=FULL`), each in a savepoint of
+//! its own, and none is answered before that commit; reads run on a second,
+//! read-only connection and thread, see committed writes only, and wait for
+//! no commit. WAL mode
 //! and a busy timeout let the admin command work on the same file while the
 //! server writes.
 
@@ -60,7 +61,9 @@ impl SqliteStore {
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let connection = Connection::open(path).map_err(internal)?;
         schema::prepare(&connection).map_err(internal)?;
-        let worker = worker::Worker::start(connection).map_err(|e| {
+        let reader = Connection::open(path).map_err(internal)?;
+        schema::prepare_reader(&reader).map_err(internal)?;
+        let worker = worker::Worker::start(connection, reader).map_err(|e| {
             StoreError::Internal(format!("cannot start the store's connection thread: {e}"))
         })?;
         Ok(SqliteStore {
@@ -87,8 +90,8 @@ impl SqliteStore {
             .await
     }
 
-    /// Runs `work`, which only reads, on the connection's thread: it sees
-    /// committed writes only and is answered without waiting for a commit.
+    /// Runs `work`, which only reads, on the read-only connection's thread:
+    /// it sees committed writes only and waits for no commit.
     async fn read<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,

@@ -41,6 +41,16 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// The store's second connection, for reads only (worker.rs): it cannot
+/// write, waits for a lock like the writer, and keeps its statements' plans.
+/// Opened after [`prepare`], so the file is in WAL mode and migrated.
+pub(crate) fn prepare_reader(connection: &Connection) -> rusqlite::Result<()> {
+    connection.pragma_update(None, "query_only", true)?;
+    connection.busy_timeout(std::time::Duration::from_secs(5))?;
+    connection.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
+}
+
 /// Replay protection is off for every existing consumer (the spec's behaviour).
 fn version_3(connection: &Connection) -> rusqlite::Result<()> {
     connection.execute_batch(

@@ -8,19 +8,20 @@
 //!
 //! Group commit: the file is written with `synchronous=FULL`, so every commit
 //! waits for the disk (fsync). The thread takes every job queued at that
-//! moment (the ones that arrived while the previous commit was running):
-//! - the reads first, together in one read transaction, under
-//!   `query_only` (a read cannot write): they see only committed writes, so
-//!   they are answered at once, without waiting for a disk;
-//! - then the writes, in one transaction, each inside a savepoint of its
-//!   own: a job that fails rolls back its own writes only, and the others
-//!   still commit. One commit, one fsync, then every write of the batch is
-//!   answered. No answer is sent before the commit that holds the job's
-//!   writes; if that commit fails, every write of the batch gets the failure.
+//! moment (the ones that arrived while the previous commit was running) and
+//! runs them in one transaction, each inside a savepoint of its own: a job
+//! that fails rolls back its own writes only, and the others still commit.
+//! One commit, one fsync, then every job of the batch is answered. No answer
+//! is sent before the commit that holds the job's writes; if that commit
+//! fails, every job of the batch gets the failure.
 //!
-//! A caller waits for each answer before it sends its next job, so moving
-//! the batch's reads before its writes reorders only work that was
-//! concurrent anyway.
+//! Reads go to a second connection, opened `query_only` (it cannot write),
+//! on a thread of its own, so that they run while the writer waits for the
+//! disk. The reads queued at one moment share one read transaction (one
+//! consistent state). They see committed writes only: with `FULL`, SQLite
+//! syncs a commit's WAL frames before it publishes the commit to other
+//! connections (wal.c), and a write is answered only after its commit, so a
+//! caller reads its own answered writes.
 //!
 //! Queued work always runs to its end, commit included, even when its caller
 //! has stopped waiting.
@@ -41,9 +42,6 @@ const MAX_BATCH: usize = 256;
 
 /// A piece of work for the connection's thread, with its waiting caller.
 trait Job: Send {
-    /// Whether the job may write (it then runs in the write transaction).
-    fn writes(&self) -> bool;
-
     /// Runs the work on `connection`, inside the batch's transaction; `false`
     /// when it failed (or panicked) and its writes must be rolled back.
     fn run(&mut self, connection: &Connection) -> bool;
@@ -55,7 +53,6 @@ trait Job: Send {
 
 /// A job whose work produces a `T`.
 struct Pending<T, F> {
-    writes: bool,
     work: Option<F>,
     result: Option<Result<T, StoreError>>,
     caller: tokio::sync::oneshot::Sender<Result<T, StoreError>>,
@@ -66,10 +63,6 @@ where
     T: Send,
     F: FnOnce(&Connection) -> Result<T, StoreError> + Send,
 {
-    fn writes(&self) -> bool {
-        self.writes
-    }
-
     fn run(&mut self, connection: &Connection) -> bool {
         let Some(work) = self.work.take() else {
             return false;
@@ -102,45 +95,55 @@ pub(crate) fn classify(error: &rusqlite::Error) -> StoreError {
     }
 }
 
-/// The connection's thread and its queue. Dropping the worker (with the last
-/// clone of the store) closes the queue and waits until the thread has done
-/// the queued work and closed the connection.
+/// The writer's and the reader's threads and their queues. Dropping the
+/// worker (with the last clone of the store) closes the queues and waits
+/// until the threads have done the queued work and closed the connections.
 pub(crate) struct Worker {
-    jobs: Option<mpsc::Sender<Box<dyn Job>>>,
-    thread: Option<JoinHandle<()>>,
+    writes: Option<mpsc::Sender<Box<dyn Job>>>,
+    reads: Option<mpsc::Sender<Box<dyn Job>>>,
+    threads: Vec<JoinHandle<()>>,
     #[cfg_attr(not(test), allow(dead_code))]
     commits: Arc<AtomicU64>,
 }
 
+/// Blocks for the next job, then takes every job queued behind it.
+fn next_batch(queue: &mpsc::Receiver<Box<dyn Job>>) -> Option<Vec<Box<dyn Job>>> {
+    let mut batch = vec![queue.recv().ok()?];
+    while batch.len() < MAX_BATCH {
+        match queue.try_recv() {
+            Ok(job) => batch.push(job),
+            Err(_) => break,
+        }
+    }
+    Some(batch)
+}
+
 impl Worker {
-    pub(crate) fn start(connection: Connection) -> std::io::Result<Worker> {
-        let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
+    /// Starts the threads: `writer` for every write, `reader` (a connection
+    /// to the same file, `query_only`) for every read.
+    pub(crate) fn start(writer: Connection, reader: Connection) -> std::io::Result<Worker> {
+        let (writes, write_queue) = mpsc::channel::<Box<dyn Job>>();
+        let (reads, read_queue) = mpsc::channel::<Box<dyn Job>>();
         let commits = Arc::new(AtomicU64::new(0));
         let counted = Arc::clone(&commits);
-        let thread = std::thread::Builder::new()
+        let writing = std::thread::Builder::new()
             .name("sqlite-store".into())
             .spawn(move || {
-                while let Ok(first) = queue.recv() {
-                    let mut batch = vec![first];
-                    while batch.len() < MAX_BATCH {
-                        match queue.try_recv() {
-                            Ok(job) => batch.push(job),
-                            Err(_) => break,
-                        }
-                    }
-                    let (writes, reads): (Vec<_>, Vec<_>) =
-                        batch.into_iter().partition(|job| job.writes());
-                    if !reads.is_empty() {
-                        run_reads(&connection, reads);
-                    }
-                    if !writes.is_empty() && run_batch(&connection, writes) {
-                        counted.fetch_add(1, Ordering::Relaxed);
-                    }
+                while let Some(batch) = next_batch(&write_queue) {
+                    run_batch(&writer, batch, &counted);
+                }
+            })?;
+        let reading = std::thread::Builder::new()
+            .name("sqlite-store-reads".into())
+            .spawn(move || {
+                while let Some(batch) = next_batch(&read_queue) {
+                    run_reads(&reader, batch);
                 }
             })?;
         Ok(Worker {
-            jobs: Some(jobs),
-            thread: Some(thread),
+            writes: Some(writes),
+            reads: Some(reads),
+            threads: vec![writing, reading],
             commits,
         })
     }
@@ -158,9 +161,10 @@ impl Worker {
         self.submit(true, work).await
     }
 
-    /// Runs `work`, which only reads, on the thread, in a read transaction
-    /// with the other queued reads (one consistent state, committed writes
-    /// only), and returns its result at once. A write fails (`query_only`).
+    /// Runs `work`, which only reads, on the reader's thread, in a read
+    /// transaction with the other queued reads (one consistent state,
+    /// committed writes only), and returns its result. A write fails
+    /// (`query_only`).
     pub(crate) async fn read<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
@@ -176,12 +180,12 @@ impl Worker {
     {
         let (caller, answered) = tokio::sync::oneshot::channel();
         let job: Box<dyn Job> = Box::new(Pending {
-            writes,
             work: Some(work),
             result: None,
             caller,
         });
-        self.jobs
+        let queue = if writes { &self.writes } else { &self.reads };
+        queue
             .as_ref()
             .and_then(|jobs| jobs.send(job).ok())
             .ok_or_else(|| {
@@ -201,18 +205,18 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        drop(self.jobs.take());
-        if let Some(thread) = self.thread.take() {
+        drop(self.writes.take());
+        drop(self.reads.take());
+        for thread in self.threads.drain(..) {
             let _ = thread.join();
         }
     }
 }
 
-/// Runs the reads of a batch in one read transaction with writing switched
-/// off, and answers them: what they saw was committed before they ran.
+/// Runs the reads of a batch in one read transaction on the `query_only`
+/// connection, and answers them: what they saw was committed before.
 fn run_reads(connection: &Connection, mut reads: Vec<Box<dyn Job>>) {
-    if let Err(error) = connection.execute_batch("PRAGMA query_only = ON; BEGIN") {
-        let _ = connection.execute_batch("PRAGMA query_only = OFF");
+    if let Err(error) = connection.execute_batch("BEGIN") {
         answer_all(reads, Some(&error));
         return;
     }
@@ -224,19 +228,18 @@ fn run_reads(connection: &Connection, mut reads: Vec<Box<dyn Job>>) {
     if !connection.is_autocommit() && connection.execute_batch("COMMIT").is_err() {
         let _ = connection.execute_batch("ROLLBACK");
     }
-    let _ = connection.execute_batch("PRAGMA query_only = OFF");
     answer_all(reads, None);
 }
 
-/// Runs `batch` in one transaction, each job in a savepoint, commits, and
-/// answers every job. Returns whether the transaction committed.
-fn run_batch(connection: &Connection, mut batch: Vec<Box<dyn Job>>) -> bool {
+/// Runs `batch` in one transaction, each job in a savepoint, commits (counted
+/// in `commits` before anyone is answered), and answers every job.
+fn run_batch(connection: &Connection, mut batch: Vec<Box<dyn Job>>, commits: &AtomicU64) {
     // IMMEDIATE: take the write lock first, so that what a job reads and what
     // it writes belong to the same state even with another process on the
     // file (the admin command); waits up to the busy timeout for it.
     if let Err(error) = connection.execute_batch("BEGIN IMMEDIATE") {
         answer_all(batch, Some(&error));
-        return false;
+        return;
     }
     let broken = batch
         .iter_mut()
@@ -248,19 +251,18 @@ fn run_batch(connection: &Connection, mut batch: Vec<Box<dyn Job>>) -> bool {
             let _ = connection.execute_batch("ROLLBACK");
         }
         answer_all(batch, Some(&error));
-        return false;
+        return;
     }
     match connection.execute_batch("COMMIT") {
         Ok(()) => {
+            commits.fetch_add(1, Ordering::Relaxed);
             answer_all(batch, None);
-            true
         }
         Err(error) => {
             if !connection.is_autocommit() {
                 let _ = connection.execute_batch("ROLLBACK");
             }
             answer_all(batch, Some(&error));
-            false
         }
     }
 }
@@ -304,12 +306,15 @@ mod tests {
     type Answer<'a> = Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send + 'a>>;
 
     fn worker(dir: &tempfile::TempDir) -> Worker {
-        let connection = Connection::open(dir.path().join("w.sqlite3")).unwrap();
+        let path = dir.path().join("w.sqlite3");
+        let connection = Connection::open(&path).unwrap();
         crate::schema::prepare(&connection).unwrap();
         connection
             .execute_batch("CREATE TABLE t (n INTEGER PRIMARY KEY)")
             .unwrap();
-        Worker::start(connection).unwrap()
+        let reader = Connection::open(&path).unwrap();
+        crate::schema::prepare_reader(&reader).unwrap();
+        Worker::start(connection, reader).unwrap()
     }
 
     fn insert(n: i64) -> impl FnOnce(&Connection) -> Result<(), StoreError> + Send + 'static {
