@@ -501,6 +501,13 @@ impl Server {
         }
     }
 
+    /// Kills the process with SIGKILL, as a crash would (no shutdown, nothing
+    /// flushed), and waits for it.
+    pub fn kill(&mut self) -> ExitStatus {
+        self.child.kill().expect("SIGKILL sent");
+        self.wait_exit()
+    }
+
     /// Sends SIGTERM and waits for the process to exit (with a timeout).
     pub fn terminate(&mut self) -> ExitStatus {
         self.send_sigterm();

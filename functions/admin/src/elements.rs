@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use clap::Subcommand;
 use serde::Serialize;
 
-use nurse_call_core::admin::AdminStore;
+use nurse_call_core::admin::{AdminStore, Erased};
 use nurse_call_core::model::{Element, Scope};
-use nurse_call_core::validation::MAX_TEXT_CHARS;
+use nurse_call_core::validation::{MAX_TEXT_CHARS, is_uuid};
 use nurse_call_core::wire_time::{self, to_stored};
 
 use crate::failure::{Failure, Outcome};
@@ -48,6 +48,17 @@ pub enum Command {
         /// The element's address.
         address: String,
     },
+    /// Erase an address: its element, every call on it (open and closed) and
+    /// the kept hash mismatches that name it (docs/security.md, "Retention
+    /// and erasure"). Prints what was removed; other addresses stay.
+    Erase {
+        /// The address, as requests send it in `target`.
+        address: String,
+        /// Erase in this sandbox consumer's scope (a test-server visitor's
+        /// data) instead of the installation's.
+        #[arg(long, value_name = "CONSUMER_ID")]
+        sandbox_consumer: Option<String>,
+    },
 }
 
 pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
@@ -60,6 +71,10 @@ pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outco
         Command::Import { file } => import(store, out, &file).await,
         Command::List => list(store, out).await,
         Command::Remove { address } => remove(store, out, &address).await,
+        Command::Erase {
+            address,
+            sandbox_consumer,
+        } => erase(store, out, &address, sandbox_consumer.as_deref()).await,
     }
 }
 
@@ -355,6 +370,80 @@ async fn remove(store: &dyn AdminStore, out: Output, address: &str) -> Outcome {
         },
     );
     Ok(())
+}
+
+async fn erase(
+    store: &dyn AdminStore,
+    out: Output,
+    address: &str,
+    sandbox_consumer: Option<&str>,
+) -> Outcome {
+    let address = address.trim();
+    if address.is_empty() {
+        return Err(Failure::refused("the address is empty"));
+    }
+    let scope = match sandbox_consumer.map(str::trim) {
+        None => Scope::installation(),
+        Some(id) if is_uuid(id) => Scope::consumer(id),
+        Some(id) => {
+            return Err(Failure::refused(format!(
+                "--sandbox-consumer {id:?} is not a consumer id (a UUID)"
+            )));
+        }
+    };
+    let erased = store.erase_address(&scope, address).await?;
+    if erased.is_nothing() {
+        // As `remove` does for an unknown address: a typo must not pass for
+        // a done erasure. Nothing was there, so nothing was written.
+        return Err(Failure::refused(format!(
+            "nothing is stored for address {address:?} in scope {}; nothing was removed",
+            scope.as_str()
+        )));
+    }
+    out.print(&ErasedRow::new(address, &scope, erased), |r| {
+        format!(
+            "Erased address {:?} (scope {}): {}, {} (of them {} open), {}.\n",
+            r.address,
+            r.scope,
+            if r.element {
+                "its element"
+            } else {
+                "no element"
+            },
+            count(r.calls, "call", "calls"),
+            r.open_calls,
+            count(r.mismatches, "hash mismatch", "hash mismatches"),
+        )
+    });
+    Ok(())
+}
+
+/// The printable record of an erasure.
+#[derive(Serialize)]
+struct ErasedRow<'a> {
+    address: &'a str,
+    scope: String,
+    element: bool,
+    calls: u64,
+    open_calls: u64,
+    mismatches: u64,
+}
+
+impl<'a> ErasedRow<'a> {
+    fn new(address: &'a str, scope: &Scope, erased: Erased) -> Self {
+        ErasedRow {
+            address,
+            scope: scope.as_str().to_string(),
+            element: erased.element,
+            calls: erased.calls,
+            open_calls: erased.open_calls,
+            mismatches: erased.mismatches,
+        }
+    }
+}
+
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]

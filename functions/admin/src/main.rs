@@ -61,7 +61,7 @@ enum Command {
     /// Register, list, rotate the token of, and revoke displays (readers of open calls).
     #[command(subcommand)]
     Displays(displays::Command),
-    /// Register, import, list and remove the installation's elements.
+    /// Register, import, list, remove and erase the installation's elements.
     #[command(subcommand)]
     Elements(elements::Command),
     /// List, edit and seed the call types.

@@ -41,6 +41,7 @@ on_both_stores!(
     imported_elements_are_accepted_as_targets,
     refusals_exit_non_zero_and_write_nothing,
     replay_protection_switches_on_and_off,
+    erase_removes_an_address_and_says_what,
 );
 
 fn is_uuid_v4(text: &str) -> bool {
@@ -413,6 +414,54 @@ async fn refusals_exit_non_zero_and_write_nothing(store: Backend) {
         store.admin_json(&["consumers", "list", "--json"]),
         json!([])
     );
+}
+
+async fn erase_removes_an_address_and_says_what(store: Backend) {
+    let server = store.server();
+    let created = store.admin_json(&["consumers", "create", "--name", "Zentrale", "--json"]);
+    let (id, secret) = (text(&created["id"]), text(&created["secret"]));
+    for address in ["A-1", "A-2"] {
+        store
+            .admin(&[
+                "elements", "add", address, "--code", "Z", "--name", "Zimmer",
+            ])
+            .success();
+    }
+    let send = |target: &str, data: &str| {
+        server.post("/api/v1/display", signed_body(&id, &secret, target, data))
+    };
+    assert_eq!(send("A-1", r#"{"event":"WC"}"#).await.0, 201);
+    assert_eq!(send("A-1", r#"{"closed":true}"#).await.0, 200);
+    assert_eq!(send("A-1", r#"{"event":"Notruf"}"#).await.0, 201);
+    let (status, kept) = send("A-2", r#"{"event":"Notruf"}"#).await;
+    assert_eq!(status, 201, "{kept}");
+
+    let erased = store.admin_json(&["elements", "erase", "A-1", "--json"]);
+    assert_eq!(
+        erased,
+        json!({"address": "A-1", "scope": "installation", "element": true, "calls": 2,
+               "open_calls": 1, "mismatches": 0})
+    );
+    // The address is unknown now; the other one is as it was.
+    assert_eq!(server.update_element(&id, &secret, "A-1").await, 422);
+    let (status, again) = send("A-2", r#"{"event":"Notruf"}"#).await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["data"]["id"], kept["data"]["id"]);
+    store.admin(&["elements", "erase", "A-1"]).fails(
+        1,
+        "nothing is stored for address \"A-1\" in scope installation",
+    );
+
+    let told = store.admin(&["elements", "erase", "A-2"]).success().stdout;
+    assert_eq!(
+        told,
+        "Erased address \"A-2\" (scope installation): its element, 1 call (of them 1 open), \
+         0 hash mismatches.\n"
+    );
+    assert_eq!(store.admin_json(&["elements", "list", "--json"]), json!([]));
+    store
+        .admin(&["elements", "erase", "A-1", "--sandbox-consumer", "visitor"])
+        .fails(1, "not a consumer id");
 }
 
 #[test]

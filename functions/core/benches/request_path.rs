@@ -265,6 +265,10 @@ impl Store for MemoryStore {
         Ok(0)
     }
 
+    async fn purge_closed_calls(&self, _closed_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        Ok(0)
+    }
+
     async fn record_hash_mismatch(
         &self,
         _scope: &Scope,
@@ -309,6 +313,7 @@ fn state(mode: Mode) -> AppState {
     let settings = Settings {
         mode,
         time_zone: parse_time_zone(Settings::DEFAULT_TIME_ZONE).expect("a known zone"),
+        call_retention: Default::default(),
     };
     AppState::new(store, settings)
 }

@@ -30,6 +30,26 @@ pub enum SecretsReplaced {
     Changed,
 }
 
+/// What [`AdminStore::erase_address`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Erased {
+    /// Whether there was an element of that address.
+    pub element: bool,
+    /// Calls on the address, open and closed.
+    pub calls: u64,
+    /// Of those, the ones that were still open.
+    pub open_calls: u64,
+    /// Kept hash mismatches whose request named the address.
+    pub mismatches: u64,
+}
+
+impl Erased {
+    /// Whether nothing of the address was stored.
+    pub fn is_nothing(&self) -> bool {
+        *self == Erased::default()
+    }
+}
+
 #[async_trait]
 pub trait AdminStore: Store {
     /// Whether the store is reachable and ready (file opened, tables exist).
@@ -58,6 +78,12 @@ pub trait AdminStore: Store {
     /// Removes the element of `address` (its calls stay); `false` when there
     /// was none.
     async fn remove_element(&self, scope: &Scope, address: &str) -> Result<bool, StoreError>;
+
+    /// Erases everything of `address` in `scope`: its element, every call on
+    /// it (open and closed) and every kept hash mismatch whose request named
+    /// it ([`crate::model::HashMismatch::names_address`]); other addresses
+    /// stay untouched. Safe to repeat: a second run finds nothing.
+    async fn erase_address(&self, scope: &Scope, address: &str) -> Result<Erased, StoreError>;
 
     /// Creates or replaces the call type named `call_type.name`.
     async fn put_call_type(&self, call_type: &CallType) -> Result<(), StoreError>;

@@ -177,6 +177,10 @@ impl Store for CachingStore {
         self.inner.purge_expired(now).await
     }
 
+    async fn purge_closed_calls(&self, closed_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.inner.purge_closed_calls(closed_before).await
+    }
+
     async fn record_hash_mismatch(
         &self,
         scope: &Scope,

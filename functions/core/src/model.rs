@@ -31,6 +31,23 @@ impl Scope {
     }
 }
 
+/// Whether the `data_json` of a multi-form request has an item whose `target`
+/// is `address`. A text that is no JSON array (cut because it was very long)
+/// counts when it holds the address as a JSON string anywhere: erasing one
+/// mismatch too many is harmless, keeping one is not.
+fn multi_form_names(data_json: &str, address: &str) -> bool {
+    match serde_json::from_str::<serde_json::Value>(data_json) {
+        Ok(serde_json::Value::Array(items)) => items
+            .iter()
+            .any(|item| item.get("target").and_then(serde_json::Value::as_str) == Some(address)),
+        Ok(_) => false,
+        Err(_) => {
+            let quoted = serde_json::to_string(address).expect("strings serialise");
+            data_json.contains(&quoted)
+        }
+    }
+}
+
 /// A call on an element: open while `closed_at` is `None`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
@@ -272,6 +289,28 @@ impl HashMismatch {
         }
     }
 
+    /// Whether the request behind this mismatch named `address`, when
+    /// `consumer` is the consumer it was recorded for: its target (the string
+    /// is `<target>.<consumer>.<data_json>`), or in the multi form (empty
+    /// target) an item's `target`. Used to erase an address (docs/security.md).
+    pub fn names_address(&self, consumer: &str, address: &str) -> bool {
+        let data_after = |target: &str| -> Option<&str> {
+            let rest = self.string.strip_prefix(target)?.strip_prefix('.')?;
+            let id = rest.get(..consumer.len())?;
+            if !id.eq_ignore_ascii_case(consumer) {
+                return None;
+            }
+            rest[consumer.len()..].strip_prefix('.')
+        };
+        if data_after(address).is_some() {
+            return true;
+        }
+        match data_after("") {
+            Some(data_json) => multi_form_names(data_json, address),
+            None => false,
+        }
+    }
+
     fn cut(text: &str) -> String {
         if text.len() <= Self::TEXT_LIMIT {
             return text.to_string();
@@ -309,4 +348,50 @@ pub struct Display {
     pub token_hash: String,
     pub created_at: DateTime<Utc>,
     pub revoked: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONSUMER: &str = "6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f";
+
+    fn mismatch(string: &str) -> HashMismatch {
+        HashMismatch::new(string, "e", "p", DateTime::<Utc>::default())
+    }
+
+    #[test]
+    fn a_mismatch_names_its_target() {
+        let m = mismatch(&format!("Zimmer.1.{CONSUMER}.{{\"event\":\"WC\"}}"));
+        assert!(m.names_address(CONSUMER, "Zimmer.1"));
+        assert!(
+            !m.names_address(CONSUMER, "Zimmer"),
+            "a prefix of the target"
+        );
+        assert!(!m.names_address(CONSUMER, "Zimmer.1.x"));
+        assert!(!m.names_address(CONSUMER, "WC"), "a value in the data");
+        // The consumer as the request spelled it (any case).
+        let upper = mismatch(&format!("A1.{}.{{}}", CONSUMER.to_uppercase()));
+        assert!(upper.names_address(CONSUMER, "A1"));
+        // Another consumer's string never matches.
+        let other = mismatch("A1.00000000-0000-4000-8000-000000000000.{}");
+        assert!(!other.names_address(CONSUMER, "A1"));
+    }
+
+    #[test]
+    fn a_multi_form_mismatch_names_the_targets_of_its_items() {
+        let m = mismatch(&format!(
+            ".{CONSUMER}.[{{\"target\":\"A1\",\"battery\":5}},{{\"target\":\"B\\/2\"}}]"
+        ));
+        assert!(m.names_address(CONSUMER, "A1"));
+        assert!(m.names_address(CONSUMER, "B/2"), "escapes as sent");
+        assert!(!m.names_address(CONSUMER, "A"));
+        assert!(!m.names_address(CONSUMER, "battery"));
+        // Cut off (a very long request): any mention as a JSON string counts.
+        let cut = mismatch(&format!(
+            ".{CONSUMER}.[{{\"target\":\"A1\"}},{{\"target\":\"C3…"
+        ));
+        assert!(cut.names_address(CONSUMER, "A1"));
+        assert!(!cut.names_address(CONSUMER, "C"));
+    }
 }

@@ -140,6 +140,13 @@ pub trait Store: Send + Sync {
     /// expiry (DynamoDB TTL) need not do anything.
     async fn purge_expired(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
 
+    /// Deletes the closed calls whose `closed_at` is before `closed_before`
+    /// (the installation's call retention, [`crate::config::CallRetention`]),
+    /// in every scope, and returns how many. Open calls are never deleted.
+    /// Stores with native expiry (DynamoDB TTL on the closed call) need not do
+    /// anything and return 0.
+    async fn purge_closed_calls(&self, closed_before: DateTime<Utc>) -> Result<u64, StoreError>;
+
     /// Remembers a hash mismatch of a sandbox consumer (its scope) for the test
     /// page. Keeps the newest [`HashMismatch::KEPT`] of the scope and drops the
     /// older ones; each expires after [`HashMismatch::LIFETIME_HOURS`] (a store

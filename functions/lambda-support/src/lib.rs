@@ -52,7 +52,8 @@ pub async fn handle(state: &AppState, endpoints: &[Endpoint], request: Request) 
     response.map(Body::from)
 }
 
-/// The store and settings from the environment (DECISIONS §10). In AWS the
+/// The store and settings from the environment (DECISIONS §10; closed calls
+/// expire by TTL after `CALL_RETENTION_DAYS`). In AWS the
 /// stack sets `SERVICE_MODE` and the table names; the default mode here is
 /// production so that a function deployed without it never hands out sandbox
 /// credentials. `DYNAMODB_ENDPOINT` points a function at moto in tests.
@@ -62,7 +63,9 @@ async fn build_state() -> Result<AppState, Error> {
     let endpoint = std::env::var("DYNAMODB_ENDPOINT")
         .ok()
         .filter(|e| !e.is_empty());
-    let store = DynamoStore::connect(endpoint.as_deref(), TableNames::from_env()).await;
+    let store = DynamoStore::connect(endpoint.as_deref(), TableNames::from_env())
+        .await
+        .with_call_retention(settings.call_retention);
     tracing::info!(tables = ?store.tables(), "using DynamoDB");
     let store: Arc<dyn Store> = Arc::new(CachingStore::new(Arc::new(store), DEFAULT_TTL));
     Ok(AppState::new(store, settings))

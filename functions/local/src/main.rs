@@ -21,7 +21,7 @@ use axum::routing::any;
 use clap::Parser;
 
 use nurse_call_core::call_types::default_call_types;
-use nurse_call_core::config::parse_time_zone;
+use nurse_call_core::config::{CallRetention, parse_time_zone};
 use nurse_call_core::error::ApiError;
 use nurse_call_core::http_io::{MAX_BODY_BYTES, error_response};
 use nurse_call_core::live::LiveHub;
@@ -44,6 +44,11 @@ struct Args {
     /// IANA time zone of the installation; times on the wire are local to it.
     #[arg(long, env = "SERVICE_TIME_ZONE", default_value = Settings::DEFAULT_TIME_ZONE)]
     time_zone: String,
+
+    /// Days a closed call is kept after its close (the care home's decision);
+    /// a whole number from 1. Open calls are never deleted.
+    #[arg(long, env = "CALL_RETENTION_DAYS", default_value_t = CallRetention::default())]
+    call_retention_days: CallRetention,
 
     /// Folder of the embedded store's SQLite file.
     #[arg(long, env = "DATA_DIR", default_value = "data")]
@@ -77,6 +82,7 @@ async fn run(args: Args) -> Result<(), String> {
     let settings = Settings {
         mode: args.mode,
         time_zone: parse_time_zone(&args.time_zone)?,
+        call_retention: args.call_retention_days,
     };
     let store = open_store(&args).await?;
     store
@@ -86,9 +92,7 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(path) = &args.seed {
         seed::apply(store.as_ref(), path).await?;
     }
-    if settings.mode == Mode::Sandbox {
-        tokio::spawn(purge_expired_sandboxes(Arc::clone(&store)));
-    }
+    tokio::spawn(purge_expired(Arc::clone(&store), settings.call_retention));
     // Every committed change goes to the connected displays (DECISIONS §11).
     let state = AppState::new(store, settings.clone()).with_live(LiveHub::new());
 
@@ -105,6 +109,7 @@ async fn run(args: Args) -> Result<(), String> {
         url = %format!("http://{addr}/"),
         mode = %settings.mode,
         time_zone = %settings.time_zone,
+        call_retention_days = settings.call_retention.as_days(),
         store = if args.dynamodb_endpoint.is_some() { "dynamodb" } else { "sqlite" },
         "listening"
     );
@@ -125,7 +130,9 @@ async fn open_store(args: &Args) -> Result<Arc<dyn Store>, String> {
         .filter(|e| !e.trim().is_empty())
     {
         Some(endpoint) => {
-            let store = DynamoStore::connect(Some(endpoint), TableNames::from_env()).await;
+            let store = DynamoStore::connect(Some(endpoint), TableNames::from_env())
+                .await
+                .with_call_retention(args.call_retention_days);
             let created = store
                 .create_missing_tables()
                 .await
@@ -176,15 +183,30 @@ fn exceeds_limit(error: &axum::Error) -> bool {
     false
 }
 
-/// Sandbox consumers and their data expire after 30 days (DECISIONS §8).
-async fn purge_expired_sandboxes(store: Arc<dyn Store>) {
+/// Every hour (and at start): sandbox consumers and their data expire after
+/// 30 days (DECISIONS §8); closed calls past the installation's retention are
+/// deleted. DynamoDB does both by TTL, and these calls return 0 there.
+async fn purge_expired(store: Arc<dyn Store>, call_retention: CallRetention) {
     let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
     loop {
         every_hour.tick().await;
-        match store.purge_expired(wire_time::now()).await {
+        let now = wire_time::now();
+        match store.purge_expired(now).await {
             Ok(0) => {}
             Ok(purged) => tracing::info!(purged, "expired sandbox consumers removed"),
             Err(error) => tracing::warn!(%error, "purging expired sandbox consumers failed"),
+        }
+        match store
+            .purge_closed_calls(call_retention.closed_before(now))
+            .await
+        {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(
+                purged,
+                call_retention_days = call_retention.as_days(),
+                "closed calls past retention removed"
+            ),
+            Err(error) => tracing::warn!(%error, "purging closed calls past retention failed"),
         }
     }
 }

@@ -5,11 +5,13 @@
 //! store_conformance::admin::contract(&store).await;
 //! ```
 
-use nurse_call_core::admin::{AdminStore, SecretsReplaced, new_consumer};
+use nurse_call_core::admin::{AdminStore, Erased, SecretsReplaced, new_consumer};
 use nurse_call_core::call_types::default_call_types;
 use nurse_call_core::displays::{new_display, token_hash};
-use nurse_call_core::model::{ElementChange, ElementPolicy, Scope};
+use nurse_call_core::model::{Call, ElementChange, ElementPolicy, HashMismatch, Scope};
 use nurse_call_core::wire_time;
+
+use crate::support::{close, new_call, open, t};
 
 /// Every admin operation once, with its refusals.
 pub async fn contract(store: &dyn AdminStore) {
@@ -254,4 +256,124 @@ async fn displays(admin: &dyn AdminStore) {
         consumers_before,
         "displays are not consumers"
     );
+}
+/// `erase_address`: everything of one address goes (element, open and closed
+/// calls, the hash mismatches naming it), in that scope only; every other
+/// address, and the same address in another scope, stays whole. A second run
+/// finds nothing. Run on a fresh store with the default call types seeded.
+pub async fn erasure(store: &dyn AdminStore) {
+    let installation = Scope::installation();
+    let visitor = "0b7c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e";
+    let sandbox = Scope::consumer(visitor);
+    let (erased, kept) = ("E-1", "E-10");
+    for scope in [&installation, &sandbox] {
+        for address in [erased, kept] {
+            store
+                .register_element(scope, address, "Z", "Zimmer", t(0))
+                .await
+                .unwrap();
+            open(store, scope, &new_call(address, "Notruf", t(1))).await;
+            let done = open(store, scope, &new_call(address, "WC", t(2))).await;
+            close(store, scope, address, &[done.id], t(3)).await;
+        }
+    }
+    let mismatch = |string: String| HashMismatch::new(&string, &"e".repeat(64), "0", t(4));
+    let naming_erased = [
+        mismatch(format!("{erased}.{visitor}.{{\"event\":\"WC\"}}")),
+        mismatch(format!(
+            ".{visitor}.[{{\"target\":\"{kept}\"}},{{\"target\":\"{erased}\"}}]"
+        )),
+    ];
+    let not_naming_erased = [
+        mismatch(format!("{kept}.{visitor}.{{\"event\":\"{erased}\"}}")),
+        mismatch(format!("{erased}.x.{visitor}.{{}}")),
+    ];
+    for m in naming_erased.iter().chain(&not_naming_erased) {
+        store.record_hash_mismatch(&sandbox, m).await.unwrap();
+    }
+    let before_kept = everything(store, &installation, kept).await;
+    let before_sandbox = everything(store, &sandbox, erased).await;
+
+    assert_eq!(
+        store.erase_address(&installation, erased).await.unwrap(),
+        Erased {
+            element: true,
+            calls: 2,
+            open_calls: 1,
+            mismatches: 0
+        }
+    );
+    assert_eq!(
+        everything(store, &installation, erased).await,
+        (None, vec![], vec![]),
+        "nothing of the erased address is left"
+    );
+    assert_eq!(everything(store, &installation, kept).await, before_kept);
+    assert_eq!(
+        everything(store, &sandbox, erased).await,
+        before_sandbox,
+        "the same address in another scope stays"
+    );
+    assert!(
+        store
+            .erase_address(&installation, erased)
+            .await
+            .unwrap()
+            .is_nothing(),
+        "a second run finds nothing"
+    );
+
+    // In the sandbox scope, the mismatches naming the address go too.
+    assert_eq!(
+        store.erase_address(&sandbox, erased).await.unwrap(),
+        Erased {
+            element: true,
+            calls: 2,
+            open_calls: 1,
+            mismatches: 2
+        }
+    );
+    assert_eq!(
+        everything(store, &sandbox, erased).await,
+        (None, vec![], vec![])
+    );
+    let mut left = store.recent_hash_mismatches(&sandbox, 10).await.unwrap();
+    left.sort_by(|a, b| a.string.cmp(&b.string));
+    let mut expected = not_naming_erased.to_vec();
+    expected.sort_by(|a, b| a.string.cmp(&b.string));
+    assert_eq!(left, expected, "mismatches that do not name it stay");
+    assert_eq!(
+        everything(store, &sandbox, kept).await.1.len(),
+        2,
+        "the other address's calls stay"
+    );
+    assert!(
+        store
+            .erase_address(&installation, "never-seen")
+            .await
+            .unwrap()
+            .is_nothing()
+    );
+}
+
+/// The element, the calls (by id) and the open calls of `address`.
+async fn everything(
+    store: &dyn AdminStore,
+    scope: &Scope,
+    address: &str,
+) -> (
+    Option<nurse_call_core::model::Element>,
+    Vec<Call>,
+    Vec<Call>,
+) {
+    let snapshot = store.snapshot(scope, address).await.unwrap();
+    let mut calls: Vec<Call> = store
+        .recent_calls(scope, 10_000)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.address == address)
+        .collect();
+    calls.sort_by_key(|c| c.id);
+    (snapshot.element, calls, snapshot.open_calls)
 }

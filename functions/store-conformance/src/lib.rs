@@ -37,9 +37,10 @@ pub use cases::*;
 pub struct Harness {
     /// A fresh, empty store with the default call types seeded.
     pub store: Arc<dyn Store>,
-    /// Whether `purge_expired` removes expired consumers and their data itself.
-    /// Stores with native expiry (DynamoDB TTL) may leave that to the database
-    /// and return 0; the purge case then checks only that nothing live is lost.
+    /// Whether `purge_expired` removes expired consumers and their data, and
+    /// `purge_closed_calls` closed calls past retention, itself. Stores with
+    /// native expiry (DynamoDB TTL) may leave that to the database and return
+    /// 0; the purge cases then check only that nothing live is lost.
     pub purges_expired: bool,
     /// Whatever must outlive the store (a temporary folder, a server process).
     guard: Option<Box<dyn Any + Send + Sync>>,
@@ -125,6 +126,7 @@ macro_rules! conformance_tests {
             hash_mismatches_keep_the_newest_first,
             hash_mismatches_are_scoped,
             purge_expired_removes_old_hash_mismatches,
+            purge_closed_calls_removes_only_calls_closed_before_the_cutoff,
         );
     };
     (@cases $make_store:expr; $($case:ident),* $(,)?) => {

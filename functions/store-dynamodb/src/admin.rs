@@ -3,16 +3,24 @@
 //! as `<scope>#<address>` / `element` items of the data table, listed through
 //! the `by_scope` index.
 
-use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
+use std::collections::BTreeSet;
 
-use nurse_call_core::admin::{AdminStore, SecretsReplaced};
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete, DeleteRequest, Put, TransactWriteItem, WriteRequest,
+};
+
+use nurse_call_core::admin::{AdminStore, Erased, SecretsReplaced};
 use nurse_call_core::model::{CallType, Consumer, Display, Scope};
 use nurse_call_core::store::{Store, StoreError};
 
-use crate::DynamoStore;
 use crate::error::{build_error, classify};
 use crate::item::*;
+use crate::tables::BY_SCOPE_INDEX;
+use crate::{DynamoStore, TRANSACTION_ATTEMPTS, backoff, mismatches};
+
+/// Most keys one `BatchWriteItem` takes.
+const BATCH_WRITE_LIMIT: usize = 25;
 
 /// Whether an SDK error is a failed condition (the item was not as expected).
 macro_rules! condition_failed {
@@ -147,6 +155,71 @@ impl AdminStore for DynamoStore {
         existed!(result)
     }
 
+    /// Finds the address's items, then deletes them in batches of 25:
+    /// - its partition `<scope>#<address>` (element, open-call locks), one
+    ///   consistent `Query`;
+    /// - its call items `call#<id>`: the ids of the locks, and the scope's
+    ///   calls in `by_scope` (`<scope>#call`) filtered on `address`. That
+    ///   `Query` reads (and is billed for) every call of the scope, and the
+    ///   index lags a moment: a call closed within the last second may be
+    ///   missed, which a second run finds;
+    /// - its hash mismatches: the scope's `mismatch#<scope>` partition (at
+    ///   most 10 items), filtered by [`HashMismatch::names_address`].
+    ///
+    /// The element goes first, so that in production requests for the
+    /// address are refused from then on and no new call appears meanwhile.
+    ///
+    /// [`HashMismatch::names_address`]: nurse_call_core::model::HashMismatch::names_address
+    async fn erase_address(&self, scope: &Scope, address: &str) -> Result<Erased, StoreError> {
+        let pk = address_pk(scope, address);
+        let mut erased = Erased::default();
+        let mut address_keys = Vec::new();
+        let mut call_ids = BTreeSet::new();
+        for item in self.query_partition(&pk).await? {
+            let Some(sk) = get_s(&item, "sk") else {
+                continue;
+            };
+            if sk == ELEMENT_SK {
+                erased.element = true;
+            } else if sk.starts_with(OPEN_PREFIX) {
+                erased.open_calls += 1;
+                if let Some(id) = get_n::<i64>(&item, "id") {
+                    call_ids.insert(id);
+                    // The call's entry in the displays' open-call index.
+                    address_keys.push((open_index_pk(scope), id_key(id)));
+                }
+            }
+            address_keys.push((pk.clone(), sk));
+        }
+        call_ids.extend(self.call_ids_of_address(scope, address).await?);
+        erased.calls = call_ids.len() as u64;
+
+        let mismatch_pk = mismatches::partition(scope);
+        let mut mismatch_keys = Vec::new();
+        for item in self.query_partition(&mismatch_pk).await? {
+            if mismatches::mismatch_from_item(&item)?.names_address(scope.as_str(), address)
+                && let Some(sk) = get_s(&item, "sk")
+            {
+                mismatch_keys.push((mismatch_pk.clone(), sk));
+            }
+        }
+        erased.mismatches = mismatch_keys.len() as u64;
+
+        // The element first (its sort key already sorts before `open#…`;
+        // this keeps it so whatever the keys are called).
+        address_keys.sort_by_key(|(_, sk)| sk.as_str() != ELEMENT_SK);
+        let call_keys = call_ids
+            .iter()
+            .map(|id| (call_pk(*id), CALL_SK.to_string()));
+        let keys: Vec<(String, String)> = address_keys
+            .into_iter()
+            .chain(call_keys)
+            .chain(mismatch_keys)
+            .collect();
+        self.delete_keys(keys).await?;
+        Ok(erased)
+    }
+
     async fn put_call_type(&self, call_type: &CallType) -> Result<(), StoreError> {
         self.client
             .put_item()
@@ -230,5 +303,88 @@ impl AdminStore for DynamoStore {
             .send()
             .await;
         existed!(result)
+    }
+}
+
+impl DynamoStore {
+    /// The ids of the scope's call items on `address`, from the `by_scope`
+    /// index (every call of the scope is read; see `erase_address`).
+    async fn call_ids_of_address(
+        &self,
+        scope: &Scope,
+        address: &str,
+    ) -> Result<Vec<i64>, StoreError> {
+        let mut ids = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .query()
+                .table_name(&self.tables.data)
+                .index_name(BY_SCOPE_INDEX)
+                .key_condition_expression("list_pk = :list_pk")
+                .filter_expression("#address = :address")
+                .expression_attribute_names("#address", "address")
+                .expression_attribute_values(":list_pk", s(list_pk(scope, "call")))
+                .expression_attribute_values(":address", s(address))
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            ids.extend(
+                page.items
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|item| get_n::<i64>(item, "id")),
+            );
+            start = page.last_evaluated_key;
+            if start.is_none() {
+                return Ok(ids);
+            }
+        }
+    }
+
+    /// Deletes the data-table items of `keys` (`pk`, `sk`), in order, 25 per
+    /// `BatchWriteItem`; what DynamoDB leaves unprocessed is sent again.
+    async fn delete_keys(&self, keys: Vec<(String, String)>) -> Result<(), StoreError> {
+        for chunk in keys.chunks(BATCH_WRITE_LIMIT) {
+            let mut requests = chunk
+                .iter()
+                .map(|(pk, sk)| {
+                    let delete = DeleteRequest::builder()
+                        .key("pk", s(pk))
+                        .key("sk", s(sk))
+                        .build()
+                        .map_err(build_error)?;
+                    Ok(WriteRequest::builder().delete_request(delete).build())
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let mut attempts = 0;
+            while !requests.is_empty() {
+                attempts += 1;
+                if attempts > TRANSACTION_ATTEMPTS {
+                    return Err(StoreError::Unavailable(
+                        "batch delete left items unprocessed (running the erase again is safe)"
+                            .into(),
+                    ));
+                }
+                let output = self
+                    .client
+                    .batch_write_item()
+                    .request_items(&self.tables.data, std::mem::take(&mut requests))
+                    .send()
+                    .await
+                    .map_err(classify)?;
+                if let Some(unprocessed) = output
+                    .unprocessed_items
+                    .and_then(|mut u| u.remove(&self.tables.data))
+                    .filter(|u| !u.is_empty())
+                {
+                    requests = unprocessed;
+                    backoff(attempts).await;
+                }
+            }
+        }
+        Ok(())
     }
 }

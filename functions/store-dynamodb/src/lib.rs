@@ -30,6 +30,7 @@ use aws_sdk_dynamodb::types::{
 };
 use chrono::{DateTime, TimeZone, Utc};
 
+use nurse_call_core::config::CallRetention;
 use nurse_call_core::model::{
     Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
     NewCall, Scope,
@@ -52,6 +53,8 @@ pub struct DynamoStore {
     client: Client,
     tables: TableNames,
     requests: RequestCounter,
+    /// A closed call's item expires (TTL) this long after its close.
+    call_retention: CallRetention,
 }
 
 impl DynamoStore {
@@ -62,7 +65,15 @@ impl DynamoStore {
             client,
             tables,
             requests,
+            call_retention: CallRetention::default(),
         }
+    }
+
+    /// Closed calls expire (DynamoDB TTL) `call_retention` after their close
+    /// (default [`CallRetention::DEFAULT_DAYS`] days).
+    pub fn with_call_retention(mut self, call_retention: CallRetention) -> Self {
+        self.call_retention = call_retention;
+        self
     }
 
     /// Connects to DynamoDB (or to `endpoint`, e.g. moto) with the project's
@@ -148,8 +159,38 @@ impl DynamoStore {
         }
     }
 
+    /// The element and the open calls of an address, each open call with its
+    /// lock's `ttl` (sandbox items carry one), in one consistent `Query`.
+    async fn read_address(
+        &self,
+        scope: &Scope,
+        address: &str,
+    ) -> Result<(Option<Element>, Vec<(Call, Option<i64>)>), StoreError> {
+        let mut element = None;
+        let mut open = Vec::new();
+        for item in self.query_partition(&address_pk(scope, address)).await? {
+            match get_s(&item, "sk").as_deref() {
+                Some(ELEMENT_SK) => element = Some(element_from_item(&item)?),
+                Some(sk) if sk.starts_with(OPEN_PREFIX) => {
+                    open.push((call_from_item(&item)?, get_n(&item, tables::TTL_ATTRIBUTE)));
+                }
+                _ => {}
+            }
+        }
+        open.sort_by(|(a, _), (b, _)| a.opened_at.cmp(&b.opened_at).then(a.id.cmp(&b.id)));
+        Ok((element, open))
+    }
+
+    /// Epoch seconds at which a call closed at `closed_at` expires: the
+    /// installation's retention, or the sandbox item's own expiry
+    /// (`lock_ttl`, 30 days after the open) when that comes first.
+    fn closed_call_expiry(&self, closed_at: DateTime<Utc>, lock_ttl: Option<i64>) -> i64 {
+        let retention = self.call_retention.expires_at(closed_at).timestamp();
+        lock_ttl.map_or(retention, |ttl| ttl.min(retention))
+    }
+
     /// Every item of a data-table partition, in sort-key order (consistent).
-    async fn query_partition(&self, pk: &str) -> Result<Vec<Item>, StoreError> {
+    pub(crate) async fn query_partition(&self, pk: &str) -> Result<Vec<Item>, StoreError> {
         let mut items = Vec::new();
         let mut start = None;
         loop {
@@ -571,20 +612,11 @@ impl Store for DynamoStore {
     }
 
     async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {
-        let mut snapshot = AddressSnapshot::default();
-        for item in self.query_partition(&address_pk(scope, address)).await? {
-            match get_s(&item, "sk").as_deref() {
-                Some(ELEMENT_SK) => snapshot.element = Some(element_from_item(&item)?),
-                Some(sk) if sk.starts_with(OPEN_PREFIX) => {
-                    snapshot.open_calls.push(call_from_item(&item)?);
-                }
-                _ => {}
-            }
-        }
-        snapshot
-            .open_calls
-            .sort_by(|a, b| a.opened_at.cmp(&b.opened_at).then(a.id.cmp(&b.id)));
-        Ok(snapshot)
+        let (element, open) = self.read_address(scope, address).await?;
+        Ok(AddressSnapshot {
+            element,
+            open_calls: open.into_iter().map(|(call, _)| call).collect(),
+        })
     }
 
     async fn open_call(
@@ -668,10 +700,10 @@ impl Store for DynamoStore {
     ) -> Result<Vec<Call>, StoreError> {
         for attempt in 1..=TRANSACTION_ATTEMPTS {
             // The locks name each open call's event and record.
-            let open = self.snapshot(scope, address).await?.open_calls;
-            let closing: Vec<Call> = open
+            let (_, open) = self.read_address(scope, address).await?;
+            let closing: Vec<(Call, Option<i64>)> = open
                 .into_iter()
-                .filter(|call| call_ids.contains(&call.id))
+                .filter(|(call, _)| call_ids.contains(&call.id))
                 .collect();
             let element_update = self.element_update(scope, element, policy);
             if closing.is_empty() {
@@ -681,16 +713,23 @@ impl Store for DynamoStore {
                 return Ok(Vec::new());
             }
             let mut items = Vec::with_capacity(closing.len() * 3 + 1);
-            for call in &closing {
+            for (call, lock_ttl) in &closing {
+                // From its close on, the call counts down to its deletion
+                // (TTL): the installation's retention (docs/security.md).
                 let close = Update::builder()
                     .table_name(&self.tables.data)
                     .key("pk", s(call_pk(call.id)))
                     .key("sk", s(CALL_SK))
-                    .update_expression("SET closed_at = :closed_at")
+                    .update_expression("SET closed_at = :closed_at, #ttl = :ttl")
                     .condition_expression(
                         "attribute_exists(pk) AND attribute_not_exists(closed_at)",
                     )
+                    .expression_attribute_names("#ttl", tables::TTL_ATTRIBUTE)
                     .expression_attribute_values(":closed_at", s(to_stored(closed_at)))
+                    .expression_attribute_values(
+                        ":ttl",
+                        n(self.closed_call_expiry(closed_at, *lock_ttl)),
+                    )
                     .build()
                     .map_err(build_error)?;
                 items.push(TransactWriteItem::builder().update(close).build());
@@ -718,7 +757,7 @@ impl Store for DynamoStore {
                 Transaction::Committed => {
                     return Ok(closing
                         .into_iter()
-                        .map(|call| Call {
+                        .map(|(call, _)| Call {
                             closed_at: Some(closed_at),
                             ..call
                         })
@@ -886,6 +925,12 @@ impl Store for DynamoStore {
     /// DynamoDB's TTL removes expired sandbox items by itself (and the handlers
     /// ignore an expired consumer until it does).
     async fn purge_expired(&self, _now: DateTime<Utc>) -> Result<u64, StoreError> {
+        Ok(0)
+    }
+
+    /// A closed call's item carries `ttl` = its close plus the retention
+    /// (set by `close_calls`); DynamoDB deletes it after that, by itself.
+    async fn purge_closed_calls(&self, _closed_before: DateTime<Utc>) -> Result<u64, StoreError> {
         Ok(0)
     }
 

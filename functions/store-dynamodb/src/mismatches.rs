@@ -23,7 +23,7 @@ use crate::error::classify;
 use crate::item::{Item, get_s, n, s};
 use crate::tables::TTL_ATTRIBUTE;
 
-fn partition(scope: &Scope) -> String {
+pub(crate) fn partition(scope: &Scope) -> String {
     format!("mismatch#{}", scope.as_str())
 }
 
@@ -38,7 +38,7 @@ fn expiry(at: DateTime<Utc>) -> i64 {
     (at + Duration::hours(HashMismatch::LIFETIME_HOURS)).timestamp()
 }
 
-fn mismatch_from_item(item: &Item) -> Result<HashMismatch, StoreError> {
+pub(crate) fn mismatch_from_item(item: &Item) -> Result<HashMismatch, StoreError> {
     let field = |key: &str| {
         get_s(item, key)
             .ok_or_else(|| StoreError::Internal(format!("stored mismatch has no usable {key:?}")))

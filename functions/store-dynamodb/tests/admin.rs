@@ -42,3 +42,17 @@ async fn check_names_a_missing_table() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn erase_address_contract() {
+    let store = connect(&moto::unique_prefix()).await;
+    store
+        .create_missing_tables()
+        .await
+        .expect("create the tables");
+    store
+        .seed_call_types(&default_call_types())
+        .await
+        .expect("seed the call types");
+    store_conformance::admin::erasure(&store).await;
+}

@@ -68,6 +68,7 @@ async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
         Settings {
             mode: Mode::Production,
             time_zone: "Europe/Berlin".parse().unwrap(),
+            call_retention: Default::default(),
         },
     );
     // Warm up: the first requests fill the caches (call types, the consumer),

@@ -3,15 +3,15 @@
 //! server writes the same file (WAL, busy timeout).
 
 use async_trait::async_trait;
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, params};
 
-use nurse_call_core::admin::{AdminStore, SecretsReplaced};
+use nurse_call_core::admin::{AdminStore, Erased, SecretsReplaced};
 use nurse_call_core::model::{CallType, Consumer, Display, Scope};
 use nurse_call_core::store::StoreError;
 
 use crate::{
     CONSUMER_COLUMNS, DISPLAY_COLUMNS, SqliteStore, consumer_from_row, display_from_row,
-    insert_call_type,
+    insert_call_type, mismatches,
 };
 
 #[async_trait]
@@ -19,12 +19,12 @@ impl AdminStore for SqliteStore {
     async fn check(&self) -> Result<(), StoreError> {
         // Opening the store created and migrated the file; one read proves
         // that it is usable.
-        self.with(|c| c.query_row("SELECT count(*) FROM call_types", [], |_| Ok(())))
+        self.read(|c| c.query_row("SELECT count(*) FROM call_types", [], |_| Ok(())))
             .await
     }
 
     async fn consumers(&self) -> Result<Vec<Consumer>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             let mut statement = c.prepare(&format!(
                 "SELECT {CONSUMER_COLUMNS} FROM consumers ORDER BY created_at, id"
             ))?;
@@ -42,8 +42,7 @@ impl AdminStore for SqliteStore {
         let id = id.to_string();
         let expected = expected.to_vec();
         let secrets = serde_json::to_string(secrets).expect("strings serialise");
-        self.with(move |c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        self.with(move |tx| {
             let stored: Option<String> = tx
                 .query_row(
                     "SELECT secrets FROM consumers WHERE id = ?1",
@@ -62,7 +61,6 @@ impl AdminStore for SqliteStore {
                 "UPDATE consumers SET secrets = ?1 WHERE id = ?2",
                 params![secrets, id],
             )?;
-            tx.commit()?;
             Ok(SecretsReplaced::Replaced)
         })
         .await
@@ -82,13 +80,11 @@ impl AdminStore for SqliteStore {
 
     async fn delete_consumer(&self, id: &str) -> Result<bool, StoreError> {
         let id = id.to_string();
-        self.with(move |c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        self.with(move |tx| {
             // A sandbox consumer's data goes with it, as when it expires.
             tx.execute("DELETE FROM calls WHERE scope = ?1", params![id])?;
             tx.execute("DELETE FROM elements WHERE scope = ?1", params![id])?;
             let deleted = tx.execute("DELETE FROM consumers WHERE id = ?1", params![id])?;
-            tx.commit()?;
             Ok(deleted > 0)
         })
         .await
@@ -102,6 +98,37 @@ impl AdminStore for SqliteStore {
                 params![scope, address],
             )?;
             Ok(deleted > 0)
+        })
+        .await
+    }
+
+    /// One job, so one transaction: all of the address goes, or nothing.
+    /// The calls are found through `calls_by_scope` (the scope's calls are
+    /// read, which a rare admin action may afford).
+    async fn erase_address(&self, scope: &Scope, address: &str) -> Result<Erased, StoreError> {
+        let (scope, address) = (scope.as_str().to_string(), address.to_string());
+        self.with(move |c| {
+            let element = c.execute(
+                "DELETE FROM elements WHERE scope = ?1 AND address = ?2",
+                params![scope, address],
+            )? > 0;
+            let open_calls: i64 = c.query_row(
+                "SELECT count(*) FROM calls
+                 WHERE scope = ?1 AND address = ?2 AND closed_at IS NULL",
+                params![scope, address],
+                |row| row.get(0),
+            )?;
+            let calls = c.execute(
+                "DELETE FROM calls WHERE scope = ?1 AND address = ?2",
+                params![scope, address],
+            )? as u64;
+            let mismatches = mismatches::erase_naming(c, &scope, &address)? as u64;
+            Ok(Erased {
+                element,
+                calls,
+                open_calls: open_calls as u64,
+                mismatches,
+            })
         })
         .await
     }
@@ -147,7 +174,7 @@ impl AdminStore for SqliteStore {
     }
 
     async fn displays(&self) -> Result<Vec<Display>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             let mut statement = c.prepare(&format!(
                 "SELECT {DISPLAY_COLUMNS} FROM displays ORDER BY created_at, id"
             ))?;

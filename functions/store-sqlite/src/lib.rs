@@ -1,9 +1,14 @@
 //! The embedded store: SQLite in one file (`data/nurse-call.sqlite3` by default).
 //!
-//! One connection serves the process, owned by a thread of its own
-//! (`worker`), so blocking SQLite calls never stall the async workers; every
-//! multi-step write is one transaction. WAL mode and a busy timeout let the
-//! admin command work on the same file while the server runs.
+//! One connection writes for the process, owned by a thread of its own
+//! (`worker`), so blocking SQLite calls never stall the async workers. Every
+//! store call is one job and atomic: the writes queued at one moment share
+//! one transaction (group commit, `synchronous=FULL`), each in a savepoint of
+//! its own, and none is answered before that commit; reads run on a second,
+//! read-only connection and thread, see committed writes only, and wait for
+//! no commit. WAL mode
+//! and a busy timeout let the admin command work on the same file while the
+//! server writes.
 
 mod admin;
 mod mismatches;
@@ -15,7 +20,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use nurse_call_core::model::{
     Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
@@ -57,7 +62,9 @@ impl SqliteStore {
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let connection = Connection::open(path).map_err(internal)?;
         schema::prepare(&connection).map_err(internal)?;
-        let worker = worker::Worker::start(connection).map_err(|e| {
+        let reader = Connection::open(path).map_err(internal)?;
+        schema::prepare_reader(&reader).map_err(internal)?;
+        let worker = worker::Worker::start(connection, reader).map_err(|e| {
             StoreError::Internal(format!("cannot start the store's connection thread: {e}"))
         })?;
         Ok(SqliteStore {
@@ -70,31 +77,35 @@ impl SqliteStore {
         &self.path
     }
 
-    /// Runs `work` with the connection on the connection's thread.
+    /// Runs `work` with the connection on the connection's thread, inside a
+    /// transaction (see `worker`), answered after its commit: an `Err` undoes
+    /// what `work` wrote, so work that must write nothing in some case
+    /// decides that before writing.
     async fn with<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
         self.worker
-            .run(move |connection| work(connection).map_err(classify))
+            .write(move |connection| work(connection).map_err(|e| worker::classify(&e)))
+            .await
+    }
+
+    /// Runs `work`, which only reads, on the read-only connection's thread:
+    /// it sees committed writes only and waits for no commit.
+    async fn read<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        self.worker
+            .read(move |connection| work(connection).map_err(|e| worker::classify(&e)))
             .await
     }
 }
 
 fn internal(error: rusqlite::Error) -> StoreError {
     StoreError::Internal(error.to_string())
-}
-
-/// A busy or locked database (another process holds the write lock past the
-/// busy timeout) is worth a retry; anything else is an internal failure.
-fn classify(error: rusqlite::Error) -> StoreError {
-    match error.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-            StoreError::Unavailable(error.to_string())
-        }
-        _ => StoreError::Internal(error.to_string()),
-    }
 }
 
 fn time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<DateTime<Utc>> {
@@ -150,11 +161,7 @@ fn element_from_row(row: &Row<'_>) -> rusqlite::Result<Element> {
     })
 }
 
-fn read_element(
-    tx: &Transaction<'_>,
-    scope: &str,
-    address: &str,
-) -> rusqlite::Result<Option<Element>> {
+fn read_element(tx: &Connection, scope: &str, address: &str) -> rusqlite::Result<Option<Element>> {
     tx.prepare_cached(&format!(
         "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 AND address = ?2"
     ))?
@@ -164,7 +171,7 @@ fn read_element(
 
 /// Writes `element` as its next version (every write is a change a display
 /// may be told about; the transaction read it, so the count cannot skip).
-fn write_element(tx: &Transaction<'_>, scope: &str, element: &mut Element) -> rusqlite::Result<()> {
+fn write_element(tx: &Connection, scope: &str, element: &mut Element) -> rusqlite::Result<()> {
     element.version += 1;
     tx.prepare_cached(
         "INSERT INTO elements
@@ -192,7 +199,7 @@ fn write_element(tx: &Transaction<'_>, scope: &str, element: &mut Element) -> ru
 /// Applies `change` to the element of its address inside `tx`. Returns `false`
 /// (writing nothing) when the element is unknown and must exist.
 fn apply_change(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     scope: &str,
     change: &ElementChange,
     policy: ElementPolicy,
@@ -217,7 +224,7 @@ fn apply_change(
 }
 
 fn open_call_with_event(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     scope: &str,
     address: &str,
     event: &str,
@@ -319,7 +326,7 @@ fn call_type_from_row(row: &Row<'_>) -> rusqlite::Result<CallType> {
 impl Store for SqliteStore {
     async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
         let id = id.to_string();
-        self.with(move |c| {
+        self.read(move |c| {
             c.prepare_cached(&format!(
                 "SELECT {CONSUMER_COLUMNS} FROM consumers WHERE id = ?1"
             ))?
@@ -352,7 +359,7 @@ impl Store for SqliteStore {
     }
 
     async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
-        self.with(|c| {
+        self.read(|c| {
             let mut statement = c.prepare_cached(
                 "SELECT id, name, internal_name, urgency, priority, type, color, notify,
                         notification_interval, notification_maxloops, notification_sound
@@ -368,11 +375,10 @@ impl Store for SqliteStore {
     async fn seed_call_types(&self, call_types: &[CallType]) -> Result<(), StoreError> {
         let call_types = call_types.to_vec();
         self.with(move |c| {
-            let tx = c.transaction()?;
             for t in &call_types {
-                insert_call_type(&tx, t, "ON CONFLICT DO NOTHING")?;
+                insert_call_type(c, t, "ON CONFLICT DO NOTHING")?;
             }
-            tx.commit()
+            Ok(())
         })
         .await
     }
@@ -392,13 +398,11 @@ impl Store for SqliteStore {
             name.to_string(),
         );
         self.with(move |c| {
-            let tx = c.transaction()?;
-            let mut element = read_element(&tx, &scope, &address)?
+            let mut element = read_element(c, &scope, &address)?
                 .unwrap_or_else(|| Element::unregistered(&address, at));
             element.code = code;
             element.name = name;
-            write_element(&tx, &scope, &mut element)?;
-            tx.commit()?;
+            write_element(c, &scope, &mut element)?;
             Ok(element)
         })
         .await
@@ -406,11 +410,10 @@ impl Store for SqliteStore {
 
     async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {
         let (scope, address) = (scope.as_str().to_string(), address.to_string());
-        self.with(move |c| {
-            let tx = c.transaction()?;
-            let element = read_element(&tx, &scope, &address)?;
+        self.read(move |c| {
+            let element = read_element(c, &scope, &address)?;
             let open_calls = {
-                let mut statement = tx.prepare_cached(&format!(
+                let mut statement = c.prepare_cached(&format!(
                     "SELECT {CALL_COLUMNS} FROM calls
                      WHERE scope = ?1 AND address = ?2 AND closed_at IS NULL
                      ORDER BY opened_at, id"
@@ -419,7 +422,6 @@ impl Store for SqliteStore {
                     .query_map(params![scope, address], call_from_row)?
                     .collect::<rusqlite::Result<Vec<_>>>()?
             };
-            tx.commit()?;
             Ok(AddressSnapshot {
                 element,
                 open_calls,
@@ -437,15 +439,14 @@ impl Store for SqliteStore {
     ) -> Result<OpenOutcome, StoreError> {
         let (scope, call, change) = (scope.as_str().to_string(), call.clone(), element.clone());
         self.with(move |c| {
-            // IMMEDIATE: take the write lock first, so the uniqueness check and
-            // the insert see the same state even with other processes on the file.
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            apply_change(&tx, &scope, &change, policy)?;
-            if let Some(existing) = open_call_with_event(&tx, &scope, &call.address, &call.event)? {
-                tx.commit()?;
+            // The batch's transaction holds the write lock (IMMEDIATE), so the
+            // uniqueness check and the insert see the same state even with
+            // other processes on the file.
+            apply_change(c, &scope, &change, policy)?;
+            if let Some(existing) = open_call_with_event(c, &scope, &call.address, &call.event)? {
                 return Ok(OpenOutcome::AlreadyOpen(existing));
             }
-            tx.prepare_cached(
+            c.prepare_cached(
                 "INSERT INTO calls (scope, address, event, position, section, attribute,
                     element_code, element_name, opened_at, closed_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL)",
@@ -461,8 +462,7 @@ impl Store for SqliteStore {
                 call.element_name,
                 to_stored(call.opened_at)
             ])?;
-            let id = tx.last_insert_rowid();
-            tx.commit()?;
+            let id = c.last_insert_rowid();
             Ok(OpenOutcome::Opened(call.opened(id)))
         })
         .await
@@ -484,11 +484,10 @@ impl Store for SqliteStore {
             element.clone(),
         );
         self.with(move |c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            apply_change(&tx, &scope, &change, policy)?;
+            apply_change(c, &scope, &change, policy)?;
             let mut closed = Vec::with_capacity(ids.len());
             {
-                let mut statement = tx.prepare_cached(&format!(
+                let mut statement = c.prepare_cached(&format!(
                     "UPDATE calls SET closed_at = ?1
                      WHERE id = ?2 AND scope = ?3 AND address = ?4 AND closed_at IS NULL
                      RETURNING {CALL_COLUMNS}"
@@ -503,7 +502,6 @@ impl Store for SqliteStore {
                     closed.extend(call);
                 }
             }
-            tx.commit()?;
             Ok(closed)
         })
         .await
@@ -517,20 +515,25 @@ impl Store for SqliteStore {
     ) -> Result<ElementsOutcome, StoreError> {
         let (scope, changes) = (scope.as_str().to_string(), changes.to_vec());
         self.with(move |c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let mut elements = Vec::with_capacity(changes.len());
-            let mut unknown = Vec::new();
-            for change in &changes {
-                match apply_change(&tx, &scope, change, policy)? {
-                    Some(element) => elements.push(element),
-                    None => unknown.push(change.address.clone()),
+            // All or nothing: every unknown address is found before anything
+            // is written (the batch's transaction holds the write lock).
+            if policy == ElementPolicy::MustExist {
+                let mut unknown = Vec::new();
+                for change in &changes {
+                    if read_element(c, &scope, &change.address)?.is_none() {
+                        unknown.push(change.address.clone());
+                    }
+                }
+                if !unknown.is_empty() {
+                    return Ok(ElementsOutcome::Unknown(unknown));
                 }
             }
-            if !unknown.is_empty() {
-                // Dropping the transaction rolls back: all or nothing.
-                return Ok(ElementsOutcome::Unknown(unknown));
+            let mut elements = Vec::with_capacity(changes.len());
+            for change in &changes {
+                let element = apply_change(c, &scope, change, policy)?
+                    .ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+                elements.push(element);
             }
-            tx.commit()?;
             Ok(ElementsOutcome::Updated(elements))
         })
         .await
@@ -538,7 +541,7 @@ impl Store for SqliteStore {
 
     async fn open_calls(&self, scope: &Scope) -> Result<Vec<Call>, StoreError> {
         let scope = scope.as_str().to_string();
-        self.with(move |c| {
+        self.read(move |c| {
             let mut statement = c.prepare_cached(&format!(
                 "SELECT {CALL_COLUMNS} FROM calls WHERE scope = ?1 AND closed_at IS NULL"
             ))?;
@@ -551,7 +554,7 @@ impl Store for SqliteStore {
 
     async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError> {
         let scope = scope.as_str().to_string();
-        self.with(move |c| {
+        self.read(move |c| {
             let mut statement = c.prepare_cached(&format!(
                 "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 ORDER BY address"
             ))?;
@@ -564,7 +567,7 @@ impl Store for SqliteStore {
 
     async fn display_by_token_hash(&self, token_hash: &str) -> Result<Option<Display>, StoreError> {
         let token_hash = token_hash.to_string();
-        self.with(move |c| {
+        self.read(move |c| {
             c.prepare_cached(&format!(
                 "SELECT {DISPLAY_COLUMNS} FROM displays WHERE token_hash = ?1"
             ))?
@@ -576,7 +579,7 @@ impl Store for SqliteStore {
 
     async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {
         let scope = scope.as_str().to_string();
-        self.with(move |c| {
+        self.read(move |c| {
             let mut statement = c.prepare_cached(&format!(
                 "SELECT {CALL_COLUMNS} FROM calls WHERE scope = ?1
                  ORDER BY closed_at IS NOT NULL, opened_at DESC, id DESC LIMIT ?2"
@@ -594,7 +597,7 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<Element>, StoreError> {
         let scope = scope.as_str().to_string();
-        self.with(move |c| {
+        self.read(move |c| {
             let mut statement = c.prepare_cached(&format!(
                 "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1
                  ORDER BY updated_at DESC, address LIMIT ?2"
@@ -607,9 +610,8 @@ impl Store for SqliteStore {
     }
 
     async fn purge_expired(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.with(move |c| {
-            let tx = c.transaction()?;
-            mismatches::purge(&tx, now)?;
+        self.with(move |tx| {
+            mismatches::purge(tx, now)?;
             let now = to_stored(now);
             let scopes =
                 "SELECT id FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1";
@@ -625,7 +627,16 @@ impl Store for SqliteStore {
                 "DELETE FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1",
                 params![now],
             )?;
-            tx.commit()?;
+            Ok(purged as u64)
+        })
+        .await
+    }
+
+    async fn purge_closed_calls(&self, closed_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.with(move |c| {
+            let purged = c
+                .prepare_cached("DELETE FROM calls WHERE closed_at IS NOT NULL AND closed_at < ?1")?
+                .execute(params![to_stored(closed_before)])?;
             Ok(purged as u64)
         })
         .await
@@ -647,7 +658,7 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<HashMismatch>, StoreError> {
         let scope = scope.as_str().to_string();
-        self.with(move |c| mismatches::recent(c, &scope, limit))
+        self.read(move |c| mismatches::recent(c, &scope, limit))
             .await
     }
 }

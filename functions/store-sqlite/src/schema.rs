@@ -12,8 +12,11 @@ const SCHEMA_VERSION: i64 = 4;
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
     // busy timeout waits for another process's write lock instead of failing.
+    // FULL: a commit waits until the WAL is on the disk, so an answered write
+    // survives a power loss, not only a crash of the process (NORMAL). The
+    // store thread's group commit (worker.rs) pays that fsync once per batch.
     connection.pragma_update(None, "journal_mode", "WAL")?;
-    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    connection.pragma_update(None, "synchronous", "FULL")?;
     connection.pragma_update(None, "foreign_keys", "ON")?;
     connection.busy_timeout(std::time::Duration::from_secs(5))?;
     // Keep each prepared statement's plan: otherwise SQLite (built with STAT4)
@@ -60,6 +63,16 @@ fn version_4(connection: &Connection) -> rusqlite::Result<()> {
          PRAGMA user_version = 4;
          COMMIT;",
     )
+}
+
+/// The store's second connection, for reads only (worker.rs): it cannot
+/// write, waits for a lock like the writer, and keeps its statements' plans.
+/// Opened after [`prepare`], so the file is in WAL mode and migrated.
+pub(crate) fn prepare_reader(connection: &Connection) -> rusqlite::Result<()> {
+    connection.pragma_update(None, "query_only", true)?;
+    connection.busy_timeout(std::time::Duration::from_secs(5))?;
+    connection.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
 }
 
 /// Replay protection is off for every existing consumer (the spec's behaviour).
@@ -148,4 +161,25 @@ fn version_1(connection: &Connection) -> rusqlite::Result<()> {
          PRAGMA user_version = 1;
          COMMIT;",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commits_wait_for_the_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let connection = Connection::open(dir.path().join("s.sqlite3")).unwrap();
+        prepare(&connection).unwrap();
+        let mode: String = connection
+            .pragma_query_value(None, "journal_mode", |row| row.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        // 2 = FULL: the WAL is synced on every commit, not only at checkpoints.
+        let synchronous: i64 = connection
+            .pragma_query_value(None, "synchronous", |row| row.get(0))
+            .unwrap();
+        assert_eq!(synchronous, 2);
+    }
 }

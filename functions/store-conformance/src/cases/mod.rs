@@ -10,6 +10,7 @@ mod elements;
 mod isolation;
 mod listing;
 mod mismatches;
+mod retention;
 
 pub use call_types::*;
 pub use calls::*;
@@ -20,3 +21,4 @@ pub use elements::*;
 pub use isolation::*;
 pub use listing::*;
 pub use mismatches::*;
+pub use retention::*;

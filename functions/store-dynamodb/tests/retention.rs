@@ -1,0 +1,146 @@
+//! Retention on DynamoDB (moto_server): a closed call's item carries `ttl`,
+//! epoch seconds of its close plus the installation's retention, so that
+//! DynamoDB deletes it by itself; an open call has none in production (never
+//! deleted). A sandbox item already expires 30 days after its open: the
+//! shorter of the two wins.
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+
+use nurse_call_core::Store;
+use nurse_call_core::call_types::default_call_types;
+use nurse_call_core::config::CallRetention;
+use nurse_call_core::model::{Call, Consumer, ElementChange, ElementPolicy, NewCall, Scope};
+use nurse_call_core::store::OpenOutcome;
+use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
+use store_conformance::moto;
+
+async fn store(retention_days: u32) -> DynamoStore {
+    let store = DynamoStore::connect_with(
+        Some(&moto::endpoint()),
+        TableNames::with_prefix(&moto::unique_prefix()),
+        Timeouts::SLOW_STAND_IN,
+    )
+    .await
+    .with_call_retention(CallRetention::days(retention_days).unwrap());
+    store.create_missing_tables().await.unwrap();
+    store.seed_call_types(&default_call_types()).await.unwrap();
+    store
+}
+
+fn at(hours: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 5, 1, 8, 0, 0).unwrap() + Duration::hours(hours)
+}
+
+fn change(address: &str, at: DateTime<Utc>) -> ElementChange {
+    ElementChange {
+        address: address.into(),
+        battery: None,
+        position: None,
+        reachable: None,
+        at,
+    }
+}
+
+async fn open(store: &DynamoStore, scope: &Scope, address: &str, opened: DateTime<Utc>) -> Call {
+    let call = NewCall {
+        address: address.into(),
+        event: "Notruf".into(),
+        position: None,
+        section: None,
+        attribute: None,
+        element_code: String::new(),
+        element_name: String::new(),
+        opened_at: opened,
+    };
+    match store
+        .open_call(
+            scope,
+            &call,
+            &change(address, opened),
+            ElementPolicy::CreateMissing,
+        )
+        .await
+        .unwrap()
+    {
+        OpenOutcome::Opened(call) => call,
+        other => panic!("expected a new call, got {other:?}"),
+    }
+}
+
+async fn close(store: &DynamoStore, scope: &Scope, call: &Call, closed: DateTime<Utc>) {
+    let closed_calls = store
+        .close_calls(
+            scope,
+            &call.address,
+            &[call.id],
+            closed,
+            &change(&call.address, closed),
+            ElementPolicy::CreateMissing,
+        )
+        .await
+        .unwrap();
+    assert_eq!(closed_calls.len(), 1);
+}
+
+/// The `ttl` of the call item `call#<id>` (None when it has none).
+async fn call_ttl(store: &DynamoStore, id: i64) -> Option<i64> {
+    let item = store
+        .client()
+        .get_item()
+        .table_name(&store.tables().data)
+        .key(
+            "pk",
+            aws_sdk_dynamodb::types::AttributeValue::S(format!("call#{id}")),
+        )
+        .key(
+            "sk",
+            aws_sdk_dynamodb::types::AttributeValue::S("call".into()),
+        )
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap()
+        .item
+        .expect("the call item exists");
+    item.get("ttl")
+        .map(|ttl| ttl.as_n().expect("ttl is a number").parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_closed_call_expires_its_retention_after_the_close() {
+    let store = store(30).await;
+    let scope = Scope::installation();
+    let call = open(&store, &scope, "R-1", at(0)).await;
+    assert_eq!(
+        call_ttl(&store, call.id).await,
+        None,
+        "an open call never expires"
+    );
+    close(&store, &scope, &call, at(5)).await;
+    assert_eq!(
+        call_ttl(&store, call.id).await,
+        Some((at(5) + Duration::days(30)).timestamp())
+    );
+}
+
+#[tokio::test]
+async fn a_sandbox_call_keeps_the_shorter_of_its_expiries() {
+    let visitor = Scope::consumer("0b7c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e");
+    let sandbox_expiry = (at(0) + Duration::days(Consumer::SANDBOX_LIFETIME_DAYS)).timestamp();
+
+    // Retention 400 days: the sandbox's 30 days from the open come first.
+    let long = store(400).await;
+    let call = open(&long, &visitor, "R-1", at(0)).await;
+    assert_eq!(call_ttl(&long, call.id).await, Some(sandbox_expiry));
+    close(&long, &visitor, &call, at(5)).await;
+    assert_eq!(call_ttl(&long, call.id).await, Some(sandbox_expiry));
+
+    // Retention 1 day: a day after the close comes first.
+    let short = store(1).await;
+    let call = open(&short, &visitor, "R-1", at(0)).await;
+    close(&short, &visitor, &call, at(5)).await;
+    assert_eq!(
+        call_ttl(&short, call.id).await,
+        Some((at(5) + Duration::days(1)).timestamp())
+    );
+}
