@@ -8,7 +8,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::model::{CallType, Consumer, Element, Scope};
+use crate::model::{Call, CallType, Consumer, Element, Scope};
 use crate::store::{Store, StoreError};
 
 /// Random bytes in a consumer secret (shown as twice as many hex digits).
@@ -64,6 +64,16 @@ pub trait AdminStore: Store {
 
     /// Creates or replaces the call type named `call_type.name`.
     async fn put_call_type(&self, call_type: &CallType) -> Result<(), StoreError>;
+
+    /// The calls of `scope` opened at or after `from` and before `to`, open
+    /// and closed, ordered by `opened_at`, then id (the quality report,
+    /// DECISIONS §13). Reads only that span, never the whole history.
+    async fn calls_opened_between(
+        &self,
+        scope: &Scope,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Call>, StoreError>;
 }
 
 /// A fresh secret: [`SECRET_BYTES`] bytes from the OS random source, as

@@ -19,9 +19,10 @@ use axum::response::Response;
 use clap::Parser;
 
 use nurse_call_core::call_types::default_call_types;
-use nurse_call_core::config::parse_time_zone;
+use nurse_call_core::config::{self, parse_time_zone};
 use nurse_call_core::error::ApiError;
 use nurse_call_core::http_io::{MAX_BODY_BYTES, error_response};
+use nurse_call_core::supervision::Thresholds;
 use nurse_call_core::{AppState, Mode, Settings, Store, logging, serve, wire_time};
 use nurse_call_dynamodb::{DynamoStore, TableNames};
 use nurse_call_sqlite::SqliteStore;
@@ -41,6 +42,18 @@ struct Args {
     /// IANA time zone of the installation; times on the wire are local to it.
     #[arg(long, env = "SERVICE_TIME_ZONE", default_value = Settings::DEFAULT_TIME_ZONE)]
     time_zone: String,
+
+    /// An element whose battery is below this percentage needs attention
+    /// (DECISIONS §12).
+    #[arg(long, env = "LOW_BATTERY_PERCENT", default_value = "20",
+          value_parser = config::parse_low_battery_percent)]
+    low_battery_percent: f64,
+
+    /// An element that sent nothing for longer than this many hours needs
+    /// attention (DECISIONS §12).
+    #[arg(long, env = "STALE_AFTER_HOURS", default_value = "24",
+          value_parser = config::parse_stale_after_hours)]
+    stale_after_hours: chrono::Duration,
 
     /// Folder of the embedded store's SQLite file.
     #[arg(long, env = "DATA_DIR", default_value = "data")]
@@ -74,6 +87,10 @@ async fn run(args: Args) -> Result<(), String> {
     let settings = Settings {
         mode: args.mode,
         time_zone: parse_time_zone(&args.time_zone)?,
+        supervision: Thresholds {
+            low_battery_percent: args.low_battery_percent,
+            stale_after: args.stale_after_hours,
+        },
     };
     let store = open_store(&args).await?;
     store

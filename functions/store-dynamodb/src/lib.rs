@@ -645,9 +645,17 @@ impl Store for DynamoStore {
         address: &str,
         call_ids: &[i64],
         closed_at: DateTime<Utc>,
+        closed_by: Option<&str>,
         element: &ElementChange,
         policy: ElementPolicy,
     ) -> Result<Vec<Call>, StoreError> {
+        let (close_expression, closed_by_value) = match closed_by {
+            Some(consumer) => (
+                "SET closed_at = :closed_at, closed_by = :closed_by",
+                Some(s(consumer)),
+            ),
+            None => ("SET closed_at = :closed_at", None),
+        };
         for attempt in 1..=TRANSACTION_ATTEMPTS {
             // The locks name each open call's event and record.
             let open = self.snapshot(scope, address).await?.open_calls;
@@ -664,17 +672,19 @@ impl Store for DynamoStore {
             }
             let mut items = Vec::with_capacity(closing.len() * 2 + 1);
             for call in &closing {
-                let close = Update::builder()
+                let mut close = Update::builder()
                     .table_name(&self.tables.data)
                     .key("pk", s(call_pk(call.id)))
                     .key("sk", s(CALL_SK))
-                    .update_expression("SET closed_at = :closed_at")
+                    .update_expression(close_expression)
                     .condition_expression(
                         "attribute_exists(pk) AND attribute_not_exists(closed_at)",
                     )
-                    .expression_attribute_values(":closed_at", s(to_stored(closed_at)))
-                    .build()
-                    .map_err(build_error)?;
+                    .expression_attribute_values(":closed_at", s(to_stored(closed_at)));
+                if let Some(value) = &closed_by_value {
+                    close = close.expression_attribute_values(":closed_by", value.clone());
+                }
+                let close = close.build().map_err(build_error)?;
                 items.push(TransactWriteItem::builder().update(close).build());
                 let unlock = Delete::builder()
                     .table_name(&self.tables.data)
@@ -695,6 +705,7 @@ impl Store for DynamoStore {
                         .into_iter()
                         .map(|call| Call {
                             closed_at: Some(closed_at),
+                            closed_by: closed_by.map(str::to_string),
                             ..call
                         })
                         .collect());

@@ -67,6 +67,7 @@ async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
         Settings {
             mode: Mode::Production,
             time_zone: "Europe/Berlin".parse().unwrap(),
+            supervision: nurse_call_core::supervision::Thresholds::default(),
         },
     );
     // Warm up: the first requests fill the caches (call types, the consumer),

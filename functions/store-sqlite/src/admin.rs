@@ -5,13 +5,16 @@
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
+use chrono::{DateTime, Utc};
 use nurse_call_core::admin::{AdminStore, SecretsReplaced};
-use nurse_call_core::model::{CallType, Consumer, Element, Scope};
+
+use nurse_call_core::model::{Call, CallType, Consumer, Element, Scope};
 use nurse_call_core::store::StoreError;
+use nurse_call_core::wire_time::to_stored;
 
 use crate::{
-    CONSUMER_COLUMNS, ELEMENT_COLUMNS, SqliteStore, consumer_from_row, element_from_row,
-    insert_call_type,
+    CALL_COLUMNS, CONSUMER_COLUMNS, ELEMENT_COLUMNS, SqliteStore, call_from_row, consumer_from_row,
+    element_from_row, insert_call_type,
 };
 
 #[async_trait]
@@ -134,6 +137,28 @@ impl AdminStore for SqliteStore {
                    notification_sound = excluded.notification_sound",
             )?;
             Ok(())
+        })
+        .await
+    }
+
+    async fn calls_opened_between(
+        &self,
+        scope: &Scope,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Call>, StoreError> {
+        // Stored times are RFC 3339 UTC with whole seconds: text order is
+        // time order, so the index on (scope, opened_at, id) answers this.
+        let (scope, from, to) = (scope.as_str().to_string(), to_stored(from), to_stored(to));
+        self.with(move |c| {
+            let mut statement = c.prepare(&format!(
+                "SELECT {CALL_COLUMNS} FROM calls
+                 WHERE scope = ?1 AND opened_at >= ?2 AND opened_at < ?3
+                 ORDER BY opened_at, id"
+            ))?;
+            statement
+                .query_map(params![scope, from, to], call_from_row)?
+                .collect()
         })
         .await
     }

@@ -6,7 +6,8 @@ use rusqlite::config::DbConfig;
 /// Bumped when the schema changes; checked with `PRAGMA user_version`.
 /// 1: consumers, call types, elements, calls. 2: hash mismatches (test page).
 /// 3: a consumer's `require_signed_time` (replay protection).
-const SCHEMA_VERSION: i64 = 3;
+/// 4: who opened and closed a call (audit), calls by opening time (report).
+const SCHEMA_VERSION: i64 = 4;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -35,7 +36,24 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 3 {
         version_3(connection)?;
     }
+    if version < 4 {
+        version_4(connection)?;
+    }
     Ok(())
+}
+
+/// Who opened and who closed each call (DECISIONS §13, a consumer id); calls
+/// stored before stay unknown (NULL). The index serves the quality report,
+/// which reads a scope's calls by opening time.
+fn version_4(connection: &Connection) -> rusqlite::Result<()> {
+    connection.execute_batch(
+        "BEGIN;
+         ALTER TABLE calls ADD COLUMN opened_by TEXT;
+         ALTER TABLE calls ADD COLUMN closed_by TEXT;
+         CREATE INDEX IF NOT EXISTS calls_by_opening ON calls (scope, opened_at, id);
+         PRAGMA user_version = 4;
+         COMMIT;",
+    )
 }
 
 /// Replay protection is off for every existing consumer (the spec's behaviour).

@@ -1,12 +1,15 @@
 //! A store file written by an earlier version opens with its data intact and
 //! gains what the later versions added (schema version 1 → 2: the hash
-//! mismatches of the test page; 2 → 3: a consumer's replay protection, off).
+//! mismatches of the test page; 2 → 3: a consumer's replay protection, off;
+//! 3 → 4: who opened and closed a call, unknown for the old calls).
 
 use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
 
 use nurse_call_core::Store;
-use nurse_call_core::model::{HashMismatch, Scope};
+use nurse_call_core::admin::AdminStore;
+use nurse_call_core::model::{ElementChange, ElementPolicy, HashMismatch, NewCall, Scope};
+use nurse_call_core::store::OpenOutcome;
 use nurse_call_sqlite::{FILE_NAME, SqliteStore};
 
 /// The schema of version 1 exactly as it shipped, with one consumer and one call.
@@ -94,7 +97,114 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     // Opening a current file again changes nothing.
     SqliteStore::open(&path).expect("the migrated file opens again");
+}
+
+/// Version 3 as it shipped: version 1, the mismatches table and the
+/// consumer's replay protection; one closed call.
+fn write_version_3(path: &std::path::Path) {
+    write_version_1(path);
+    let connection = Connection::open(path).expect("file opens");
+    connection
+        .execute_batch(
+            "BEGIN;
+             CREATE TABLE hash_mismatches (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL, at TEXT NOT NULL,
+                 string TEXT NOT NULL, expected TEXT NOT NULL, provided TEXT NOT NULL);
+             CREATE INDEX hash_mismatches_by_scope ON hash_mismatches (scope, at, id);
+             ALTER TABLE consumers ADD COLUMN require_signed_time INTEGER NOT NULL DEFAULT 0;
+             UPDATE calls SET closed_at = '2026-01-01T10:05:00Z';
+             PRAGMA user_version = 3;
+             COMMIT;",
+        )
+        .expect("version 3 written");
+}
+
+#[tokio::test]
+async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join(FILE_NAME);
+    write_version_3(&path);
+
+    let store = SqliteStore::open(&path).expect("the old file opens");
+    let scope = Scope::installation();
+    let day = |hour| Utc.with_ymd_and_hms(2026, 1, 1, hour, 0, 0).unwrap();
+    let old = store
+        .calls_opened_between(&scope, day(0), day(23))
+        .await
+        .expect("calls read");
+    assert_eq!(old.len(), 1, "the old call is still there");
+    assert_eq!(
+        old[0].closed_at,
+        Some(day(10) + chrono::Duration::minutes(5))
+    );
+    assert_eq!(
+        (old[0].opened_by.as_deref(), old[0].closed_by.as_deref()),
+        (None, None)
+    );
+
+    // New calls keep who opened and closed them.
+    let change = |at| ElementChange {
+        address: "Zimmer-2".into(),
+        battery: None,
+        position: None,
+        reachable: None,
+        at,
+    };
+    let call = NewCall {
+        address: "Zimmer-2".into(),
+        event: "WC".into(),
+        position: None,
+        section: None,
+        attribute: None,
+        element_code: String::new(),
+        element_name: String::new(),
+        opened_at: day(11),
+        opened_by: Some("aaaaaaaa-0000-4000-8000-00000000000a".into()),
+    };
+    let OpenOutcome::Opened(opened) = store
+        .open_call(
+            &scope,
+            &call,
+            &change(day(11)),
+            ElementPolicy::CreateMissing,
+        )
+        .await
+        .expect("open")
+    else {
+        panic!("a new call")
+    };
+    store
+        .close_calls(
+            &scope,
+            "Zimmer-2",
+            &[opened.id],
+            day(12),
+            Some("bbbbbbbb-0000-4000-8000-00000000000b"),
+            &change(day(12)),
+            ElementPolicy::CreateMissing,
+        )
+        .await
+        .expect("close");
+    let calls = store
+        .calls_opened_between(&scope, day(0), day(23))
+        .await
+        .expect("calls read");
+    assert_eq!(calls.len(), 2);
+    assert_eq!(
+        calls[1].opened_by.as_deref(),
+        Some("aaaaaaaa-0000-4000-8000-00000000000a")
+    );
+    assert_eq!(
+        calls[1].closed_by.as_deref(),
+        Some("bbbbbbbb-0000-4000-8000-00000000000b")
+    );
+    drop(store);
+    let version: i64 = Connection::open(&path)
+        .expect("file opens")
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .expect("version read");
+    assert_eq!(version, 4);
 }

@@ -195,6 +195,7 @@ pub async fn concurrent_opens_and_closes_keep_invariants(harness: Harness) {
                             address,
                             &requested,
                             closed_at,
+                            Some(CLOSER),
                             &no_change(address, closed_at),
                             ElementPolicy::CreateMissing,
                         )
