@@ -1,9 +1,11 @@
 //! `nurse-call-admin`: the admin command of the nurse-call service
 //! (DECISIONS §8a). It issues, rotates and revokes consumers, registers
-//! elements and edits call types, on the embedded store's file (also while the
-//! local server runs) or on DynamoDB.
+//! elements, checks their supervision, edits call types and writes the quality
+//! report, on the embedded store's file (also while the local server runs) or
+//! on DynamoDB.
 //!
-//! One module per command group: [`consumers`], [`elements`], [`call_types`].
+//! One module per command group: [`consumers`], [`elements`], [`call_types`],
+//! [`report`].
 //! [`store`] picks and opens the store, [`output`] prints tables or JSON,
 //! [`failure`] maps errors to exit statuses.
 
@@ -12,6 +14,7 @@ mod consumers;
 mod elements;
 mod failure;
 mod output;
+mod report;
 mod store;
 
 use std::process::ExitCode;
@@ -26,12 +29,14 @@ Examples:
   nurse-call-admin consumers create --name \"Zentrale Station 1\"
   nurse-call-admin elements import elements.csv
   nurse-call-admin call-types set Notruf --internal-name NR
+  nurse-call-admin elements health
+  nurse-call-admin report --from 2026-11-01 --to 2026-11-30 --format html --out report.html
   nurse-call-admin --dynamodb-endpoint http://127.0.0.1:5000 consumers list --json
 
 Exit status: 0 done; 1 refused (unknown id, invalid input; nothing written);
 2 wrong usage; 3 the store failed or cannot be reached.";
 
-/// Administers a nurse-call installation: consumers, elements, call types.
+/// Administers a nurse-call installation: consumers, elements, call types, reports.
 ///
 /// Works on the embedded store's file (--data-dir, also while the local
 /// server runs) or on DynamoDB (--dynamodb-endpoint, or --dynamodb for AWS).
@@ -61,6 +66,9 @@ enum Command {
     /// List, edit and seed the call types.
     #[command(subcommand)]
     CallTypes(call_types::Command),
+    /// The quality report and audit export of local days: response times per
+    /// call type and section, calls by hour, the slowest calls.
+    Report(report::Command),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -83,6 +91,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Consumers(command) => consumers::run(command, store, out).await,
         Command::Elements(command) => elements::run(command, store, out).await,
         Command::CallTypes(command) => call_types::run(command, store, out).await,
+        Command::Report(command) => report::run(command, store, out).await,
     };
     outcome.map_err(|failure| failure.in_store(&connection.description))
 }
