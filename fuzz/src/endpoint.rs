@@ -648,6 +648,7 @@ impl World {
                 Mode::Production
             },
             time_zone: zone(),
+            supervision: nurse_call_core::supervision::Thresholds::default(),
         };
         World {
             state: AppState::new(store, settings),

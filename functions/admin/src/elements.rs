@@ -10,11 +10,13 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::path::PathBuf;
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use nurse_call_core::admin::{AdminStore, Erased};
+use nurse_call_core::config::{parse_low_battery_percent, parse_stale_after_hours};
 use nurse_call_core::model::{Element, Scope};
+use nurse_call_core::supervision::{AttentionReason, Thresholds, attention_reasons};
 use nurse_call_core::validation::{MAX_TEXT_CHARS, is_uuid};
 use nurse_call_core::wire_time::{self, to_stored};
 
@@ -43,6 +45,9 @@ pub enum Command {
     },
     /// List the registered elements with their last known status.
     List,
+    /// List the elements that need attention (DECISIONS §12): battery low,
+    /// not reachable, or silent for too long, with the reasons.
+    Health(HealthArgs),
     /// Remove an element; requests for it are refused from then on (production).
     Remove {
         /// The element's address.
@@ -70,6 +75,7 @@ pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outco
         } => add(store, out, &address, &code, &name).await,
         Command::Import { file } => import(store, out, &file).await,
         Command::List => list(store, out).await,
+        Command::Health(args) => health(store, out, &args).await,
         Command::Remove { address } => remove(store, out, &address).await,
         Command::Erase {
             address,
@@ -339,6 +345,86 @@ async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
         .map(Into::into)
         .collect();
     out.print(&rows, |rows| element_table(rows));
+    Ok(())
+}
+
+/// The thresholds of `elements health`: the service's settings (DECISIONS §10,
+/// §12), from the same variables.
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// A battery below this percentage is low.
+    #[arg(long, env = "LOW_BATTERY_PERCENT", default_value = "20",
+          value_parser = parse_low_battery_percent)]
+    low_battery_percent: f64,
+    /// An element that sent nothing for longer than this many hours is stale.
+    #[arg(long, env = "STALE_AFTER_HOURS", default_value = "24",
+          value_parser = parse_stale_after_hours)]
+    stale_after_hours: chrono::Duration,
+}
+
+/// An element that needs attention, with why; times in UTC (RFC 3339).
+#[derive(Serialize)]
+struct AttentionRow {
+    #[serde(flatten)]
+    element: ElementRow,
+    reasons: Vec<AttentionReason>,
+}
+
+async fn health(store: &dyn AdminStore, out: Output, args: &HealthArgs) -> Outcome {
+    let thresholds = Thresholds {
+        low_battery_percent: args.low_battery_percent,
+        stale_after: args.stale_after_hours,
+    };
+    let now = wire_time::now();
+    let elements = store.elements(&Scope::installation()).await?;
+    let checked = elements.len();
+    let rows: Vec<AttentionRow> = elements
+        .iter()
+        .filter_map(|element| {
+            let reasons = attention_reasons(element, now, &thresholds);
+            (!reasons.is_empty()).then(|| AttentionRow {
+                element: ElementRow::from(element),
+                reasons,
+            })
+        })
+        .collect();
+    out.print(&rows, |rows| {
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|row| {
+                let e = &row.element;
+                let reasons: Vec<&str> = row.reasons.iter().map(|r| r.as_str()).collect();
+                vec![
+                    e.address.clone(),
+                    e.code.clone(),
+                    e.name.clone(),
+                    reasons.join(","),
+                    or_dash(e.battery),
+                    or_dash(e.reachable.map(|r| if r { "yes" } else { "no" })),
+                    e.updated_at.clone(),
+                ]
+            })
+            .collect();
+        format!(
+            "{} of {checked} elements need attention (battery below {}%, or silent for more \
+             than {} h).\n{}",
+            rows.len(),
+            thresholds.low_battery_percent,
+            thresholds.stale_after.num_hours(),
+            table(
+                &[
+                    "ADDRESS",
+                    "CODE",
+                    "NAME",
+                    "REASONS",
+                    "BATTERY",
+                    "REACHABLE",
+                    "UPDATED"
+                ],
+                &cells,
+            )
+        )
+    });
     Ok(())
 }
 

@@ -1,10 +1,11 @@
 //! `nurse-call-admin`: the admin command of the nurse-call service
 //! (DECISIONS §8a). It issues, rotates and revokes consumers, registers
-//! elements and edits call types, on the embedded store's file (also while the
-//! local server runs) or on DynamoDB.
+//! elements, checks their supervision, edits call types and writes the quality
+//! report, on the embedded store's file (also while the local server runs) or
+//! on DynamoDB.
 //!
 //! One module per command group: [`consumers`], [`displays`], [`elements`],
-//! [`call_types`].
+//! [`call_types`], [`report`].
 //! [`store`] picks and opens the store, [`output`] prints tables or JSON,
 //! [`failure`] maps errors to exit statuses.
 
@@ -14,6 +15,7 @@ mod displays;
 mod elements;
 mod failure;
 mod output;
+mod report;
 mod store;
 
 use std::process::ExitCode;
@@ -29,12 +31,14 @@ Examples:
   nurse-call-admin displays create --name \"Flur Station 2\" --section S2
   nurse-call-admin elements import elements.csv
   nurse-call-admin call-types set Notruf --internal-name NR
+  nurse-call-admin elements health
+  nurse-call-admin report --from 2026-11-01 --to 2026-11-30 --format html --out report.html
   nurse-call-admin --dynamodb-endpoint http://127.0.0.1:5000 consumers list --json
 
 Exit status: 0 done; 1 refused (unknown id, invalid input; nothing written);
 2 wrong usage; 3 the store failed or cannot be reached.";
 
-/// Administers a nurse-call installation: consumers, displays, elements, call types.
+/// Administers a nurse-call installation: consumers, displays, elements, call types, reports.
 ///
 /// Works on the embedded store's file (--data-dir, also while the local
 /// server runs) or on DynamoDB (--dynamodb-endpoint, or --dynamodb for AWS).
@@ -67,6 +71,9 @@ enum Command {
     /// List, edit and seed the call types.
     #[command(subcommand)]
     CallTypes(call_types::Command),
+    /// The quality report and audit export of local days: response times per
+    /// call type and section, calls by hour, the slowest calls.
+    Report(report::Command),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -90,6 +97,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Displays(command) => displays::run(command, store, out).await,
         Command::Elements(command) => elements::run(command, store, out).await,
         Command::CallTypes(command) => call_types::run(command, store, out).await,
+        Command::Report(command) => report::run(command, store, out).await,
     };
     outcome.map_err(|failure| failure.in_store(&connection.description))
 }

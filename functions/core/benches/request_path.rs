@@ -98,6 +98,8 @@ impl MemoryStore {
             element_name: "Zimmer 101, Bett 1".into(),
             opened_at: now - Duration::minutes(5),
             closed_at: None,
+            opened_by: Some(CONSUMER_ID.into()),
+            closed_by: None,
         }];
         MemoryStore {
             consumer,
@@ -196,6 +198,7 @@ impl Store for MemoryStore {
         address: &str,
         call_ids: &[i64],
         closed_at: DateTime<Utc>,
+        closed_by: Option<&str>,
         element: &ElementChange,
         policy: ElementPolicy,
     ) -> Result<Vec<Call>, StoreError> {
@@ -208,6 +211,7 @@ impl Store for MemoryStore {
             .filter(|call| call.address == address && call_ids.contains(&call.id))
             .map(|call| Call {
                 closed_at: Some(closed_at),
+                closed_by: closed_by.map(str::to_string),
                 ..call.clone()
             })
             .collect())
@@ -314,6 +318,7 @@ fn state(mode: Mode) -> AppState {
         mode,
         time_zone: parse_time_zone(Settings::DEFAULT_TIME_ZONE).expect("a known zone"),
         call_retention: Default::default(),
+        supervision: nurse_call_core::supervision::Thresholds::default(),
     };
     AppState::new(store, settings)
 }

@@ -8,7 +8,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::model::{CallType, Consumer, Display, Scope};
+use crate::model::{Call, CallType, Consumer, Display, Scope};
 use crate::store::{Store, StoreError};
 
 /// Random bytes in a consumer secret (shown as twice as many hex digits).
@@ -102,6 +102,16 @@ pub trait AdminStore: Store {
     /// Revokes display `id` (its token stops working at once; the record
     /// stays for the list). `false` when there is no such display.
     async fn revoke_display(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// The calls of `scope` opened at or after `from` and before `to`, open
+    /// and closed, ordered by `opened_at`, then id (the quality report,
+    /// DECISIONS §13). Reads only that span, never the whole history.
+    async fn calls_opened_between(
+        &self,
+        scope: &Scope,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Call>, StoreError>;
 }
 
 /// A fresh secret: [`SECRET_BYTES`] bytes from the OS random source, as

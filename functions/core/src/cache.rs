@@ -131,11 +131,14 @@ impl Store for CachingStore {
         address: &str,
         call_ids: &[i64],
         closed_at: DateTime<Utc>,
+        closed_by: Option<&str>,
         element: &ElementChange,
         policy: ElementPolicy,
     ) -> Result<Vec<Call>, StoreError> {
         self.inner
-            .close_calls(scope, address, call_ids, closed_at, element, policy)
+            .close_calls(
+                scope, address, call_ids, closed_at, closed_by, element, policy,
+            )
             .await
     }
 

@@ -1,11 +1,14 @@
 //! Settings of one installation (DECISIONS §10): the mode, the time zone and
-//! how long closed calls are kept.
+//! how long closed calls are kept, and the supervision thresholds of the
+//! elements (DECISIONS §12).
 
 use std::fmt;
 use std::str::FromStr;
 
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
+
+use crate::supervision::Thresholds;
 
 /// Whether this installation is a real one or the test server of spec 5.3.
 /// Set at deploy time; a request never chooses it.
@@ -46,31 +49,48 @@ pub struct Settings {
     pub time_zone: Tz,
     /// How long a closed call is kept (`CALL_RETENTION_DAYS`).
     pub call_retention: CallRetention,
+    /// When an element needs attention (DECISIONS §12).
+    pub supervision: Thresholds,
 }
 
 impl Settings {
     pub const DEFAULT_TIME_ZONE: &'static str = "Europe/Berlin";
 
-    /// Reads `SERVICE_MODE`, `SERVICE_TIME_ZONE` and `CALL_RETENTION_DAYS`;
-    /// `default_mode` applies when the mode is unset (sandbox locally, set
-    /// explicitly by the stack in AWS).
+    /// Reads `SERVICE_MODE`, `SERVICE_TIME_ZONE`, `CALL_RETENTION_DAYS`,
+    /// `LOW_BATTERY_PERCENT` and `STALE_AFTER_HOURS`; `default_mode` applies
+    /// when the mode is unset (sandbox locally, set explicitly by the stack in AWS).
     pub fn from_env(default_mode: Mode) -> Result<Self, String> {
-        let mode = match std::env::var("SERVICE_MODE") {
-            Ok(value) if !value.trim().is_empty() => value.parse()?,
-            _ => default_mode,
+        Self::from_vars(default_mode, |name| std::env::var(name).ok())
+    }
+
+    /// [`Settings::from_env`] over any source of variables; an empty value
+    /// counts as unset.
+    pub fn from_vars(
+        default_mode: Mode,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, String> {
+        let var = |name: &str| var(name).filter(|value| !value.trim().is_empty());
+        let mode = match var("SERVICE_MODE") {
+            Some(value) => value.parse()?,
+            None => default_mode,
         };
-        let zone = std::env::var("SERVICE_TIME_ZONE")
-            .ok()
-            .filter(|zone| !zone.trim().is_empty())
-            .unwrap_or_else(|| Self::DEFAULT_TIME_ZONE.to_string());
-        let call_retention = match std::env::var("CALL_RETENTION_DAYS") {
-            Ok(value) if !value.trim().is_empty() => value.parse()?,
-            _ => CallRetention::default(),
+        let zone = var("SERVICE_TIME_ZONE").unwrap_or_else(|| Self::DEFAULT_TIME_ZONE.to_string());
+        let mut supervision = Thresholds::default();
+        if let Some(value) = var("LOW_BATTERY_PERCENT") {
+            supervision.low_battery_percent = parse_low_battery_percent(&value)?;
+        }
+        if let Some(value) = var("STALE_AFTER_HOURS") {
+            supervision.stale_after = parse_stale_after_hours(&value)?;
+        }
+        let call_retention = match var("CALL_RETENTION_DAYS") {
+            Some(value) => value.parse()?,
+            None => CallRetention::default(),
         };
         Ok(Settings {
             mode,
             time_zone: parse_time_zone(&zone)?,
             call_retention,
+            supervision,
         })
     }
 }
@@ -145,6 +165,30 @@ impl fmt::Display for CallRetention {
     }
 }
 
+/// `LOW_BATTERY_PERCENT`: a number from 0 to 100 (a battery below it is low).
+pub fn parse_low_battery_percent(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(percent) if (0.0..=100.0).contains(&percent) => Ok(percent),
+        _ => Err(format!(
+            "invalid LOW_BATTERY_PERCENT {text:?}: expected a number from 0 to 100"
+        )),
+    }
+}
+
+/// `STALE_AFTER_HOURS`: a whole number of hours, at least 1 (an element silent
+/// for longer is stale).
+pub fn parse_stale_after_hours(text: &str) -> Result<chrono::Duration, String> {
+    // Beyond ten years a threshold supervises nothing; the bound also keeps
+    // the duration far from chrono's limits.
+    const MAX_HOURS: i64 = 24 * 366 * 10;
+    match text.trim().parse::<i64>() {
+        Ok(hours) if (1..=MAX_HOURS).contains(&hours) => Ok(chrono::Duration::hours(hours)),
+        _ => Err(format!(
+            "invalid STALE_AFTER_HOURS {text:?}: expected a whole number of hours from 1 to {MAX_HOURS}"
+        )),
+    }
+}
+
 /// Parses an IANA zone name such as `Europe/Berlin`.
 pub fn parse_time_zone(name: &str) -> Result<Tz, String> {
     name.trim().parse::<Tz>().map_err(|_| {
@@ -154,8 +198,59 @@ pub fn parse_time_zone(name: &str) -> Result<Tz, String> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
+    fn settings(vars: &[(&str, &str)]) -> Result<Settings, String> {
+        let vars: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Settings::from_vars(Mode::Sandbox, |name| vars.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_when_unset_or_empty() {
+        let settings = settings(&[("LOW_BATTERY_PERCENT", " "), ("SERVICE_MODE", "")]).unwrap();
+        assert_eq!(settings.mode, Mode::Sandbox);
+        assert_eq!(settings.time_zone, chrono_tz::Europe::Berlin);
+        assert_eq!(settings.supervision.low_battery_percent, 20.0);
+        assert_eq!(
+            settings.supervision.stale_after,
+            chrono::Duration::hours(24)
+        );
+    }
+
+    #[test]
+    fn supervision_thresholds_are_read() {
+        let settings =
+            settings(&[("LOW_BATTERY_PERCENT", "12.5"), ("STALE_AFTER_HOURS", "6")]).unwrap();
+        assert_eq!(settings.supervision.low_battery_percent, 12.5);
+        assert_eq!(settings.supervision.stale_after, chrono::Duration::hours(6));
+    }
+
+    #[test]
+    fn bad_thresholds_are_refused_with_the_variable_named() {
+        for bad in ["-1", "100.5", "low", "NaN"] {
+            let error = settings(&[("LOW_BATTERY_PERCENT", bad)]).unwrap_err();
+            assert_eq!(
+                error,
+                format!("invalid LOW_BATTERY_PERCENT {bad:?}: expected a number from 0 to 100")
+            );
+        }
+        for bad in ["0", "1.5", "-3", "day", "87841"] {
+            let error = settings(&[("STALE_AFTER_HOURS", bad)]).unwrap_err();
+            assert!(
+                error.starts_with(&format!(
+                    "invalid STALE_AFTER_HOURS {bad:?}: expected a whole number"
+                )),
+                "{error}"
+            );
+        }
+        assert_eq!(parse_low_battery_percent("0"), Ok(0.0));
+        assert_eq!(parse_low_battery_percent("100"), Ok(100.0));
+    }
     #[test]
     fn call_retention_is_a_whole_number_of_days_from_1() {
         assert_eq!(CallRetention::default().as_days(), 400);

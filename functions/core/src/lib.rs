@@ -24,6 +24,7 @@ pub mod live;
 pub mod logging;
 pub mod model;
 pub mod replay;
+pub mod report;
 pub mod requests;
 pub mod router;
 pub mod sandbox;

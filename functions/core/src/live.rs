@@ -177,6 +177,8 @@ mod tests {
             element_name: "n".into(),
             opened_at: "2026-01-05T09:00:00Z".parse().unwrap(),
             closed_at: None,
+            opened_by: Some("6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f".into()),
+            closed_by: None,
         };
         let types = crate::call_types::default_call_types();
         let now = "2026-01-05T09:00:10Z".parse().unwrap();
@@ -195,6 +197,7 @@ mod tests {
         };
         let text = LiveMessage::call(&closed, &types, chrono_tz::Europe::Berlin, now).to_json();
         assert!(text.starts_with(r#"{"type":"call.closed","version":2,"call":{"id":7,"#));
+        assert!(!text.contains("opened_by"), "the audit stays off the wire");
     }
 
     #[test]

@@ -63,6 +63,12 @@ pub struct Call {
     pub element_name: String,
     pub opened_at: DateTime<Utc>,
     pub closed_at: Option<DateTime<Utc>>,
+    /// The consumer whose signed request opened the call (audit, DECISIONS
+    /// §13); `None` for calls stored before it was kept. Never on the wire.
+    pub opened_by: Option<String>,
+    /// The consumer whose signed request closed the call; `None` while open
+    /// and for calls closed before it was kept. Never on the wire.
+    pub closed_by: Option<String>,
 }
 
 impl Call {
@@ -85,6 +91,8 @@ pub struct NewCall {
     pub element_code: String,
     pub element_name: String,
     pub opened_at: DateTime<Utc>,
+    /// The consumer of the signed request that opens it (audit, DECISIONS §13).
+    pub opened_by: Option<String>,
 }
 
 impl NewCall {
@@ -101,6 +109,8 @@ impl NewCall {
             element_name: self.element_name.clone(),
             opened_at: self.opened_at,
             closed_at: None,
+            opened_by: self.opened_by.clone(),
+            closed_by: None,
         }
     }
 }

@@ -94,14 +94,17 @@ pub trait Store: Send + Sync {
         policy: ElementPolicy,
     ) -> Result<OpenOutcome, StoreError>;
 
-    /// Closes those of `call_ids` that are still open, at `closed_at`, and
-    /// applies `element`, atomically. Returns the calls this request closed.
+    /// Closes those of `call_ids` that are still open, at `closed_at`, by
+    /// consumer `closed_by` (kept for the audit, DECISIONS §13), and applies
+    /// `element`, atomically. Returns the calls this request closed.
+    #[allow(clippy::too_many_arguments)]
     async fn close_calls(
         &self,
         scope: &Scope,
         address: &str,
         call_ids: &[i64],
         closed_at: DateTime<Utc>,
+        closed_by: Option<&str>,
         element: &ElementChange,
         policy: ElementPolicy,
     ) -> Result<Vec<Call>, StoreError>;

@@ -184,3 +184,55 @@ impl Serialize for CallTypeNames<'_> {
         map.end()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn call_records_never_show_who_opened_or_closed() {
+        let opened_at = Utc.with_ymd_and_hms(2026, 3, 1, 8, 0, 0).unwrap();
+        let call = Call {
+            id: 7,
+            address: "Zimmer-1".into(),
+            event: "Normalruf".into(),
+            position: None,
+            section: None,
+            attribute: None,
+            element_code: "Z1".into(),
+            element_name: "Zimmer 1".into(),
+            opened_at,
+            closed_at: Some(opened_at + chrono::Duration::seconds(90)),
+            opened_by: Some("aaaaaaaa-0000-4000-8000-00000000000a".into()),
+            closed_by: Some("bbbbbbbb-0000-4000-8000-00000000000b".into()),
+        };
+        let zone: Tz = "Europe/Berlin".parse().unwrap();
+        let record = serde_json::to_value(CallRecord::new(&call, None, zone, opened_at)).unwrap();
+        let mut keys: Vec<&str> = record
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        // Spec 2.3's record, exactly: no audit fields.
+        assert_eq!(
+            keys,
+            [
+                "address",
+                "attribute",
+                "closed_at",
+                "duration",
+                "element_code",
+                "element_name",
+                "id",
+                "opened_at",
+                "position",
+                "section"
+            ]
+        );
+        assert!(!record.to_string().contains("aaaaaaaa"));
+    }
+}

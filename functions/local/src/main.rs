@@ -21,10 +21,11 @@ use axum::routing::any;
 use clap::Parser;
 
 use nurse_call_core::call_types::default_call_types;
-use nurse_call_core::config::{CallRetention, parse_time_zone};
+use nurse_call_core::config::{self, CallRetention, parse_time_zone};
 use nurse_call_core::error::ApiError;
 use nurse_call_core::http_io::{MAX_BODY_BYTES, error_response};
 use nurse_call_core::live::LiveHub;
+use nurse_call_core::supervision::Thresholds;
 use nurse_call_core::{AppState, Mode, Settings, Store, logging, serve, wire_time};
 use nurse_call_dynamodb::{DynamoStore, TableNames};
 use nurse_call_sqlite::SqliteStore;
@@ -49,6 +50,17 @@ struct Args {
     /// a whole number from 1. Open calls are never deleted.
     #[arg(long, env = "CALL_RETENTION_DAYS", default_value_t = CallRetention::default())]
     call_retention_days: CallRetention,
+    /// An element whose battery is below this percentage needs attention
+    /// (DECISIONS §12).
+    #[arg(long, env = "LOW_BATTERY_PERCENT", default_value = "20",
+          value_parser = config::parse_low_battery_percent)]
+    low_battery_percent: f64,
+
+    /// An element that sent nothing for longer than this many hours needs
+    /// attention (DECISIONS §12).
+    #[arg(long, env = "STALE_AFTER_HOURS", default_value = "24",
+          value_parser = config::parse_stale_after_hours)]
+    stale_after_hours: chrono::Duration,
 
     /// Folder of the embedded store's SQLite file.
     #[arg(long, env = "DATA_DIR", default_value = "data")]
@@ -83,6 +95,10 @@ async fn run(args: Args) -> Result<(), String> {
         mode: args.mode,
         time_zone: parse_time_zone(&args.time_zone)?,
         call_retention: args.call_retention_days,
+        supervision: Thresholds {
+            low_battery_percent: args.low_battery_percent,
+            stale_after: args.stale_after_hours,
+        },
     };
     let store = open_store(&args).await?;
     store

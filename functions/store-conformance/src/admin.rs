@@ -8,10 +8,11 @@
 use nurse_call_core::admin::{AdminStore, Erased, SecretsReplaced, new_consumer};
 use nurse_call_core::call_types::default_call_types;
 use nurse_call_core::displays::{new_display, token_hash};
-use nurse_call_core::model::{Call, ElementChange, ElementPolicy, HashMismatch, Scope};
+use nurse_call_core::model::{Call, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope};
+use nurse_call_core::store::OpenOutcome;
 use nurse_call_core::wire_time;
 
-use crate::support::{close, new_call, open, t};
+use crate::support::{CLOSER, OPENER, close, new_call, open, t};
 
 /// Every admin operation once, with its refusals.
 pub async fn contract(store: &dyn AdminStore) {
@@ -20,6 +21,7 @@ pub async fn contract(store: &dyn AdminStore) {
     displays(store).await;
     elements(store).await;
     call_types(store).await;
+    calls_by_opening(store).await;
 }
 
 async fn consumers(store: &dyn AdminStore) {
@@ -376,4 +378,65 @@ async fn everything(
         .collect();
     calls.sort_by_key(|c| c.id);
     (snapshot.element, calls, snapshot.open_calls)
+}
+
+/// The report's read: calls opened in `[from, to)` of one scope, in opening
+/// order, closed ones with their close, who opened and closed them kept.
+async fn calls_by_opening(store: &dyn AdminStore) {
+    let scope = Scope::installation();
+    let (from, to) = (t(0), t(3600));
+    let before = open_in(store, new_call("R-1", "Normalruf", t(-1)), &scope).await;
+    let at_from = open_in(store, new_call("R-2", "Normalruf", from), &scope).await;
+    let last = open_in(store, new_call("R-1", "WC", t(3599)), &scope).await;
+    let middle = open_in(store, new_call("R-3", "Notruf", t(1800)), &scope).await;
+    let at_to = open_in(store, new_call("R-4", "Normalruf", to), &scope).await;
+    let sandbox = Scope::consumer("00000000-0000-4000-8000-000000000002");
+    open_in(store, new_call("R-2", "WC", t(60)), &sandbox).await;
+    let closed = close(store, &scope, "R-3", &[middle.id], t(1900)).await;
+    assert_eq!(closed.len(), 1);
+
+    let found = store
+        .calls_opened_between(&scope, from, to)
+        .await
+        .expect("calls_opened_between");
+    let ids: Vec<i64> = found.iter().map(|c| c.id).collect();
+    assert_eq!(
+        ids,
+        [at_from.id, middle.id, last.id],
+        "from inclusive, to exclusive, in opening order, one scope only \
+         (before {}, at to {})",
+        before.id,
+        at_to.id
+    );
+    assert_eq!(found[0], at_from, "an open call as opened");
+    assert_eq!(found[1].closed_at, Some(t(1900)));
+    assert_eq!(found[1].opened_by.as_deref(), Some(OPENER));
+    assert_eq!(found[1].closed_by.as_deref(), Some(CLOSER));
+    assert_eq!(found[2].closed_by, None, "open: nobody closed it");
+    assert!(
+        store
+            .calls_opened_between(&scope, to, from)
+            .await
+            .unwrap()
+            .is_empty(),
+        "an empty span"
+    );
+}
+
+async fn open_in(store: &dyn AdminStore, call: NewCall, scope: &Scope) -> Call {
+    let change = ElementChange {
+        address: call.address.clone(),
+        battery: None,
+        position: None,
+        reachable: None,
+        at: call.opened_at,
+    };
+    match store
+        .open_call(scope, &call, &change, ElementPolicy::CreateMissing)
+        .await
+        .unwrap()
+    {
+        OpenOutcome::Opened(opened) => opened,
+        OpenOutcome::AlreadyOpen(call) => panic!("already open: {call:?}"),
+    }
 }

@@ -10,6 +10,11 @@ use nurse_call_core::store::{ElementsOutcome, OpenOutcome, Store};
 /// The largest id JavaScript represents exactly (2^53 - 1).
 pub const MAX_SAFE_ID: i64 = (1 << 53) - 1;
 
+/// The consumer that opens the cases' calls, and the one that closes them
+/// (stored for the audit, DECISIONS §13).
+pub const OPENER: &str = "0badc0de-0000-4000-8000-00000000000a";
+pub const CLOSER: &str = "0badc0de-0000-4000-8000-00000000000b";
+
 /// Enough to list every call or element a case creates.
 pub const ALL: usize = 10_000;
 
@@ -51,6 +56,7 @@ pub fn new_call(address: &str, event: &str, opened_at: DateTime<Utc>) -> NewCall
         element_code: format!("code-{address}"),
         element_name: format!("name-{address}"),
         opened_at,
+        opened_by: Some(OPENER.to_string()),
     }
 }
 
@@ -121,6 +127,7 @@ pub async fn close(
             address,
             ids,
             closed_at,
+            Some(CLOSER),
             &no_change(address, closed_at),
             ElementPolicy::CreateMissing,
         )
@@ -191,10 +198,11 @@ pub fn sorted<T: Ord + Clone>(items: &[T]) -> Vec<T> {
     items
 }
 
-/// The call `opened` as stored, closed at `closed_at`.
+/// The call `opened` as stored, closed at `closed_at` by [`CLOSER`].
 pub fn closed(opened: &Call, closed_at: DateTime<Utc>) -> Call {
     Call {
         closed_at: Some(closed_at),
+        closed_by: Some(CLOSER.to_string()),
         ..opened.clone()
     }
 }

@@ -119,6 +119,9 @@ pub fn call_attributes(scope: &Scope, id: i64, call: &NewCall, now: DateTime<Utc
     item.insert("element_code".into(), s(&call.element_code));
     item.insert("element_name".into(), s(&call.element_name));
     item.insert("opened_at".into(), s(to_stored(call.opened_at)));
+    if let Some(opened_by) = &call.opened_by {
+        item.insert("opened_by".into(), s(opened_by));
+    }
     item.insert("list_sk".into(), s(list_sk(call.opened_at, &id_key(id))));
     if let Some(ttl) = expiry_for(scope, now) {
         item.insert("ttl".into(), n(ttl));
@@ -138,6 +141,9 @@ pub fn call_from_item(item: &Item) -> Result<Call, StoreError> {
         element_name: get_s(item, "element_name").unwrap_or_default(),
         opened_at: required(get_time(item, "opened_at"), "call", "opened_at")?,
         closed_at: get_time(item, "closed_at"),
+        // Absent on calls stored before the audit fields existed.
+        opened_by: get_s(item, "opened_by"),
+        closed_by: get_s(item, "closed_by"),
     })
 }
 

@@ -695,9 +695,17 @@ impl Store for DynamoStore {
         address: &str,
         call_ids: &[i64],
         closed_at: DateTime<Utc>,
+        closed_by: Option<&str>,
         element: &ElementChange,
         policy: ElementPolicy,
     ) -> Result<Vec<Call>, StoreError> {
+        let (close_expression, closed_by_value) = match closed_by {
+            Some(consumer) => (
+                "SET closed_at = :closed_at, closed_by = :closed_by, #ttl = :ttl",
+                Some(s(consumer)),
+            ),
+            None => ("SET closed_at = :closed_at, #ttl = :ttl", None),
+        };
         for attempt in 1..=TRANSACTION_ATTEMPTS {
             // The locks name each open call's event and record.
             let (_, open) = self.read_address(scope, address).await?;
@@ -716,11 +724,11 @@ impl Store for DynamoStore {
             for (call, lock_ttl) in &closing {
                 // From its close on, the call counts down to its deletion
                 // (TTL): the installation's retention (docs/security.md).
-                let close = Update::builder()
+                let mut close = Update::builder()
                     .table_name(&self.tables.data)
                     .key("pk", s(call_pk(call.id)))
                     .key("sk", s(CALL_SK))
-                    .update_expression("SET closed_at = :closed_at, #ttl = :ttl")
+                    .update_expression(close_expression)
                     .condition_expression(
                         "attribute_exists(pk) AND attribute_not_exists(closed_at)",
                     )
@@ -729,9 +737,11 @@ impl Store for DynamoStore {
                     .expression_attribute_values(
                         ":ttl",
                         n(self.closed_call_expiry(closed_at, *lock_ttl)),
-                    )
-                    .build()
-                    .map_err(build_error)?;
+                    );
+                if let Some(value) = &closed_by_value {
+                    close = close.expression_attribute_values(":closed_by", value.clone());
+                }
+                let close = close.build().map_err(build_error)?;
                 items.push(TransactWriteItem::builder().update(close).build());
                 let unlock = Delete::builder()
                     .table_name(&self.tables.data)
@@ -759,6 +769,7 @@ impl Store for DynamoStore {
                         .into_iter()
                         .map(|(call, _)| Call {
                             closed_at: Some(closed_at),
+                            closed_by: closed_by.map(str::to_string),
                             ..call
                         })
                         .collect());

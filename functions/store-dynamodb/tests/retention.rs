@@ -51,6 +51,7 @@ async fn open(store: &DynamoStore, scope: &Scope, address: &str, opened: DateTim
         element_code: String::new(),
         element_name: String::new(),
         opened_at: opened,
+        opened_by: None,
     };
     match store
         .open_call(
@@ -74,6 +75,7 @@ async fn close(store: &DynamoStore, scope: &Scope, call: &Call, closed: DateTime
             &call.address,
             &[call.id],
             closed,
+            None,
             &change(&call.address, closed),
             ElementPolicy::CreateMissing,
         )

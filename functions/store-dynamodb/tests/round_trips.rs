@@ -69,6 +69,7 @@ async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
             mode: Mode::Production,
             time_zone: "Europe/Berlin".parse().unwrap(),
             call_retention: Default::default(),
+            supervision: nurse_call_core::supervision::Thresholds::default(),
         },
     );
     // Warm up: the first requests fill the caches (call types, the consumer),

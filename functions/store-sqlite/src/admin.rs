@@ -5,13 +5,15 @@
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
+use chrono::{DateTime, Utc};
 use nurse_call_core::admin::{AdminStore, Erased, SecretsReplaced};
-use nurse_call_core::model::{CallType, Consumer, Display, Scope};
+use nurse_call_core::model::{Call, CallType, Consumer, Display, Scope};
 use nurse_call_core::store::StoreError;
+use nurse_call_core::wire_time::to_stored;
 
 use crate::{
-    CONSUMER_COLUMNS, DISPLAY_COLUMNS, SqliteStore, consumer_from_row, display_from_row,
-    insert_call_type, mismatches,
+    CALL_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, SqliteStore, call_from_row, consumer_from_row,
+    display_from_row, insert_call_type, mismatches,
 };
 
 #[async_trait]
@@ -201,6 +203,28 @@ impl AdminStore for SqliteStore {
             let updated =
                 c.execute("UPDATE displays SET revoked = 1 WHERE id = ?1", params![id])?;
             Ok(updated > 0)
+        })
+        .await
+    }
+
+    async fn calls_opened_between(
+        &self,
+        scope: &Scope,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Call>, StoreError> {
+        // Stored times are RFC 3339 UTC with whole seconds: text order is
+        // time order, so the index on (scope, opened_at, id) answers this.
+        let (scope, from, to) = (scope.as_str().to_string(), to_stored(from), to_stored(to));
+        self.read(move |c| {
+            let mut statement = c.prepare(&format!(
+                "SELECT {CALL_COLUMNS} FROM calls
+                 WHERE scope = ?1 AND opened_at >= ?2 AND opened_at < ?3
+                 ORDER BY opened_at, id"
+            ))?;
+            statement
+                .query_map(params![scope, from, to], call_from_row)?
+                .collect()
         })
         .await
     }

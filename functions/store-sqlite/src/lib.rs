@@ -127,10 +127,11 @@ fn optional_time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<Date
     }
 }
 
-const CALL_COLUMNS: &str = "id, address, event, position, section, attribute, element_code, \
-                            element_name, opened_at, closed_at";
+pub(crate) const CALL_COLUMNS: &str = "id, address, event, position, section, attribute, \
+                                       element_code, element_name, opened_at, closed_at, \
+                                       opened_by, closed_by";
 
-fn call_from_row(row: &Row<'_>) -> rusqlite::Result<Call> {
+pub(crate) fn call_from_row(row: &Row<'_>) -> rusqlite::Result<Call> {
     Ok(Call {
         id: row.get(0)?,
         address: row.get(1)?,
@@ -142,6 +143,8 @@ fn call_from_row(row: &Row<'_>) -> rusqlite::Result<Call> {
         element_name: row.get(7)?,
         opened_at: time_at(row, 8)?,
         closed_at: optional_time_at(row, 9)?,
+        opened_by: row.get(10)?,
+        closed_by: row.get(11)?,
     })
 }
 
@@ -448,8 +451,8 @@ impl Store for SqliteStore {
             }
             c.prepare_cached(
                 "INSERT INTO calls (scope, address, event, position, section, attribute,
-                    element_code, element_name, opened_at, closed_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL)",
+                    element_code, element_name, opened_at, closed_at, opened_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10)",
             )?
             .execute(params![
                 scope,
@@ -460,7 +463,8 @@ impl Store for SqliteStore {
                 call.attribute,
                 call.element_code,
                 call.element_name,
-                to_stored(call.opened_at)
+                to_stored(call.opened_at),
+                call.opened_by
             ])?;
             let id = c.last_insert_rowid();
             Ok(OpenOutcome::Opened(call.opened(id)))
@@ -474,6 +478,7 @@ impl Store for SqliteStore {
         address: &str,
         call_ids: &[i64],
         closed_at: DateTime<Utc>,
+        closed_by: Option<&str>,
         element: &ElementChange,
         policy: ElementPolicy,
     ) -> Result<Vec<Call>, StoreError> {
@@ -483,19 +488,20 @@ impl Store for SqliteStore {
             call_ids.to_vec(),
             element.clone(),
         );
+        let closed_by = closed_by.map(str::to_string);
         self.with(move |c| {
             apply_change(c, &scope, &change, policy)?;
             let mut closed = Vec::with_capacity(ids.len());
             {
                 let mut statement = c.prepare_cached(&format!(
-                    "UPDATE calls SET closed_at = ?1
+                    "UPDATE calls SET closed_at = ?1, closed_by = ?5
                      WHERE id = ?2 AND scope = ?3 AND address = ?4 AND closed_at IS NULL
                      RETURNING {CALL_COLUMNS}"
                 ))?;
                 for id in ids {
                     let call = statement
                         .query_row(
-                            params![to_stored(closed_at), id, scope, address],
+                            params![to_stored(closed_at), id, scope, address, closed_by],
                             call_from_row,
                         )
                         .optional()?;

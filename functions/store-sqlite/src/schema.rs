@@ -7,7 +7,8 @@ use rusqlite::config::DbConfig;
 /// 1: consumers, call types, elements, calls. 2: hash mismatches (test page).
 /// 3: a consumer's `require_signed_time` (replay protection).
 /// 4: displays (DECISIONS §11) and an element's `version`.
-const SCHEMA_VERSION: i64 = 4;
+/// 5: who opened and closed a call (audit), calls by opening time (report).
+const SCHEMA_VERSION: i64 = 5;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -42,6 +43,9 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 4 {
         version_4(connection)?;
     }
+    if version < 5 {
+        version_5(connection)?;
+    }
     Ok(())
 }
 
@@ -73,6 +77,20 @@ pub(crate) fn prepare_reader(connection: &Connection) -> rusqlite::Result<()> {
     connection.busy_timeout(std::time::Duration::from_secs(5))?;
     connection.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(())
+}
+
+/// Who opened and who closed each call (DECISIONS §13, a consumer id); calls
+/// stored before stay unknown (NULL). The index serves the quality report,
+/// which reads a scope's calls by opening time.
+fn version_5(connection: &Connection) -> rusqlite::Result<()> {
+    connection.execute_batch(
+        "BEGIN;
+         ALTER TABLE calls ADD COLUMN opened_by TEXT;
+         ALTER TABLE calls ADD COLUMN closed_by TEXT;
+         CREATE INDEX IF NOT EXISTS calls_by_opening ON calls (scope, opened_at, id);
+         PRAGMA user_version = 5;
+         COMMIT;",
+    )
 }
 
 /// Replay protection is off for every existing consumer (the spec's behaviour).

@@ -1,7 +1,7 @@
 //! A store file written by an earlier version opens with its data intact and
 //! gains what the later versions added (schema version 1 → 2: the hash
 //! mismatches of the test page; 2 → 3: a consumer's replay protection, off;
-//! 3 → 4: displays, and every element at version 1).
+//! 3 → 4: who opened and closed a call, unknown for the old calls).
 
 use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
@@ -9,7 +9,8 @@ use rusqlite::Connection;
 use nurse_call_core::Store;
 use nurse_call_core::admin::AdminStore;
 use nurse_call_core::displays::{new_display, token_hash};
-use nurse_call_core::model::{HashMismatch, Scope};
+use nurse_call_core::model::{ElementChange, ElementPolicy, HashMismatch, NewCall, Scope};
+use nurse_call_core::store::OpenOutcome;
 use nurse_call_sqlite::{FILE_NAME, SqliteStore};
 
 /// The schema of version 1 exactly as it shipped, with one consumer and one call.
@@ -97,18 +98,17 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     // Opening a current file again changes nothing.
     SqliteStore::open(&path).expect("the migrated file opens again");
 }
 
-/// A file of version 3 (the last before displays), as the previous release
-/// left it: version 1's tables, the mismatches of 2, the column of 3, and an
-/// element that a display will want to see.
+/// Version 3 as it shipped: version 1, the mismatches table and the
+/// consumer's replay protection; one closed call.
 fn write_version_3(path: &std::path::Path) {
     write_version_1(path);
-    Connection::open(path)
-        .expect("file opens")
+    let connection = Connection::open(path).expect("file opens");
+    connection
         .execute_batch(
             "BEGIN;
              CREATE TABLE hash_mismatches (
@@ -116,8 +116,7 @@ fn write_version_3(path: &std::path::Path) {
                  string TEXT NOT NULL, expected TEXT NOT NULL, provided TEXT NOT NULL);
              CREATE INDEX hash_mismatches_by_scope ON hash_mismatches (scope, at, id);
              ALTER TABLE consumers ADD COLUMN require_signed_time INTEGER NOT NULL DEFAULT 0;
-             INSERT INTO elements VALUES ('installation', 'Zimmer-1', 'Z1', 'Zimmer 1', 15.0,
-                 NULL, 1, '2026-01-01T09:00:00Z');
+             UPDATE calls SET closed_at = '2026-01-01T10:05:00Z';
              PRAGMA user_version = 3;
              COMMIT;",
         )
@@ -125,10 +124,107 @@ fn write_version_3(path: &std::path::Path) {
 }
 
 #[tokio::test]
+async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join(FILE_NAME);
+    write_version_3(&path);
+
+    let store = SqliteStore::open(&path).expect("the old file opens");
+    let scope = Scope::installation();
+    let day = |hour| Utc.with_ymd_and_hms(2026, 1, 1, hour, 0, 0).unwrap();
+    let old = store
+        .calls_opened_between(&scope, day(0), day(23))
+        .await
+        .expect("calls read");
+    assert_eq!(old.len(), 1, "the old call is still there");
+    assert_eq!(
+        old[0].closed_at,
+        Some(day(10) + chrono::Duration::minutes(5))
+    );
+    assert_eq!(
+        (old[0].opened_by.as_deref(), old[0].closed_by.as_deref()),
+        (None, None)
+    );
+
+    // New calls keep who opened and closed them.
+    let change = |at| ElementChange {
+        address: "Zimmer-2".into(),
+        battery: None,
+        position: None,
+        reachable: None,
+        at,
+    };
+    let call = NewCall {
+        address: "Zimmer-2".into(),
+        event: "WC".into(),
+        position: None,
+        section: None,
+        attribute: None,
+        element_code: String::new(),
+        element_name: String::new(),
+        opened_at: day(11),
+        opened_by: Some("aaaaaaaa-0000-4000-8000-00000000000a".into()),
+    };
+    let OpenOutcome::Opened(opened) = store
+        .open_call(
+            &scope,
+            &call,
+            &change(day(11)),
+            ElementPolicy::CreateMissing,
+        )
+        .await
+        .expect("open")
+    else {
+        panic!("a new call")
+    };
+    store
+        .close_calls(
+            &scope,
+            "Zimmer-2",
+            &[opened.id],
+            day(12),
+            Some("bbbbbbbb-0000-4000-8000-00000000000b"),
+            &change(day(12)),
+            ElementPolicy::CreateMissing,
+        )
+        .await
+        .expect("close");
+    let calls = store
+        .calls_opened_between(&scope, day(0), day(23))
+        .await
+        .expect("calls read");
+    assert_eq!(calls.len(), 2);
+    assert_eq!(
+        calls[1].opened_by.as_deref(),
+        Some("aaaaaaaa-0000-4000-8000-00000000000a")
+    );
+    assert_eq!(
+        calls[1].closed_by.as_deref(),
+        Some("bbbbbbbb-0000-4000-8000-00000000000b")
+    );
+    drop(store);
+    let version: i64 = Connection::open(&path)
+        .expect("file opens")
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .expect("version read");
+    assert_eq!(version, 5);
+}
+
+#[tokio::test]
 async fn a_version_3_file_gains_displays_and_element_versions() {
     let dir = tempfile::tempdir().expect("temporary folder");
     let path = dir.path().join(FILE_NAME);
     write_version_3(&path);
+    // What a display will want to see of the old file: an element, an open call.
+    Connection::open(&path)
+        .expect("file opens")
+        .execute_batch(
+            "INSERT INTO elements VALUES ('installation', 'Zimmer-1', 'Z1', 'Zimmer 1', 15.0,
+                 NULL, 1, '2026-01-01T09:00:00Z');
+             INSERT INTO calls (scope, address, event, element_code, element_name, opened_at)
+                 VALUES ('installation', 'Zimmer-1', 'WC', '', '', '2026-01-01T11:00:00Z');",
+        )
+        .expect("old rows written");
 
     let store = SqliteStore::open(&path).expect("the version 3 file opens");
     let elements = store
@@ -143,6 +239,7 @@ async fn a_version_3_file_gains_displays_and_element_versions() {
         .await
         .expect("open calls read");
     assert_eq!(open.len(), 1, "the old open call is in the displays' read");
+    assert_eq!(open[0].event, "WC");
 
     let (display, token) =
         new_display("Flur", &[], nurse_call_core::wire_time::now()).expect("random");

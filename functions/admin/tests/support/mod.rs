@@ -3,6 +3,9 @@
 //! SQLite file of a temp folder, or tables of their own on moto), and sends
 //! signed requests to it the way a central system does.
 
+// Each test file uses a part of the harness.
+#![allow(dead_code)]
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -72,6 +75,14 @@ impl Backend {
         let mut command = Command::new(env!("CARGO_BIN_EXE_nurse-call-admin"));
         self.configure(&mut command);
         command.args(args);
+        Run::of(command)
+    }
+
+    /// Like [`Backend::admin`], with these environment variables set.
+    pub fn admin_with_env(&self, args: &[&str], variables: &[(&str, &str)]) -> Run {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_nurse-call-admin"));
+        self.configure(&mut command);
+        command.envs(variables.iter().copied()).args(args);
         Run::of(command)
     }
 

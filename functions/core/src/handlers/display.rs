@@ -84,6 +84,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                         event,
                         created_at.unwrap_or(request_time),
                         &snapshot,
+                        &consumer.id,
                     );
                     let outcome = state
                         .store
@@ -120,7 +121,15 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
             let ids = closable(&snapshot, closed_at);
             let closed = state
                 .store
-                .close_calls(&scope, &parsed.target, &ids, closed_at, &change, policy)
+                .close_calls(
+                    &scope,
+                    &parsed.target,
+                    &ids,
+                    closed_at,
+                    Some(&consumer.id),
+                    &change,
+                    policy,
+                )
                 .await?;
             state.publish_calls(&scope, &closed).await;
             if needs_element_write(&change, policy, &snapshot) {
@@ -173,12 +182,14 @@ fn check_state(
     Ok(errors.into_result(())?)
 }
 
-/// The call to store: code and position as sent, else the element's.
+/// The call to store: code and position as sent, else the element's;
+/// `opened_by` is the consumer that signed the request (audit, DECISIONS §13).
 fn new_call(
     request: &DisplayRequest,
     event: &str,
     opened_at: DateTime<Utc>,
     snapshot: &AddressSnapshot,
+    opened_by: &str,
 ) -> NewCall {
     let element = snapshot.element.as_ref();
     NewCall {
@@ -198,6 +209,7 @@ fn new_call(
             .unwrap_or_default(),
         element_name: element.map(|e| e.name.clone()).unwrap_or_default(),
         opened_at,
+        opened_by: Some(opened_by.to_string()),
     }
 }
 

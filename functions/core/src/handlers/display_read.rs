@@ -8,7 +8,7 @@ use crate::error::ApiError;
 use crate::http_io::{ApiRequest, ApiResponse, json_response, query_param};
 use crate::model::{Call, CallType};
 use crate::state::AppState;
-use crate::supervision::{AttentionReason, Thresholds, attention_reasons};
+use crate::supervision::{AttentionReason, attention_reasons};
 use crate::wire::{CallRecord, ElementRecord, success};
 use crate::wire_time::{self, format_local};
 
@@ -92,7 +92,7 @@ pub async fn elements(state: &AppState, request: &ApiRequest) -> Result<ApiRespo
     };
     let now = wire_time::now();
     let zone = state.settings.time_zone;
-    let thresholds = Thresholds::default();
+    let thresholds = &state.settings.supervision;
     let elements = state.store.elements(&reader.scope).await?;
 
     #[derive(Serialize)]
@@ -111,7 +111,7 @@ pub async fn elements(state: &AppState, request: &ApiRequest) -> Result<ApiRespo
             .iter()
             .map(|element| Supervised {
                 element: ElementRecord::for_display(element, zone),
-                reasons: attention_reasons(element, now, &thresholds),
+                reasons: attention_reasons(element, now, thresholds),
             })
             .filter(|supervised| !only_attention || !supervised.reasons.is_empty())
             .collect(),

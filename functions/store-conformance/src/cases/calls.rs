@@ -39,6 +39,8 @@ pub async fn open_call_opens_a_call(harness: Harness) {
         element_name: call.element_name.clone(),
         opened_at: call.opened_at,
         closed_at: None,
+        opened_by: call.opened_by.clone(),
+        closed_by: None,
     };
     assert_eq!(
         opened, expected,
@@ -275,6 +277,7 @@ pub async fn close_calls_closes_listed_open_calls(harness: Harness) {
             "6.1",
             &[a.id, b.id, a.id],
             t(50),
+            Some(CLOSER),
             &battery("6.1", 1.0, t(50)),
             ElementPolicy::CreateMissing,
         )
@@ -309,6 +312,7 @@ pub async fn close_calls_closes_listed_open_calls(harness: Harness) {
             "6.1",
             &[a.id, b.id],
             t(60),
+            Some(CLOSER),
             &battery("6.1", 2.0, t(60)),
             ElementPolicy::CreateMissing,
         )
@@ -388,6 +392,7 @@ pub async fn close_calls_element_policies(harness: Harness) {
             "8.1",
             &[],
             t(1),
+            Some(CLOSER),
             &battery("8.1", 5.0, t(1)),
             ElementPolicy::MustExist,
         )
@@ -406,6 +411,7 @@ pub async fn close_calls_element_policies(harness: Harness) {
             "8.2",
             &[],
             t(2),
+            Some(CLOSER),
             &battery("8.2", 6.0, t(2)),
             ElementPolicy::CreateMissing,
         )
@@ -430,6 +436,7 @@ pub async fn close_calls_element_policies(harness: Harness) {
             "8.3",
             &[call.id],
             t(3),
+            Some(CLOSER),
             &battery("8.3", 7.0, t(3)),
             ElementPolicy::MustExist,
         )

@@ -385,6 +385,7 @@ pub async fn empty_change_keeps_updated_at(harness: Harness) {
             "quiet",
             &[call.id],
             t(7),
+            Some(CLOSER),
             &no_change("quiet", t(7)),
             ElementPolicy::MustExist,
         )

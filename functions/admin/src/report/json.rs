@@ -1,0 +1,62 @@
+//! The JSON form: the figures of the HTML report and every call record of
+//! the CSV export, for scripts and other tools.
+
+use serde::Serialize;
+
+use nurse_call_core::report::{Group, Report, Stats};
+use nurse_call_core::wire_time::format_local;
+
+use super::Days;
+use super::rows::CallRow;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    period: PeriodRecord,
+    threshold_seconds: i64,
+    section: Option<&'a str>,
+    total: &'a Stats,
+    by_call_type: &'a [Group],
+    by_section: &'a [Group],
+    /// Calls opened in each local hour of day, 0 to 23.
+    by_hour: &'a [usize; 24],
+    slowest: Vec<CallRow<'a>>,
+    calls: Vec<CallRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct PeriodRecord {
+    first_day: String,
+    last_day: String,
+    time_zone: String,
+    /// The first and the first-after instants, as local wire times.
+    from: String,
+    to: String,
+}
+
+pub fn render(report: &Report, days: &Days) -> String {
+    let zone = report.options.zone;
+    let document = Document {
+        period: PeriodRecord {
+            first_day: days.first.to_string(),
+            last_day: days.last.to_string(),
+            time_zone: zone.name().to_string(),
+            from: format_local(report.options.period.from, zone),
+            to: format_local(report.options.period.to, zone),
+        },
+        threshold_seconds: report.options.threshold.num_seconds(),
+        section: report.options.section.as_deref(),
+        total: &report.total,
+        by_call_type: &report.by_call_type,
+        by_section: &report.by_section,
+        by_hour: &report.by_hour,
+        slowest: report
+            .slowest
+            .iter()
+            .map(|&i| CallRow::new(&report.calls[i], zone))
+            .collect(),
+        calls: report.calls.iter().map(|c| CallRow::new(c, zone)).collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&document).expect("report records serialise");
+    text.push('\n');
+    text
+}
