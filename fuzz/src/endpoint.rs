@@ -648,6 +648,7 @@ impl World {
                 Mode::Production
             },
             time_zone: zone(),
+            live_url: None,
         };
         World {
             state: AppState::new(store, settings),

@@ -293,6 +293,7 @@ fn state(mode: Mode) -> AppState {
     let settings = Settings {
         mode,
         time_zone: parse_time_zone(Settings::DEFAULT_TIME_ZONE).expect("a known zone"),
+        live_url: None,
     };
     AppState::new(store, settings)
 }

@@ -1,4 +1,5 @@
-//! Settings of one installation (DECISIONS §10): the mode and the time zone.
+//! Settings of one installation (DECISIONS §10): the mode, the time zone and
+//! where displays find the live socket.
 
 use std::fmt;
 use std::str::FromStr;
@@ -42,6 +43,10 @@ pub struct Settings {
     pub mode: Mode,
     /// Times on the wire are local times of this zone (DECISIONS §5).
     pub time_zone: Tz,
+    /// Where the display page opens its live socket (`DISPLAY_LIVE_URL`, in
+    /// AWS the WebSocket API's URL); `None`: the same origin's
+    /// `/api/v1/display/live` (DECISIONS §11).
+    pub live_url: Option<String>,
 }
 
 impl Settings {
@@ -58,10 +63,45 @@ impl Settings {
             .ok()
             .filter(|zone| !zone.trim().is_empty())
             .unwrap_or_else(|| Self::DEFAULT_TIME_ZONE.to_string());
+        let live_url = match std::env::var("DISPLAY_LIVE_URL") {
+            Ok(url) if !url.trim().is_empty() => Some(parse_live_url(&url)?),
+            _ => None,
+        };
         Ok(Settings {
             mode,
             time_zone: parse_time_zone(&zone)?,
+            live_url,
         })
+    }
+}
+
+/// Checks a `DISPLAY_LIVE_URL`: `ws://` or `wss://`, a host, nothing that
+/// could leave the page's meta tag or its Content-Security-Policy.
+pub fn parse_live_url(url: &str) -> Result<String, String> {
+    let url = url.trim();
+    let rest = url
+        .strip_prefix("wss://")
+        .or_else(|| url.strip_prefix("ws://"));
+    let host = rest.map(|rest| rest.split(['/', '?']).next().unwrap_or_default());
+    let plain = url
+        .chars()
+        .all(|c| c.is_ascii_graphic() && !matches!(c, '"' | '\'' | ';' | ',' | '<' | '>'));
+    match host {
+        Some(host) if !host.is_empty() && plain => Ok(url.to_string()),
+        _ => Err(format!(
+            "DISPLAY_LIVE_URL {url:?}: expected a ws:// or wss:// URL such as \
+             wss://abc123.execute-api.eu-central-1.amazonaws.com/live"
+        )),
+    }
+}
+
+/// `scheme://host[:port]` of a URL checked by [`parse_live_url`]: what the
+/// display page's Content-Security-Policy allows it to connect to.
+pub fn live_url_origin(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find(['/', '?']) {
+        Some(end) => &url[..after_scheme + end],
+        None => url,
     }
 }
 
@@ -70,4 +110,33 @@ pub fn parse_time_zone(name: &str) -> Result<Tz, String> {
     name.trim().parse::<Tz>().map_err(|_| {
         format!("unknown time zone {name:?}: expected an IANA name such as Europe/Berlin")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_url_is_a_websocket_url_that_stays_in_its_attribute() {
+        let url = "wss://abc.execute-api.eu-central-1.amazonaws.com/live";
+        assert_eq!(parse_live_url(&format!(" {url} ")), Ok(url.to_string()));
+        assert_eq!(
+            live_url_origin(url),
+            "wss://abc.execute-api.eu-central-1.amazonaws.com"
+        );
+        assert_eq!(
+            live_url_origin("ws://127.0.0.1:9000"),
+            "ws://127.0.0.1:9000"
+        );
+        assert_eq!(live_url_origin("ws://h:1?x=1"), "ws://h:1");
+        for bad in [
+            "https://example.org/live",
+            "wss://",
+            "wss://h/a b",
+            "wss://h/\"><script>",
+            "wss://h; script-src *",
+        ] {
+            assert!(parse_live_url(bad).is_err(), "{bad}");
+        }
+    }
 }

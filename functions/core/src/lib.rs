@@ -13,6 +13,7 @@ pub mod cache;
 pub mod call_types;
 pub mod compact;
 pub mod config;
+pub mod display_page;
 pub mod envelope;
 pub mod error;
 pub mod handlers;

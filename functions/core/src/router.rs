@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use http::Method;
 
+use crate::display_page;
 use crate::error::ApiError;
 use crate::handlers;
 use crate::http_io::{ApiRequest, ApiResponse, error_response};
@@ -23,16 +24,19 @@ pub enum Endpoint {
     SandboxState,
     /// The test page at `/`, sandbox only.
     TestPage,
+    /// The display page at `/display`, both modes (DECISIONS §11).
+    DisplayPage,
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 6] = [
+    pub const ALL: [Endpoint; 7] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
         Endpoint::SandboxConsumers,
         Endpoint::SandboxState,
         Endpoint::TestPage,
+        Endpoint::DisplayPage,
     ];
 
     pub fn path(self) -> &'static str {
@@ -43,13 +47,17 @@ impl Endpoint {
             Endpoint::SandboxConsumers => "/api/v1/sandbox/consumers",
             Endpoint::SandboxState => "/api/v1/sandbox/state",
             Endpoint::TestPage => "/",
+            Endpoint::DisplayPage => "/display",
         }
     }
 
     pub fn method(self) -> Method {
         match self {
             Endpoint::Display | Endpoint::Element | Endpoint::SandboxConsumers => Method::POST,
-            Endpoint::CallTypes | Endpoint::SandboxState | Endpoint::TestPage => Method::GET,
+            Endpoint::CallTypes
+            | Endpoint::SandboxState
+            | Endpoint::TestPage
+            | Endpoint::DisplayPage => Method::GET,
         }
     }
 
@@ -106,6 +114,7 @@ pub async fn serve_endpoint(
             Endpoint::SandboxConsumers => sandbox::create_consumer(state, &request).await,
             Endpoint::SandboxState => sandbox::state(state, &request).await,
             Endpoint::TestPage => sandbox::page(state, &request).await,
+            Endpoint::DisplayPage => display_page::page(state, &request).await,
         }
     };
     let response = result.unwrap_or_else(|error| error_response(&error));

@@ -19,7 +19,7 @@ use axum::response::Response;
 use clap::Parser;
 
 use nurse_call_core::call_types::default_call_types;
-use nurse_call_core::config::parse_time_zone;
+use nurse_call_core::config::{parse_live_url, parse_time_zone};
 use nurse_call_core::error::ApiError;
 use nurse_call_core::http_io::{MAX_BODY_BYTES, error_response};
 use nurse_call_core::{AppState, Mode, Settings, Store, logging, serve, wire_time};
@@ -55,6 +55,11 @@ struct Args {
     /// TABLE_PREFIX or CALL_TYPES_TABLE / CONSUMERS_TABLE / DATA_TABLE.
     #[arg(long, env = "DYNAMODB_ENDPOINT")]
     dynamodb_endpoint: Option<String>,
+
+    /// Where the display page (`/display`) opens its live socket, a ws:// or
+    /// wss:// URL; unset: this server's own `/api/v1/display/live`.
+    #[arg(long, env = "DISPLAY_LIVE_URL", value_parser = parse_live_url)]
+    live_url: Option<String>,
 }
 
 #[tokio::main]
@@ -74,6 +79,7 @@ async fn run(args: Args) -> Result<(), String> {
     let settings = Settings {
         mode: args.mode,
         time_zone: parse_time_zone(&args.time_zone)?,
+        live_url: args.live_url.clone(),
     };
     let store = open_store(&args).await?;
     store

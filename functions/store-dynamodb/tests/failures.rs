@@ -74,6 +74,7 @@ fn state(rules: &[&Rule]) -> AppState {
         Settings {
             mode: Mode::Sandbox,
             time_zone: "Europe/Berlin".parse().unwrap(),
+            live_url: None,
         },
     )
 }

@@ -67,6 +67,7 @@ async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
         Settings {
             mode: Mode::Production,
             time_zone: "Europe/Berlin".parse().unwrap(),
+            live_url: None,
         },
     );
     // Warm up: the first requests fill the caches (call types, the consumer),
