@@ -8,8 +8,9 @@
  *
  * Context keys (see docs/deploy.md): installation (required), mode
  * (production | sandbox, required), timeZone, throttleRate, throttleBurst,
- * memoryMb, timeoutSeconds, logRetentionDays, alarmEmail, lambdaDir
- * (default ../target/lambda, the output of scripts/build-lambdas).
+ * memoryMb, timeoutSeconds, logRetentionDays, alarmEmail, callRetentionDays,
+ * sandboxConcurrency (sandbox stacks only), lambdaDir (default
+ * ../target/lambda, the output of scripts/build-lambdas).
  */
 import * as path from 'node:path';
 
@@ -67,6 +68,8 @@ new NurseCallStack(app, `NurseCall-${installation}`, {
   lambdaTimeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),
   logRetention: retentionDays as logs.RetentionDays | undefined,
   alarmEmail: context('alarmEmail'),
+  callRetentionDays: numberOf('callRetentionDays'),
+  sandboxReservedConcurrency: numberOf('sandboxConcurrency'),
   lambdaDir: path.resolve(context('lambdaDir') ?? path.join(__dirname, '..', '..', '..', 'target', 'lambda')),
   tags: { application: 'nurse-call', installation, mode },
 });

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { CfnOutput, Duration, RemovalPolicy, Stack, StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CfnResource, Duration, RemovalPolicy, Stack, StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -9,12 +9,13 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as cr from 'aws-cdk-lib/custom-resources';
-import { Construct } from 'constructs';
+import { Construct, IConstruct } from 'constructs';
 
 import { DEFAULT_CALL_TYPES, callTypeItem } from './call-types';
 
@@ -50,6 +51,18 @@ export interface NurseCallStackProps extends StackProps {
   readonly api5xxRatePercent?: number;
   /** Where alarms are mailed (an SNS topic is created); none when unset. */
   readonly alarmEmail?: string;
+  /**
+   * Days a call is kept after it was opened; older calls are deleted
+   * (DynamoDB TTL on the data table's `ttl`). The care home's decision,
+   * passed to every function as CALL_RETENTION_DAYS. @default 400
+   */
+  readonly callRetentionDays?: number;
+  /**
+   * Sandbox stacks only: reserved concurrency of each function. A public
+   * test server must neither run up the bill nor starve the account's
+   * other functions of concurrency. @default 5
+   */
+  readonly sandboxReservedConcurrency?: number;
 }
 
 /** The Lambda functions: cargo-lambda's output folder names (scripts/build-lambdas). */
@@ -75,6 +88,74 @@ const INSTALLATION = /^[a-z][a-z0-9-]{0,39}$/;
 /** The name of the global secondary index of the data table (docs/data-model.md). */
 export const BY_SCOPE_INDEX = 'by_scope';
 
+/** CALL_RETENTION_DAYS when the props do not say (DECISIONS §10, docs/security.md). */
+export const DEFAULT_CALL_RETENTION_DAYS = 400;
+
+/** The DynamoDB actions that write (and so need the key to encrypt). */
+const DYNAMODB_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+/** The construct id of AwsCustomResource's provider function (aws-cdk-lib/custom-resources). */
+const SEEDING_PROVIDER_ID = 'AWS679f53fac002430cb0da5b7982bd2287';
+
+/** Reserved concurrency of each sandbox function when the props do not say. */
+export const DEFAULT_SANDBOX_RESERVED_CONCURRENCY = 5;
+
+/**
+ * The checkov findings (scripts/test) that do not apply, with their reason.
+ * Any other finding fails the test command.
+ */
+const CHECKOV = {
+  noVpc: {
+    id: 'CKV_AWS_117',
+    comment: 'No VPC: the function reaches only DynamoDB, over its public HTTPS endpoint; a VPC would add NAT or endpoint cost and cold-start time, and protect nothing',
+  },
+  noDlq: {
+    id: 'CKV_AWS_116',
+    comment: 'Invoked synchronously by API Gateway: a failure is answered to the client, which retries; no asynchronous event is left to keep',
+  },
+  plainEnvironment: {
+    id: 'CKV_AWS_173',
+    comment: 'The environment holds no secret (mode, time zone, table names, retention); Lambda encrypts it at rest with its AWS-managed key',
+  },
+  noCapInProduction: {
+    id: 'CKV_AWS_115',
+    comment: "Production: a cap would refuse real nurse calls; the API stage's throttling bounds the load and the throttles alarm watches",
+  },
+  seedingDlq: {
+    id: 'CKV_AWS_116',
+    comment: 'The seeding provider is invoked by CloudFormation at stack creation; a failure fails the deploy, nothing to keep',
+  },
+  seedingConcurrency: {
+    id: 'CKV_AWS_115',
+    comment: 'The seeding provider runs once, at stack creation (ten conditional puts); nothing to cap',
+  },
+  sandboxTableKey: {
+    id: 'CKV_AWS_119',
+    comment: 'Sandbox: throwaway test data expiring after 30 days; encrypted at rest with the AWS-owned key, no customer key to pay for',
+  },
+  sandboxRecovery: {
+    id: 'CKV_AWS_28',
+    comment: 'Sandbox: throwaway test data, deleted with the stack; nothing to recover',
+  },
+  sandboxLogKey: {
+    id: 'CKV_AWS_158',
+    comment: 'Sandbox: logs of test traffic, encrypted at rest by CloudWatch Logs; no customer key (cost)',
+  },
+  sandboxTopicKey: {
+    id: 'CKV_AWS_26',
+    comment: "Sandbox: alarm mails carry no care data; CloudWatch cannot publish to SNS's AWS-managed key, and the sandbox has no customer key",
+  },
+} as const;
+
+type CheckovSkip = (typeof CHECKOV)[keyof typeof CHECKOV];
+
+/** Suppresses checkov findings on a construct's CloudFormation resource (metadata `checkov.skip`). */
+function skipCheckov(construct: IConstruct, ...skips: CheckovSkip[]): void {
+  const resource = (construct.node.defaultChild ?? construct) as CfnResource;
+  const existing: CheckovSkip[] = resource.getMetadata('checkov')?.skip ?? [];
+  resource.addMetadata('checkov', { skip: [...existing, ...skips] });
+}
+
 /**
  * One installation: the HTTP API, one Lambda function per endpoint family,
  * the three DynamoDB tables of docs/data-model.md, alarms, and the seeded
@@ -85,6 +166,8 @@ export class NurseCallStack extends Stack {
   readonly stage: apigwv2.HttpStage;
   readonly functions: Partial<Record<FunctionName, lambda.Function>> = {};
   readonly tables: { callTypes: dynamodb.Table; consumers: dynamodb.Table; data: dynamodb.Table };
+  /** The installation's key (production only). */
+  readonly key?: kms.Key;
 
   constructor(scope: Construct, id: string, props: NurseCallStackProps) {
     super(scope, id, props);
@@ -100,20 +183,73 @@ export class NurseCallStack extends Stack {
     const timeZone = props.timeZone ?? 'Europe/Berlin';
     checkTimeZone(timeZone);
     const production = mode === 'production';
+    const callRetentionDays = props.callRetentionDays ?? DEFAULT_CALL_RETENTION_DAYS;
+    if (!Number.isSafeInteger(callRetentionDays) || callRetentionDays < 1) {
+      throw new Error(`callRetentionDays ${callRetentionDays}: expected a whole number of days, at least 1`);
+    }
+    if (production && props.sandboxReservedConcurrency !== undefined) {
+      throw new Error('sandboxReservedConcurrency applies to sandbox stacks only');
+    }
+    const reservedConcurrency = props.sandboxReservedConcurrency ?? DEFAULT_SANDBOX_RESERVED_CONCURRENCY;
+    if (!Number.isSafeInteger(reservedConcurrency) || reservedConcurrency < 1) {
+      throw new Error(`sandboxReservedConcurrency ${reservedConcurrency}: expected a whole number, at least 1`);
+    }
     const prefix = `nurse-call-${installation}-`;
     const logRetention =
       props.logRetention ?? (production ? logs.RetentionDays.THREE_MONTHS : logs.RetentionDays.TWO_WEEKS);
+    // The function logs name the address and event of every call opened or
+    // closed: they must not keep calls longer than the care home allows.
+    if (logRetention > callRetentionDays) {
+      throw new Error(
+        `logRetention ${logRetention === logs.RetentionDays.INFINITE ? 'INFINITE' : `${logRetention} days`} outlasts callRetentionDays ${callRetentionDays}: the logs would keep calls longer than the care home allows; set logRetention to at most ${callRetentionDays} days`,
+      );
+    }
     // Logs outlive a deleted production stack; a sandbox leaves nothing behind.
     const logRemoval = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
+    // --- The installation's key (production only): the tables, the log
+    // groups and the alarm topic are encrypted with it, so reading a table
+    // takes an IAM permission on this key as well as on the table, CloudTrail
+    // records every use of it, and disabling it makes the data, its backups
+    // and the logs unreadable at once. KMS rotates it yearly. It outlives a
+    // deleted stack like the tables and logs it protects.
+    // A sandbox keeps the AWS-owned encryption: its data is throwaway test
+    // data that expires after 30 days, and a key costs a monthly fee plus
+    // requests for nothing worth protecting.
+    this.key = production
+      ? new kms.Key(this, 'DataKey', {
+          description: `nurse-call ${installation}: the tables, the log groups and the alarm topic`,
+          alias: `alias/nurse-call-${installation}`,
+          enableKeyRotation: true,
+          removalPolicy: RemovalPolicy.RETAIN,
+        })
+      : undefined;
+    const key = this.key;
+    // CloudWatch Logs of this region uses the key for the log groups of this
+    // account (the encryption context names the log group).
+    key?.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'LogGroupsOfThisAccount',
+        principals: [new iam.ServicePrincipal(`logs.${this.region}.amazonaws.com`)],
+        actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+        resources: ['*'],
+        conditions: {
+          ArnLike: {
+            'kms:EncryptionContext:aws:logs:arn': `arn:${this.partition}:logs:${this.region}:${this.account}:log-group:*`,
+          },
+        },
+      }),
+    );
+
     // --- Tables (docs/data-model.md). Production keeps its data: point-in-time
-    // recovery, deletion protection, retained when the stack goes. A sandbox
-    // stack is destroyable as a whole.
+    // recovery, deletion protection, retained when the stack goes, encrypted
+    // with the installation's key. A sandbox stack is destroyable as a whole.
     const tableSettings = {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: production },
       deletionProtection: production,
       removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      ...(key ? { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey: key } : {}),
     };
     const callTypes = new dynamodb.Table(this, 'CallTypesTable', {
       ...tableSettings,
@@ -140,6 +276,11 @@ export class NurseCallStack extends Stack {
       projectionType: dynamodb.ProjectionType.ALL,
     });
     this.tables = { callTypes, consumers, data };
+    if (!production) {
+      for (const table of [callTypes, consumers, data]) {
+        skipCheckov(table, CHECKOV.sandboxTableKey, CHECKOV.sandboxRecovery);
+      }
+    }
 
     // --- Functions. Least privilege: exactly the DynamoDB actions each one's
     // code issues (functions/store-dynamodb/src/). TransactWriteItems
@@ -191,12 +332,32 @@ export class NurseCallStack extends Stack {
       ],
     };
 
+    // With the installation's key, DynamoDB uses it on behalf of the caller:
+    // each function may use it through DynamoDB only (kms:ViaService), to
+    // decrypt when it only reads, to encrypt too when it writes.
+    const keyAccess = (statements: iam.PolicyStatementProps[]): iam.PolicyStatementProps[] => {
+      if (!key) {
+        return [];
+      }
+      const writes = statements.some((statement) =>
+        (statement.actions ?? []).some((action) => DYNAMODB_WRITES.includes(action)),
+      );
+      return [
+        {
+          actions: ['kms:Decrypt', 'kms:DescribeKey', ...(writes ? ['kms:Encrypt', 'kms:GenerateDataKey'] : [])],
+          resources: [key.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${this.region}.amazonaws.com` } },
+        },
+      ];
+    };
+
     const environment = {
       SERVICE_MODE: mode,
       SERVICE_TIME_ZONE: timeZone,
       CALL_TYPES_TABLE: callTypes.tableName,
       CONSUMERS_TABLE: consumers.tableName,
       DATA_TABLE: data.tableName,
+      CALL_RETENTION_DAYS: String(callRetentionDays),
       RUST_LOG: 'info',
     };
     const descriptions: Record<FunctionName, string> = {
@@ -204,6 +365,16 @@ export class NurseCallStack extends Stack {
       element: 'POST /api/v1/element: element status',
       'call-types': 'GET /api/v1/display/call-types, and the 404 of unknown paths',
       sandbox: 'Test server: GET /, /api/v1/sandbox/consumers, /api/v1/sandbox/state',
+    };
+
+    // Every log group: the stack's retention; in production encrypted with
+    // the installation's key.
+    const logGroup = (id: string, removalPolicy: RemovalPolicy): logs.LogGroup => {
+      const group = new logs.LogGroup(this, id, { retention: logRetention, removalPolicy, encryptionKey: key });
+      if (!key) {
+        skipCheckov(group, CHECKOV.sandboxLogKey);
+      }
+      return group;
     };
 
     for (const name of functionsOf(mode)) {
@@ -231,11 +402,19 @@ export class NurseCallStack extends Stack {
         // operation, so the client gets the documented 503 and not a bare
         // API Gateway error from a killed invocation.
         timeout: props.lambdaTimeout ?? Duration.seconds(10),
+        // A public test server must neither run up the bill nor take the
+        // account's concurrency from other functions; production is bounded
+        // by the stage's throttling instead (a cap there refuses real calls).
+        reservedConcurrentExecutions: production ? undefined : reservedConcurrency,
         environment,
-        logGroup: new logs.LogGroup(this, `${id}Logs`, { retention: logRetention, removalPolicy: logRemoval }),
+        logGroup: logGroup(`${id}Logs`, logRemoval),
       });
-      for (const statement of access[name]) {
+      for (const statement of [...access[name], ...keyAccess(access[name])]) {
         fn.addToRolePolicy(new iam.PolicyStatement(statement));
+      }
+      skipCheckov(fn, CHECKOV.noVpc, CHECKOV.noDlq, CHECKOV.plainEnvironment);
+      if (production) {
+        skipCheckov(fn, CHECKOV.noCapInProduction);
       }
       this.functions[name] = fn;
     }
@@ -257,10 +436,7 @@ export class NurseCallStack extends Stack {
         this.api.addRoutes({ path: routePath, methods: [apigwv2.HttpMethod.ANY], integration });
       }
     }
-    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', {
-      retention: logRetention,
-      removalPolicy: logRemoval,
-    });
+    const accessLogs = logGroup('ApiAccessLogs', logRemoval);
     this.stage = this.api.addStage('DefaultStage', {
       stageName: '$default',
       autoDeploy: true,
@@ -291,10 +467,8 @@ export class NurseCallStack extends Stack {
     // --- Seed the call types, once: only when the stack is created
     // (onCreate, no onUpdate), and each put is conditional on the name being
     // new, so an admin's edit is never overwritten.
-    const seedLogs = new logs.LogGroup(this, 'SeedCallTypesLogs', {
-      retention: logRetention,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
+    const seedLogs = logGroup('SeedCallTypesLogs', RemovalPolicy.DESTROY);
+    const seedAccess: iam.PolicyStatementProps[] = [{ actions: ['dynamodb:PutItem'], resources: [callTypes.tableArn] }];
     for (const callType of DEFAULT_CALL_TYPES) {
       new cr.AwsCustomResource(this, `SeedCallType${callType.id}`, {
         resourceType: 'Custom::SeedCallType',
@@ -313,19 +487,43 @@ export class NurseCallStack extends Stack {
           ignoreErrorCodesMatching: 'ConditionalCheckFailedException',
           physicalResourceId: cr.PhysicalResourceId.of(`${prefix}call-type-${callType.id}`),
         },
-        policy: cr.AwsCustomResourcePolicy.fromStatements([
-          new iam.PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [callTypes.tableArn] }),
-        ]),
+        policy: cr.AwsCustomResourcePolicy.fromStatements(
+          [...seedAccess, ...keyAccess(seedAccess)].map((statement) => new iam.PolicyStatement(statement)),
+        ),
       });
     }
+    // The seeding's provider: one function for all ten (a singleton of the CDK).
+    const seedingProvider = this.node.tryFindChild(SEEDING_PROVIDER_ID);
+    if (!seedingProvider) {
+      throw new Error(`the seeding provider ${SEEDING_PROVIDER_ID} is not where the CDK used to put it`);
+    }
+    skipCheckov(seedingProvider, CHECKOV.noVpc, CHECKOV.seedingDlq, CHECKOV.seedingConcurrency);
 
     // --- Alarms: the API's 5xx share, and throttles and errors of each
     // function (an error is a crash or a timeout: the handlers always answer).
+    // In production the topic is encrypted with the installation's key, which
+    // CloudWatch may use to publish this stack's alarms.
     const topic = props.alarmEmail
-      ? new sns.Topic(this, 'AlarmTopic', { displayName: `nurse-call ${installation} alarms` })
+      ? new sns.Topic(this, 'AlarmTopic', { displayName: `nurse-call ${installation} alarms`, masterKey: key })
       : undefined;
     if (topic && props.alarmEmail) {
       topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+      if (key) {
+        key.addToResourcePolicy(
+          new iam.PolicyStatement({
+            sid: 'AlarmsOfThisStackPublish',
+            principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+            actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+            resources: ['*'],
+            conditions: {
+              StringEquals: { 'aws:SourceAccount': this.account },
+              ArnLike: { 'aws:SourceArn': `arn:${this.partition}:cloudwatch:${this.region}:${this.account}:alarm:nurse-call-${installation}-*` },
+            },
+          }),
+        );
+      } else {
+        skipCheckov(topic, CHECKOV.sandboxTopicKey);
+      }
     }
     const alarms: cloudwatch.Alarm[] = [];
     const period = Duration.minutes(5);
@@ -384,6 +582,12 @@ export class NurseCallStack extends Stack {
     });
     new CfnOutput(this, 'ConsumersTableName', { value: consumers.tableName, description: 'Consumers' });
     new CfnOutput(this, 'DataTableName', { value: data.tableName, description: 'Elements and calls' });
+    if (key) {
+      new CfnOutput(this, 'DataKeyArn', {
+        value: key.keyArn,
+        description: 'KMS key of the tables, logs and alarm topic (admins need kms:Decrypt, and kms:Encrypt and kms:GenerateDataKey to write)',
+      });
+    }
   }
 }
 

@@ -95,6 +95,7 @@ describe('functions', () => {
           CALL_TYPES_TABLE: { Ref: tableId(template, 'call-types') },
           CONSUMERS_TABLE: { Ref: tableId(template, 'consumers') },
           DATA_TABLE: { Ref: tableId(template, 'data') },
+          CALL_RETENTION_DAYS: '400',
           RUST_LOG: 'info',
         });
       }
@@ -441,10 +442,23 @@ describe('seeded call types', () => {
 
 describe('outputs', () => {
   for (const mode of MODES) {
-    it(`${mode}: API URL and the three table names`, () => {
+    it(`${mode}: API URL and the three table names${mode === 'production' ? ', the key' : ''}`, () => {
       const template = templates[mode];
       const outputs = template.toJSON().Outputs;
-      assert.deepEqual(Object.keys(outputs).sort(), ['ApiUrl', 'CallTypesTableName', 'ConsumersTableName', 'DataTableName']);
+      assert.deepEqual(
+        Object.keys(outputs).sort(),
+        [
+          'ApiUrl',
+          'CallTypesTableName',
+          'ConsumersTableName',
+          ...(mode === 'production' ? ['DataKeyArn'] : []),
+          'DataTableName',
+        ],
+      );
+      if (mode === 'production') {
+        const keyId = Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0];
+        assert.deepEqual(outputs.DataKeyArn.Value, { 'Fn::GetAtt': [keyId, 'Arn'] });
+      }
       assert.deepEqual(outputs.CallTypesTableName.Value, { Ref: tableId(template, 'call-types') });
       assert.deepEqual(outputs.ConsumersTableName.Value, { Ref: tableId(template, 'consumers') });
       assert.deepEqual(outputs.DataTableName.Value, { Ref: tableId(template, 'data') });

@@ -1,6 +1,6 @@
 /**
  * Writes the synthesized production and sandbox templates (placeholder
- * assets, no bundling) to a folder, for cfn-lint in scripts/test:
+ * assets, no bundling) to a folder, for cfn-lint and checkov in scripts/test:
  *
  *   node dist/test/synth-templates.js <folder>
  */

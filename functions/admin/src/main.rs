@@ -3,12 +3,14 @@
 //! elements and edits call types, on the embedded store's file (also while the
 //! local server runs) or on DynamoDB.
 //!
-//! One module per command group: [`consumers`], [`elements`], [`call_types`].
+//! One module per command group: [`consumers`], [`displays`], [`elements`],
+//! [`call_types`].
 //! [`store`] picks and opens the store, [`output`] prints tables or JSON,
 //! [`failure`] maps errors to exit statuses.
 
 mod call_types;
 mod consumers;
+mod displays;
 mod elements;
 mod failure;
 mod output;
@@ -24,6 +26,7 @@ use output::Output;
 const AFTER_HELP: &str = "\
 Examples:
   nurse-call-admin consumers create --name \"Zentrale Station 1\"
+  nurse-call-admin displays create --name \"Flur Station 2\" --section S2
   nurse-call-admin elements import elements.csv
   nurse-call-admin call-types set Notruf --internal-name NR
   nurse-call-admin --dynamodb-endpoint http://127.0.0.1:5000 consumers list --json
@@ -31,7 +34,7 @@ Examples:
 Exit status: 0 done; 1 refused (unknown id, invalid input; nothing written);
 2 wrong usage; 3 the store failed or cannot be reached.";
 
-/// Administers a nurse-call installation: consumers, elements, call types.
+/// Administers a nurse-call installation: consumers, displays, elements, call types.
 ///
 /// Works on the embedded store's file (--data-dir, also while the local
 /// server runs) or on DynamoDB (--dynamodb-endpoint, or --dynamodb for AWS).
@@ -55,6 +58,9 @@ enum Command {
     /// Issue, list, rotate the secret of, and revoke consumers (central systems, gateways).
     #[command(subcommand)]
     Consumers(consumers::Command),
+    /// Register, list, rotate the token of, and revoke displays (readers of open calls).
+    #[command(subcommand)]
+    Displays(displays::Command),
     /// Register, import, list and remove the installation's elements.
     #[command(subcommand)]
     Elements(elements::Command),
@@ -81,6 +87,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     let store = connection.store.as_ref();
     let outcome = match cli.command {
         Command::Consumers(command) => consumers::run(command, store, out).await,
+        Command::Displays(command) => displays::run(command, store, out).await,
         Command::Elements(command) => elements::run(command, store, out).await,
         Command::CallTypes(command) => call_types::run(command, store, out).await,
     };

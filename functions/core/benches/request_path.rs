@@ -79,6 +79,7 @@ impl MemoryStore {
                 position: None,
                 reachable: Some(true),
                 updated_at: now - Duration::hours(2),
+                version: 1,
             };
             elements.insert(address, element);
         };
@@ -231,6 +232,21 @@ impl Store for MemoryStore {
         } else {
             ElementsOutcome::Unknown(unknown)
         })
+    }
+
+    async fn open_calls(&self, _scope: &Scope) -> Result<Vec<Call>, StoreError> {
+        Ok(self.open_calls.iter().cloned().collect())
+    }
+
+    async fn elements(&self, _scope: &Scope) -> Result<Vec<Element>, StoreError> {
+        Ok(self.elements.values().cloned().collect())
+    }
+
+    async fn display_by_token_hash(
+        &self,
+        _token_hash: &str,
+    ) -> Result<Option<nurse_call_core::model::Display>, StoreError> {
+        Ok(None)
     }
 
     async fn recent_calls(&self, _scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {

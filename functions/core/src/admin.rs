@@ -8,7 +8,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::model::{CallType, Consumer, Element, Scope};
+use crate::model::{CallType, Consumer, Display, Scope};
 use crate::store::{Store, StoreError};
 
 /// Random bytes in a consumer secret (shown as twice as many hex digits).
@@ -55,15 +55,27 @@ pub trait AdminStore: Store {
     /// Removes consumer `id`; `false` when there was none.
     async fn delete_consumer(&self, id: &str) -> Result<bool, StoreError>;
 
-    /// Every element of `scope`, ordered by address.
-    async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError>;
-
     /// Removes the element of `address` (its calls stay); `false` when there
     /// was none.
     async fn remove_element(&self, scope: &Scope, address: &str) -> Result<bool, StoreError>;
 
     /// Creates or replaces the call type named `call_type.name`.
     async fn put_call_type(&self, call_type: &CallType) -> Result<(), StoreError>;
+
+    /// Stores a new display (its id and token hash are new).
+    async fn create_display(&self, display: &Display) -> Result<(), StoreError>;
+
+    /// Every display, revoked ones included, oldest first.
+    async fn displays(&self) -> Result<Vec<Display>, StoreError>;
+
+    /// Gives display `id` a new token hash (the old token stops working at
+    /// once) and un-revokes nothing: a revoked display stays revoked.
+    /// `false` when there is no such display.
+    async fn replace_display_token(&self, id: &str, token_hash: &str) -> Result<bool, StoreError>;
+
+    /// Revokes display `id` (its token stops working at once; the record
+    /// stays for the list). `false` when there is no such display.
+    async fn revoke_display(&self, id: &str) -> Result<bool, StoreError>;
 }
 
 /// A fresh secret: [`SECRET_BYTES`] bytes from the OS random source, as

@@ -11,7 +11,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::model::{
-    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
+    Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
+    NewCall, Scope,
 };
 use crate::store::{AddressSnapshot, ElementsOutcome, OpenOutcome, Store, StoreError};
 
@@ -145,6 +146,19 @@ impl Store for CachingStore {
         policy: ElementPolicy,
     ) -> Result<ElementsOutcome, StoreError> {
         self.inner.update_elements(scope, changes, policy).await
+    }
+
+    async fn open_calls(&self, scope: &Scope) -> Result<Vec<Call>, StoreError> {
+        self.inner.open_calls(scope).await
+    }
+
+    async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError> {
+        self.inner.elements(scope).await
+    }
+
+    /// Not cached: a revoked or rotated-away token stops working at once.
+    async fn display_by_token_hash(&self, token_hash: &str) -> Result<Option<Display>, StoreError> {
+        self.inner.display_by_token_hash(token_hash).await
     }
 
     async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {

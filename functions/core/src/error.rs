@@ -19,6 +19,9 @@ pub enum ApiError {
     /// 400 `signed_time_out_of_range`: a valid hash over a `signed_at` that
     /// is more than [`crate::replay::WINDOW_SECONDS`] off the server's clock.
     SignedTimeOutOfRange,
+    /// 401 `unauthorized`: a display read without a valid display token
+    /// (missing, unknown or revoked; DECISIONS §11).
+    Unauthorized,
     /// 404 `not_found`.
     NotFound,
     /// 405 `method_not_allowed`; the allowed method for the `Allow` header.
@@ -44,6 +47,7 @@ impl ApiError {
             | ApiError::Malformed(_)
             | ApiError::SignedTimeRequired
             | ApiError::SignedTimeOutOfRange => 400,
+            ApiError::Unauthorized => 401,
             ApiError::NotFound => 404,
             ApiError::MethodNotAllowed(_) => 405,
             ApiError::PayloadTooLarge => 413,
@@ -61,6 +65,7 @@ impl ApiError {
             ApiError::Malformed(_) => "malformed_request",
             ApiError::SignedTimeRequired => "signed_time_required",
             ApiError::SignedTimeOutOfRange => "signed_time_out_of_range",
+            ApiError::Unauthorized => "unauthorized",
             ApiError::NotFound => "not_found",
             ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::PayloadTooLarge => "payload_too_large",
@@ -82,6 +87,7 @@ impl ApiError {
                 "signed_at weicht mehr als {} Sekunden von der Serverzeit ab.",
                 crate::replay::WINDOW_SECONDS
             ),
+            ApiError::Unauthorized => "Anmeldung erforderlich.".into(),
             ApiError::NotFound => "Die angeforderte Ressource wurde nicht gefunden.".into(),
             ApiError::MethodNotAllowed(allow) => {
                 format!("Die Methode ist für diese Ressource nicht erlaubt. Erlaubt: {allow}.")

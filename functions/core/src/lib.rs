@@ -7,6 +7,8 @@
 //! [`wire`] (the JSON the service speaks), [`compact`] and [`signature`]
 //! (what is signed and how), [`validation`] (the 422 catalogue), [`store`]
 //! (persistence), [`handlers`] (one module per endpoint) and [`router`].
+//! The read side: [`displays`] (who may read), [`live`] (the messages of the
+//! live feed) and [`supervision`] (elements that need attention).
 
 pub mod admin;
 pub mod cache;
@@ -14,10 +16,12 @@ pub mod call_types;
 pub mod compact;
 pub mod config;
 pub mod display_page;
+pub mod displays;
 pub mod envelope;
 pub mod error;
 pub mod handlers;
 pub mod http_io;
+pub mod live;
 pub mod logging;
 pub mod model;
 pub mod replay;
@@ -27,6 +31,7 @@ pub mod sandbox;
 pub mod signature;
 pub mod state;
 pub mod store;
+pub mod supervision;
 pub mod validation;
 pub mod wire;
 pub mod wire_time;

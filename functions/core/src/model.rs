@@ -48,6 +48,15 @@ pub struct Call {
     pub closed_at: Option<DateTime<Utc>>,
 }
 
+impl Call {
+    /// The call's version for displays (DECISIONS §11). A call changes once:
+    /// it is opened (1) and later closed (2); nothing else of it is ever
+    /// rewritten, so the version follows from `closed_at` and no store keeps it.
+    pub fn version(&self) -> i64 {
+        if self.closed_at.is_some() { 2 } else { 1 }
+    }
+}
+
 /// A call about to be opened; the store assigns the id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewCall {
@@ -92,6 +101,10 @@ pub struct Element {
     pub position: Option<String>,
     pub reachable: Option<bool>,
     pub updated_at: DateTime<Utc>,
+    /// Grows by one with every change the store writes (DECISIONS §11): a
+    /// display keeps the newest version per address and ignores older news.
+    /// 0 for an element not yet stored.
+    pub version: i64,
 }
 
 impl Element {
@@ -105,6 +118,7 @@ impl Element {
             position: None,
             reachable: None,
             updated_at: at,
+            version: 0,
         }
     }
 
@@ -277,4 +291,22 @@ impl Consumer {
     pub fn is_expired(&self, now: DateTime<Utc>) -> bool {
         self.expires_at.is_some_and(|expiry| expiry <= now)
     }
+}
+
+/// A registered reader of open calls: a corridor display, the station's PC,
+/// a third-party display app (DECISIONS §11). It authenticates with a bearer
+/// token of which only the SHA-256 is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Display {
+    /// UUID v4, lowercase.
+    pub id: String,
+    pub name: String,
+    /// Section codes shown; empty = every section.
+    pub sections: Vec<String>,
+    /// Whose calls it shows: the installation (admins create displays for it).
+    pub scope: Scope,
+    /// Lowercase hex SHA-256 of the token.
+    pub token_hash: String,
+    pub created_at: DateTime<Utc>,
+    pub revoked: bool,
 }

@@ -26,10 +26,14 @@ pub enum Endpoint {
     TestPage,
     /// The display page at `/display`, both modes (DECISIONS §11).
     DisplayPage,
+    /// Displays: the open calls (DECISIONS §11).
+    DisplayCalls,
+    /// Displays: the elements and those that need attention (DECISIONS §12).
+    DisplayElements,
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 7] = [
+    pub const ALL: [Endpoint; 9] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
@@ -37,6 +41,8 @@ impl Endpoint {
         Endpoint::SandboxState,
         Endpoint::TestPage,
         Endpoint::DisplayPage,
+        Endpoint::DisplayCalls,
+        Endpoint::DisplayElements,
     ];
 
     pub fn path(self) -> &'static str {
@@ -48,6 +54,8 @@ impl Endpoint {
             Endpoint::SandboxState => "/api/v1/sandbox/state",
             Endpoint::TestPage => "/",
             Endpoint::DisplayPage => "/display",
+            Endpoint::DisplayCalls => "/api/v1/display/calls",
+            Endpoint::DisplayElements => "/api/v1/display/elements",
         }
     }
 
@@ -57,7 +65,9 @@ impl Endpoint {
             Endpoint::CallTypes
             | Endpoint::SandboxState
             | Endpoint::TestPage
-            | Endpoint::DisplayPage => Method::GET,
+            | Endpoint::DisplayPage
+            | Endpoint::DisplayCalls
+            | Endpoint::DisplayElements => Method::GET,
         }
     }
 
@@ -115,6 +125,8 @@ pub async fn serve_endpoint(
             Endpoint::SandboxState => sandbox::state(state, &request).await,
             Endpoint::TestPage => sandbox::page(state, &request).await,
             Endpoint::DisplayPage => display_page::page(state, &request).await,
+            Endpoint::DisplayCalls => handlers::display_read::calls(state, &request).await,
+            Endpoint::DisplayElements => handlers::display_read::elements(state, &request).await,
         }
     };
     let response = result.unwrap_or_else(|error| error_response(&error));

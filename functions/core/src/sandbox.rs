@@ -206,7 +206,7 @@ async fn consumer_from_query(state: &AppState, request: &ApiRequest) -> Result<C
     }
 }
 
-async fn consumer_from_cookie(
+pub(crate) async fn consumer_from_cookie(
     state: &AppState,
     headers: &HeaderMap,
 ) -> Result<Option<Consumer>, ApiError> {

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::model::{
-    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
+    Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
+    NewCall, Scope,
 };
 
 /// A failure of the store itself (not of the request).
@@ -112,6 +113,18 @@ pub trait Store: Send + Sync {
         changes: &[ElementChange],
         policy: ElementPolicy,
     ) -> Result<ElementsOutcome, StoreError>;
+
+    /// Every open call of a scope (the displays' snapshot, DECISIONS §11), in
+    /// any order. Consistent: a call whose open was acknowledged before the
+    /// read is in it, one whose close was acknowledged is not.
+    async fn open_calls(&self, scope: &Scope) -> Result<Vec<Call>, StoreError>;
+
+    /// Every element of `scope`, ordered by address (supervision, admin).
+    async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError>;
+
+    /// The display whose token hashes to `token_hash` (lowercase hex SHA-256),
+    /// revoked or not, or `None`.
+    async fn display_by_token_hash(&self, token_hash: &str) -> Result<Option<Display>, StoreError>;
 
     /// The newest calls of a scope, open ones first (sandbox page).
     async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError>;

@@ -73,6 +73,9 @@ pub struct CallRecord<'a> {
     /// admin has since removed the call type.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub call_type: Option<Option<TypeRecord<'a>>>,
+    /// Only for displays (DECISIONS §11), never on the wire of spec 2.3.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
 }
 
 impl<'a> CallRecord<'a> {
@@ -102,6 +105,20 @@ impl<'a> CallRecord<'a> {
                     .find(|t| t.name == call.event)
                     .map(TypeRecord::from)
             }),
+            version: None,
+        }
+    }
+
+    /// A call as displays get it: with its type and its version.
+    pub fn for_display(
+        call: &'a Call,
+        types: &'a [CallType],
+        zone: Tz,
+        now: DateTime<Utc>,
+    ) -> Self {
+        CallRecord {
+            version: Some(call.version()),
+            ..CallRecord::new(call, Some(types), zone, now)
         }
     }
 }
@@ -117,9 +134,20 @@ pub struct ElementRecord<'a> {
     pub position: Option<&'a str>,
     pub reachable: Option<bool>,
     pub updated_at: String,
+    /// Only for displays (DECISIONS §11), never in the answers of spec 4.2.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
 }
 
 impl<'a> ElementRecord<'a> {
+    /// An element as displays get it: with its version.
+    pub fn for_display(element: &'a Element, zone: Tz) -> Self {
+        ElementRecord {
+            version: Some(element.version),
+            ..ElementRecord::new(element, zone)
+        }
+    }
+
     pub fn new(element: &'a Element, zone: Tz) -> Self {
         ElementRecord {
             address: &element.address,
@@ -129,6 +157,7 @@ impl<'a> ElementRecord<'a> {
             position: element.position.as_deref(),
             reachable: element.reachable,
             updated_at: format_local(element.updated_at, zone),
+            version: None,
         }
     }
 }

@@ -1,10 +1,11 @@
-//! The local server: every endpoint of the service and the test page on one
-//! port, on the embedded store, sandbox mode unless told otherwise.
+//! The local server: every endpoint of the service, the displays' live feed
+//! and the pages on one port, on the embedded store, sandbox mode unless told otherwise.
 //!
 //! ```text
 //! cargo run -p local-server            # http://127.0.0.1:3000
 //! ```
 
+mod live;
 mod seed;
 
 use std::net::SocketAddr;
@@ -16,12 +17,14 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
+use axum::routing::any;
 use clap::Parser;
 
 use nurse_call_core::call_types::default_call_types;
 use nurse_call_core::config::{parse_live_url, parse_time_zone};
 use nurse_call_core::error::ApiError;
 use nurse_call_core::http_io::{MAX_BODY_BYTES, error_response};
+use nurse_call_core::live::LiveHub;
 use nurse_call_core::{AppState, Mode, Settings, Store, logging, serve, wire_time};
 use nurse_call_dynamodb::{DynamoStore, TableNames};
 use nurse_call_sqlite::SqliteStore;
@@ -92,9 +95,13 @@ async fn run(args: Args) -> Result<(), String> {
     if settings.mode == Mode::Sandbox {
         tokio::spawn(purge_expired_sandboxes(Arc::clone(&store)));
     }
-    let state = AppState::new(store, settings.clone());
+    // Every committed change goes to the connected displays (DECISIONS §11).
+    let state = AppState::new(store, settings.clone()).with_live(LiveHub::new());
 
-    let app = Router::new().fallback(handle).with_state(state);
+    let app = Router::new()
+        .route(live::PATH, any(live::connect))
+        .fallback(handle)
+        .with_state(state);
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;

@@ -7,6 +7,7 @@
 
 use nurse_call_core::admin::{AdminStore, SecretsReplaced, new_consumer};
 use nurse_call_core::call_types::default_call_types;
+use nurse_call_core::displays::{new_display, token_hash};
 use nurse_call_core::model::{ElementChange, ElementPolicy, Scope};
 use nurse_call_core::wire_time;
 
@@ -14,6 +15,7 @@ use nurse_call_core::wire_time;
 pub async fn contract(store: &dyn AdminStore) {
     store.check().await.expect("a fresh store is ready");
     consumers(store).await;
+    displays(store).await;
     elements(store).await;
     call_types(store).await;
 }
@@ -192,4 +194,64 @@ async fn call_types(store: &dyn AdminStore) {
     assert_eq!(types.len(), 11);
     assert_eq!(types.iter().find(|t| t.name == "Notruf"), Some(&notruf));
     assert_eq!(types.last(), Some(&extra), "ordered by id");
+}
+
+/// A display is found by its token's hash, and only by it.
+async fn displays(admin: &dyn AdminStore) {
+    let consumers_before = admin.consumers().await.unwrap().len();
+    let (display, token) =
+        new_display("Flur", &["S1".to_string()], wire_time::now()).expect("random");
+    admin
+        .create_display(&display)
+        .await
+        .expect("create_display");
+    let found = admin
+        .display_by_token_hash(&token_hash(&token))
+        .await
+        .expect("display_by_token_hash");
+    assert_eq!(found, Some(display.clone()));
+    assert_eq!(
+        admin
+            .display_by_token_hash(&token_hash("not the token"))
+            .await
+            .expect("display_by_token_hash"),
+        None
+    );
+    // Rotation: the old hash no longer finds it, the new one does.
+    let new_hash = token_hash("a new token");
+    assert!(
+        admin
+            .replace_display_token(&display.id, &new_hash)
+            .await
+            .expect("rotate")
+    );
+    assert_eq!(
+        admin
+            .display_by_token_hash(&display.token_hash)
+            .await
+            .expect("lookup"),
+        None,
+        "a rotated-away token must not be found"
+    );
+    assert!(admin.revoke_display(&display.id).await.expect("revoke"));
+    let revoked = admin
+        .display_by_token_hash(&new_hash)
+        .await
+        .expect("lookup")
+        .expect("still listed");
+    assert!(revoked.revoked);
+    assert!(
+        !admin
+            .revoke_display("00000000-0000-4000-8000-000000000000")
+            .await
+            .expect("revoke")
+    );
+    let listed = admin.displays().await.expect("displays");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].token_hash, new_hash);
+    assert_eq!(
+        admin.consumers().await.unwrap().len(),
+        consumers_before,
+        "displays are not consumers"
+    );
 }

@@ -114,6 +114,8 @@ macro_rules! conformance_tests {
             close_calls_element_policies,
             recent_calls_orders_open_first_then_newest,
             recent_elements_orders_most_recently_updated_first,
+            open_calls_are_the_scopes_open_calls_at_once,
+            element_versions_grow_with_every_change,
             purge_expired_removes_expired_consumers_and_their_data,
             scopes_are_isolated,
             call_ids_are_unique_positive_and_safe,

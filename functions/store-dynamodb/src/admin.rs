@@ -4,16 +4,15 @@
 //! the `by_scope` index.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 
 use nurse_call_core::admin::{AdminStore, SecretsReplaced};
-use nurse_call_core::model::{CallType, Consumer, Element, Scope};
+use nurse_call_core::model::{CallType, Consumer, Display, Scope};
 use nurse_call_core::store::{Store, StoreError};
 
 use crate::DynamoStore;
-use crate::error::classify;
+use crate::error::{build_error, classify};
 use crate::item::*;
-use crate::tables::BY_SCOPE_INDEX;
 
 /// Whether an SDK error is a failed condition (the item was not as expected).
 macro_rules! condition_failed {
@@ -66,6 +65,7 @@ impl AdminStore for DynamoStore {
             .scan_table(&self.tables.consumers)
             .await?
             .iter()
+            .filter(|item| !is_display_item(item))
             .map(consumer_from_item)
             .collect::<Result<Vec<_>, _>>()?;
         consumers.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
@@ -134,35 +134,6 @@ impl AdminStore for DynamoStore {
         existed!(result)
     }
 
-    /// From the `by_scope` index, which is eventually consistent: an element
-    /// registered a moment ago may be missing for a second in AWS.
-    async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError> {
-        let mut elements = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.tables.data)
-                .index_name(BY_SCOPE_INDEX)
-                .key_condition_expression("list_pk = :list_pk")
-                .expression_attribute_values(":list_pk", s(list_pk(scope, "element")))
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in page.items.unwrap_or_default() {
-                elements.push(element_from_item(&item)?);
-            }
-            start = page.last_evaluated_key;
-            if start.is_none() {
-                break;
-            }
-        }
-        elements.sort_by(|a, b| a.address.cmp(&b.address));
-        Ok(elements)
-    }
-
     async fn remove_element(&self, scope: &Scope, address: &str) -> Result<bool, StoreError> {
         let result = self
             .client
@@ -185,5 +156,79 @@ impl AdminStore for DynamoStore {
             .await
             .map_err(classify)?;
         Ok(())
+    }
+
+    async fn create_display(&self, display: &Display) -> Result<(), StoreError> {
+        self.client
+            .put_item()
+            .table_name(&self.tables.consumers)
+            .set_item(Some(display_item(display)))
+            .condition_expression("attribute_not_exists(id)")
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn displays(&self) -> Result<Vec<Display>, StoreError> {
+        let mut displays = self
+            .scan_table(&self.tables.consumers)
+            .await?
+            .iter()
+            .filter(|item| is_display_item(item))
+            .map(display_from_item)
+            .collect::<Result<Vec<_>, _>>()?;
+        displays.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        Ok(displays)
+    }
+
+    /// The item is keyed by the token's hash, so a new token is a new item:
+    /// the old one is deleted in the same transaction (conditioned on still
+    /// holding the old hash, so two admins rotating at once cannot leave two).
+    async fn replace_display_token(&self, id: &str, token_hash: &str) -> Result<bool, StoreError> {
+        let Some(old) = self.displays().await?.into_iter().find(|d| d.id == id) else {
+            return Ok(false);
+        };
+        let new = Display {
+            token_hash: token_hash.to_string(),
+            ..old.clone()
+        };
+        let put = Put::builder()
+            .table_name(&self.tables.consumers)
+            .set_item(Some(display_item(&new)))
+            .condition_expression("attribute_not_exists(id)")
+            .build()
+            .map_err(build_error)?;
+        let delete = Delete::builder()
+            .table_name(&self.tables.consumers)
+            .key("id", s(display_key(&old.token_hash)))
+            .condition_expression("attribute_exists(id)")
+            .build()
+            .map_err(build_error)?;
+        self.client
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().put(put).build())
+            .transact_items(TransactWriteItem::builder().delete(delete).build())
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(true)
+    }
+
+    async fn revoke_display(&self, id: &str) -> Result<bool, StoreError> {
+        let Some(display) = self.displays().await?.into_iter().find(|d| d.id == id) else {
+            return Ok(false);
+        };
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.tables.consumers)
+            .key("id", s(display_key(&display.token_hash)))
+            .update_expression("SET revoked = :revoked")
+            .expression_attribute_values(":revoked", AttributeValue::Bool(true))
+            .condition_expression("attribute_exists(id)")
+            .send()
+            .await;
+        existed!(result)
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::model::{Call, CallType, Consumer, Element, NewCall, Scope};
+use nurse_call_core::model::{Call, CallType, Consumer, Display, Element, NewCall, Scope};
 use nurse_call_core::store::StoreError;
 use nurse_call_core::wire_time::{from_stored, to_stored};
 
@@ -22,6 +22,13 @@ pub const CALL_SK: &str = "call";
 /// Partition key of an address: its element and the locks of its open calls.
 pub fn address_pk(scope: &Scope, address: &str) -> String {
     format!("{}#{address}", scope.as_str())
+}
+
+/// Partition key of a scope's open-call index: one item per open call, so
+/// that displays read every open call of a scope with one consistent Query
+/// (the `by_scope` index cannot be read consistently).
+pub fn open_index_pk(scope: &Scope) -> String {
+    format!("open#{}", scope.as_str())
 }
 
 /// Partition key of a call item: the id, so that id uniqueness is a condition.
@@ -143,6 +150,56 @@ pub fn element_from_item(item: &Item) -> Result<Element, StoreError> {
         position: get_s(item, "position"),
         reachable: get_bool(item, "reachable"),
         updated_at: required(get_time(item, "updated_at"), "element", "updated_at")?,
+        // Written before versions existed: it has been written once.
+        version: get_n(item, "version").unwrap_or(1),
+    })
+}
+
+/// Key prefix of display items in the consumers (credentials) table; no
+/// consumer id (a UUID) starts with it.
+pub const DISPLAY_PREFIX: &str = "display#";
+
+/// The key of a display item: its token's hash, so that authenticating a
+/// display is one `GetItem`.
+pub fn display_key(token_hash: &str) -> String {
+    format!("{DISPLAY_PREFIX}{token_hash}")
+}
+
+pub fn is_display_item(item: &Item) -> bool {
+    get_s(item, "id").is_some_and(|id| id.starts_with(DISPLAY_PREFIX))
+}
+
+pub fn display_item(display: &Display) -> Item {
+    Item::from([
+        ("id".to_string(), s(display_key(&display.token_hash))),
+        ("display_id".to_string(), s(&display.id)),
+        ("name".to_string(), s(&display.name)),
+        (
+            "sections".to_string(),
+            AttributeValue::L(display.sections.iter().map(s).collect()),
+        ),
+        ("scope".to_string(), s(display.scope.as_str())),
+        ("token_hash".to_string(), s(&display.token_hash)),
+        ("created_at".to_string(), s(to_stored(display.created_at))),
+        ("revoked".to_string(), AttributeValue::Bool(display.revoked)),
+    ])
+}
+
+pub fn display_from_item(item: &Item) -> Result<Display, StoreError> {
+    let sections = match item.get("sections") {
+        Some(AttributeValue::L(list)) => {
+            list.iter().filter_map(|v| v.as_s().ok().cloned()).collect()
+        }
+        _ => Vec::new(),
+    };
+    Ok(Display {
+        id: required(get_s(item, "display_id"), "display", "display_id")?,
+        name: get_s(item, "name").unwrap_or_default(),
+        sections,
+        scope: Scope::from_key(&required(get_s(item, "scope"), "display", "scope")?),
+        token_hash: required(get_s(item, "token_hash"), "display", "token_hash")?,
+        created_at: get_time(item, "created_at").unwrap_or_default(),
+        revoked: get_bool(item, "revoked").unwrap_or(false),
     })
 }
 

@@ -31,7 +31,8 @@ use aws_sdk_dynamodb::types::{
 use chrono::{DateTime, TimeZone, Utc};
 
 use nurse_call_core::model::{
-    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
+    Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
+    NewCall, Scope,
 };
 use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome, Store, StoreError};
 use nurse_call_core::wire_time::to_stored;
@@ -415,9 +416,20 @@ impl ElementUpdate {
             names.insert("#ttl".into(), tables::TTL_ATTRIBUTE.into());
             values.insert(":ttl".into(), n(ttl));
         }
+        // A change is a new version for displays (DECISIONS §11); ADD starts
+        // a missing attribute at the value. An empty change (a sandbox
+        // address seen first) creates version 1 and bumps nothing.
+        names.insert("#version".into(), "version".into());
+        values.insert(":one".into(), n(1));
+        let version = if change.is_empty() && registration.is_none() {
+            sets.push("#version = if_not_exists(#version, :one)");
+            ""
+        } else {
+            " ADD #version :one"
+        };
         ElementUpdate {
             pk: address_pk(scope, &change.address),
-            expression: format!("SET {}", sets.join(", ")),
+            expression: format!("SET {}{version}", sets.join(", ")),
             names,
             values,
             condition: (policy == ElementPolicy::MustExist)
@@ -589,11 +601,16 @@ impl Store for DynamoStore {
             lock.insert("pk".into(), s(address_pk(scope, &call.address)));
             lock.insert("sk".into(), s(open_sk(&call.event)));
             lock.insert("list_pk".into(), s(list_pk(scope, "open")));
+            let mut index = attributes.clone();
+            index.insert("pk".into(), s(open_index_pk(scope)));
+            index.insert("sk".into(), s(id_key(id)));
             let mut record = attributes;
             record.insert("pk".into(), s(call_pk(id)));
             record.insert("sk".into(), s(CALL_SK));
             record.insert("list_pk".into(), s(list_pk(scope, "call")));
 
+            // The element update stays third: a failed condition there means
+            // the element vanished (see below).
             let mut items = vec![
                 put(&self.tables.data, lock)?,
                 put(&self.tables.data, record)?,
@@ -601,6 +618,7 @@ impl Store for DynamoStore {
             if let Some(update) = self.element_update(scope, element, policy) {
                 items.push(update.into_transact_item(&self.tables.data)?);
             }
+            items.push(put(&self.tables.data, index)?);
             match self.transact(items).await? {
                 Transaction::Committed => {
                     return Ok(OpenOutcome::Opened(call.opened(id)));
@@ -662,7 +680,7 @@ impl Store for DynamoStore {
                 }
                 return Ok(Vec::new());
             }
-            let mut items = Vec::with_capacity(closing.len() * 2 + 1);
+            let mut items = Vec::with_capacity(closing.len() * 3 + 1);
             for call in &closing {
                 let close = Update::builder()
                     .table_name(&self.tables.data)
@@ -685,6 +703,13 @@ impl Store for DynamoStore {
                     .build()
                     .map_err(build_error)?;
                 items.push(TransactWriteItem::builder().delete(unlock).build());
+                let unindex = Delete::builder()
+                    .table_name(&self.tables.data)
+                    .key("pk", s(open_index_pk(scope)))
+                    .key("sk", s(id_key(call.id)))
+                    .build()
+                    .map_err(build_error)?;
+                items.push(TransactWriteItem::builder().delete(unindex).build());
             }
             if let Some(update) = element_update {
                 items.push(update.into_transact_item(&self.tables.data)?);
@@ -769,6 +794,59 @@ impl Store for DynamoStore {
         Err(StoreError::Unavailable(
             "updating the elements kept conflicting".into(),
         ))
+    }
+
+    /// One consistent Query of the scope's open-call index (paged at 1 MB,
+    /// some 2,000 open calls).
+    async fn open_calls(&self, scope: &Scope) -> Result<Vec<Call>, StoreError> {
+        self.query_partition(&open_index_pk(scope))
+            .await?
+            .iter()
+            .map(call_from_item)
+            .collect()
+    }
+
+    /// From the `by_scope` index, which is eventually consistent: an element
+    /// registered a moment ago may be missing for a second in AWS.
+    async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError> {
+        let mut elements = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .query()
+                .table_name(&self.tables.data)
+                .index_name(tables::BY_SCOPE_INDEX)
+                .key_condition_expression("list_pk = :list_pk")
+                .expression_attribute_values(":list_pk", s(list_pk(scope, "element")))
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            for item in page.items.unwrap_or_default() {
+                elements.push(element_from_item(&item)?);
+            }
+            start = page.last_evaluated_key;
+            if start.is_none() {
+                break;
+            }
+        }
+        elements.sort_by(|a, b| a.address.cmp(&b.address));
+        Ok(elements)
+    }
+
+    /// One consistent `GetItem`: the item is keyed by the token's hash.
+    async fn display_by_token_hash(&self, token_hash: &str) -> Result<Option<Display>, StoreError> {
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.tables.consumers)
+            .key("id", s(display_key(token_hash)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        output.item.as_ref().map(display_from_item).transpose()
     }
 
     async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {

@@ -9,6 +9,7 @@
 //! | close | ≤ 3 | 3: snapshot, lock query, transaction |
 //! | element single | ≤ 1 | 1: conditional update returning the item |
 //! | element multi | ≤ 1 | 2: transaction, then a batch read for the response |
+//! | display read of the open calls | ≤ 2 | 2: display token, open-call index |
 //!
 //! The multi form misses its budget: DynamoDB transactions return no item
 //! values, and the documented response is the full elements, so one read is
@@ -155,7 +156,38 @@ async fn each_request_stays_within_its_round_trip_budget() {
     // Budget 1, missed by design (see the module comment): 2.
     assert!(multi <= 2, "element multi took {multi} requests");
 
+    // A display reads the open calls: its token, then the open-call index,
+    // consistently (the call opened just now is in it).
+    let (display, token) = nurse_call_core::displays::new_display("Flur", &[], Utc::now()).unwrap();
+    nurse_call_core::admin::AdminStore::create_display(store.as_ref(), &display)
+        .await
+        .unwrap();
+    let (status, _, body) = count(
+        &state,
+        &store,
+        signed_post("/api/v1/display", Some("room-3"), r#"{"event":"WC"}"#),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let read = http::Request::get("/api/v1/display/calls")
+        .header("Authorization", format!("Bearer {token}"))
+        .body(bytes::Bytes::new())
+        .unwrap();
+    let (status, display_read, body) = count(&state, &store, read).await;
+    assert_eq!(status, 200, "{body}");
+    let addresses: Vec<&str> = body["data"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| call["address"].as_str().unwrap())
+        .collect();
+    assert_eq!(addresses, ["room-3"]);
+    assert!(
+        display_read <= 2,
+        "display read took {display_read} requests"
+    );
+
     eprintln!(
-        "round trips: open {open}, re-open {reopen}, close {close}, element single {single}, element multi (100) {multi}"
+        "round trips: open {open}, re-open {reopen}, close {close}, element single {single}, element multi (100) {multi}, display read {display_read}"
     );
 }

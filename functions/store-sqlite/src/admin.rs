@@ -6,11 +6,11 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use nurse_call_core::admin::{AdminStore, SecretsReplaced};
-use nurse_call_core::model::{CallType, Consumer, Element, Scope};
+use nurse_call_core::model::{CallType, Consumer, Display, Scope};
 use nurse_call_core::store::StoreError;
 
 use crate::{
-    CONSUMER_COLUMNS, ELEMENT_COLUMNS, SqliteStore, consumer_from_row, element_from_row,
+    CONSUMER_COLUMNS, DISPLAY_COLUMNS, SqliteStore, consumer_from_row, display_from_row,
     insert_call_type,
 };
 
@@ -94,19 +94,6 @@ impl AdminStore for SqliteStore {
         .await
     }
 
-    async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError> {
-        let scope = scope.as_str().to_string();
-        self.with(move |c| {
-            let mut statement = c.prepare(&format!(
-                "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 ORDER BY address"
-            ))?;
-            statement
-                .query_map(params![scope], element_from_row)?
-                .collect()
-        })
-        .await
-    }
-
     async fn remove_element(&self, scope: &Scope, address: &str) -> Result<bool, StoreError> {
         let (scope, address) = (scope.as_str().to_string(), address.to_string());
         self.with(move |c| {
@@ -134,6 +121,59 @@ impl AdminStore for SqliteStore {
                    notification_sound = excluded.notification_sound",
             )?;
             Ok(())
+        })
+        .await
+    }
+
+    async fn create_display(&self, display: &Display) -> Result<(), StoreError> {
+        let display = display.clone();
+        self.with(move |c| {
+            c.execute(
+                "INSERT INTO displays (id, name, sections, scope, token_hash, created_at, revoked)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    display.id,
+                    display.name,
+                    serde_json::to_string(&display.sections).expect("strings serialise"),
+                    display.scope.as_str(),
+                    display.token_hash,
+                    nurse_call_core::wire_time::to_stored(display.created_at),
+                    display.revoked
+                ],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn displays(&self) -> Result<Vec<Display>, StoreError> {
+        self.with(|c| {
+            let mut statement = c.prepare(&format!(
+                "SELECT {DISPLAY_COLUMNS} FROM displays ORDER BY created_at, id"
+            ))?;
+            statement.query_map([], display_from_row)?.collect()
+        })
+        .await
+    }
+
+    async fn replace_display_token(&self, id: &str, token_hash: &str) -> Result<bool, StoreError> {
+        let (id, token_hash) = (id.to_string(), token_hash.to_string());
+        self.with(move |c| {
+            let updated = c.execute(
+                "UPDATE displays SET token_hash = ?2 WHERE id = ?1",
+                params![id, token_hash],
+            )?;
+            Ok(updated > 0)
+        })
+        .await
+    }
+
+    async fn revoke_display(&self, id: &str) -> Result<bool, StoreError> {
+        let id = id.to_string();
+        self.with(move |c| {
+            let updated =
+                c.execute("UPDATE displays SET revoked = 1 WHERE id = ?1", params![id])?;
+            Ok(updated > 0)
         })
         .await
     }

@@ -18,7 +18,8 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use nurse_call_core::model::{
-    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
+    Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
+    NewCall, Scope,
 };
 use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome, Store, StoreError};
 use nurse_call_core::wire_time::{from_stored, to_stored};
@@ -133,7 +134,8 @@ fn call_from_row(row: &Row<'_>) -> rusqlite::Result<Call> {
     })
 }
 
-const ELEMENT_COLUMNS: &str = "address, code, name, battery, position, reachable, updated_at";
+const ELEMENT_COLUMNS: &str =
+    "address, code, name, battery, position, reachable, updated_at, version";
 
 fn element_from_row(row: &Row<'_>) -> rusqlite::Result<Element> {
     Ok(Element {
@@ -144,6 +146,7 @@ fn element_from_row(row: &Row<'_>) -> rusqlite::Result<Element> {
         position: row.get(4)?,
         reachable: row.get(5)?,
         updated_at: time_at(row, 6)?,
+        version: row.get(7)?,
     })
 }
 
@@ -159,14 +162,18 @@ fn read_element(
     .optional()
 }
 
-fn write_element(tx: &Transaction<'_>, scope: &str, element: &Element) -> rusqlite::Result<()> {
+/// Writes `element` as its next version (every write is a change a display
+/// may be told about; the transaction read it, so the count cannot skip).
+fn write_element(tx: &Transaction<'_>, scope: &str, element: &mut Element) -> rusqlite::Result<()> {
+    element.version += 1;
     tx.prepare_cached(
-        "INSERT INTO elements (scope, address, code, name, battery, position, reachable, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+        "INSERT INTO elements
+           (scope, address, code, name, battery, position, reachable, updated_at, version)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
          ON CONFLICT (scope, address) DO UPDATE SET
            code = excluded.code, name = excluded.name, battery = excluded.battery,
            position = excluded.position, reachable = excluded.reachable,
-           updated_at = excluded.updated_at",
+           updated_at = excluded.updated_at, version = excluded.version",
     )?
     .execute(params![
         scope,
@@ -176,7 +183,8 @@ fn write_element(tx: &Transaction<'_>, scope: &str, element: &Element) -> rusqli
         element.battery,
         element.position,
         element.reachable,
-        to_stored(element.updated_at)
+        to_stored(element.updated_at),
+        element.version
     ])?;
     Ok(())
 }
@@ -189,7 +197,7 @@ fn apply_change(
     change: &ElementChange,
     policy: ElementPolicy,
 ) -> rusqlite::Result<Option<Element>> {
-    let element = match (read_element(tx, scope, &change.address)?, policy) {
+    let mut element = match (read_element(tx, scope, &change.address)?, policy) {
         (Some(mut element), _) => {
             if change.is_empty() {
                 return Ok(Some(element));
@@ -204,7 +212,7 @@ fn apply_change(
             element
         }
     };
-    write_element(tx, scope, &element)?;
+    write_element(tx, scope, &mut element)?;
     Ok(Some(element))
 }
 
@@ -220,6 +228,25 @@ fn open_call_with_event(
     ))?
     .query_row(params![scope, address, event], call_from_row)
     .optional()
+}
+
+/// The columns [`display_from_row`] reads, in its order.
+pub(crate) const DISPLAY_COLUMNS: &str =
+    "id, name, sections, scope, token_hash, created_at, revoked";
+
+pub(crate) fn display_from_row(row: &Row<'_>) -> rusqlite::Result<Display> {
+    let sections: String = row.get(2)?;
+    Ok(Display {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        sections: serde_json::from_str(&sections).map_err(|error| {
+            rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, error.into())
+        })?,
+        scope: Scope::from_key(&row.get::<_, String>(3)?),
+        token_hash: row.get(4)?,
+        created_at: time_at(row, 5)?,
+        revoked: row.get(6)?,
+    })
 }
 
 /// The columns [`consumer_from_row`] reads, in its order.
@@ -370,7 +397,7 @@ impl Store for SqliteStore {
                 .unwrap_or_else(|| Element::unregistered(&address, at));
             element.code = code;
             element.name = name;
-            write_element(&tx, &scope, &element)?;
+            write_element(&tx, &scope, &mut element)?;
             tx.commit()?;
             Ok(element)
         })
@@ -505,6 +532,44 @@ impl Store for SqliteStore {
             }
             tx.commit()?;
             Ok(ElementsOutcome::Updated(elements))
+        })
+        .await
+    }
+
+    async fn open_calls(&self, scope: &Scope) -> Result<Vec<Call>, StoreError> {
+        let scope = scope.as_str().to_string();
+        self.with(move |c| {
+            let mut statement = c.prepare_cached(&format!(
+                "SELECT {CALL_COLUMNS} FROM calls WHERE scope = ?1 AND closed_at IS NULL"
+            ))?;
+            statement
+                .query_map(params![scope], call_from_row)?
+                .collect()
+        })
+        .await
+    }
+
+    async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError> {
+        let scope = scope.as_str().to_string();
+        self.with(move |c| {
+            let mut statement = c.prepare_cached(&format!(
+                "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 ORDER BY address"
+            ))?;
+            statement
+                .query_map(params![scope], element_from_row)?
+                .collect()
+        })
+        .await
+    }
+
+    async fn display_by_token_hash(&self, token_hash: &str) -> Result<Option<Display>, StoreError> {
+        let token_hash = token_hash.to_string();
+        self.with(move |c| {
+            c.prepare_cached(&format!(
+                "SELECT {DISPLAY_COLUMNS} FROM displays WHERE token_hash = ?1"
+            ))?
+            .query_row(params![token_hash], display_from_row)
+            .optional()
         })
         .await
     }

@@ -6,7 +6,8 @@ use rusqlite::config::DbConfig;
 /// Bumped when the schema changes; checked with `PRAGMA user_version`.
 /// 1: consumers, call types, elements, calls. 2: hash mismatches (test page).
 /// 3: a consumer's `require_signed_time` (replay protection).
-const SCHEMA_VERSION: i64 = 3;
+/// 4: displays (DECISIONS §11) and an element's `version`.
+const SCHEMA_VERSION: i64 = 4;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -35,7 +36,30 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 3 {
         version_3(connection)?;
     }
+    if version < 4 {
+        version_4(connection)?;
+    }
     Ok(())
+}
+
+/// Displays and their token hashes; every existing element starts at
+/// version 1 (it has been written once as far as any display knows).
+fn version_4(connection: &Connection) -> rusqlite::Result<()> {
+    connection.execute_batch(
+        "BEGIN;
+         CREATE TABLE IF NOT EXISTS displays (
+             id         TEXT PRIMARY KEY,
+             name       TEXT NOT NULL,
+             sections   TEXT NOT NULL,               -- JSON array; empty = every section
+             scope      TEXT NOT NULL,
+             token_hash TEXT NOT NULL UNIQUE,        -- SHA-256 hex of the token
+             created_at TEXT NOT NULL,
+             revoked    INTEGER NOT NULL DEFAULT 0
+         );
+         ALTER TABLE elements ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+         PRAGMA user_version = 4;
+         COMMIT;",
+    )
 }
 
 /// Replay protection is off for every existing consumer (the spec's behaviour).

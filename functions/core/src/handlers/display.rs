@@ -65,10 +65,15 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                             .store
                             .update_elements(&scope, std::slice::from_ref(&change), policy)
                             .await?;
-                        if let ElementsOutcome::Unknown(_) = written {
-                            let mut errors = FieldErrors::new();
-                            errors.add("address", message::invalid_choice("address"));
-                            return Err(errors.into());
+                        match written {
+                            ElementsOutcome::Updated(elements) => {
+                                state.publish_elements(&scope, &elements);
+                            }
+                            ElementsOutcome::Unknown(_) => {
+                                let mut errors = FieldErrors::new();
+                                errors.add("address", message::invalid_choice("address"));
+                                return Err(errors.into());
+                            }
                         }
                     }
                     OpenOutcome::AlreadyOpen(existing.clone())
@@ -80,10 +85,19 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                         created_at.unwrap_or(request_time),
                         &snapshot,
                     );
-                    state
+                    let outcome = state
                         .store
                         .open_call(&scope, &call, &change, policy)
-                        .await?
+                        .await?;
+                    if let OpenOutcome::Opened(call) = &outcome {
+                        state
+                            .publish_calls(&scope, std::slice::from_ref(call))
+                            .await;
+                    }
+                    if needs_element_write(&change, policy, &snapshot) {
+                        state.publish_element_of(&scope, &parsed.target).await;
+                    }
+                    outcome
                 }
             };
             let (status, call) = match &outcome {
@@ -108,6 +122,10 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                 .store
                 .close_calls(&scope, &parsed.target, &ids, closed_at, &change, policy)
                 .await?;
+            state.publish_calls(&scope, &closed).await;
+            if needs_element_write(&change, policy, &snapshot) {
+                state.publish_element_of(&scope, &parsed.target).await;
+            }
             tracing::info!(
                 consumer = %consumer.id,
                 address = %parsed.target,

@@ -38,7 +38,10 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
         .update_elements(&scope, &changes, policy)
         .await?
     {
-        ElementsOutcome::Updated(elements) => elements,
+        ElementsOutcome::Updated(elements) => {
+            state.publish_elements(&scope, &elements);
+            elements
+        }
         ElementsOutcome::Unknown(unknown) => {
             return Err(unknown_targets(&parsed, &items, &unknown).into());
         }

@@ -4,6 +4,7 @@
 
 pub mod call_types;
 pub mod display;
+pub mod display_read;
 pub mod element;
 
 use crate::envelope::Envelope;

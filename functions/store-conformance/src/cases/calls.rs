@@ -216,6 +216,7 @@ pub async fn open_call_element_policies(harness: Harness) {
             battery: Some(90.0),
             position: Some("Zimmer 5".to_string()),
             updated_at: t(10),
+            version: registered.version + 1,
             ..registered
         }),
         "open_call (MustExist) must apply the change to the registered element"
@@ -235,6 +236,7 @@ pub async fn open_call_element_policies(harness: Harness) {
         element(store, &scope, "5.2").await,
         Some(Element {
             battery: Some(30.0),
+            version: 1,
             ..Element::unregistered("5.2", t(20))
         }),
         "open_call (CreateMissing) must create the unknown element"
@@ -414,6 +416,7 @@ pub async fn close_calls_element_policies(harness: Harness) {
         element(store, &scope, "8.2").await,
         Some(Element {
             battery: Some(6.0),
+            version: 1,
             ..Element::unregistered("8.2", t(2))
         }),
         "close_calls (CreateMissing) must create the unknown element"
@@ -438,6 +441,7 @@ pub async fn close_calls_element_policies(harness: Harness) {
         Some(Element {
             battery: Some(7.0),
             updated_at: t(3),
+            version: registered.version + 1,
             ..registered
         }),
         "close_calls (MustExist) must apply the change to the registered element"

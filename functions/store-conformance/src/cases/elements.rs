@@ -23,6 +23,7 @@ pub async fn register_element_creates_an_element(harness: Harness) {
         position: None,
         reachable: None,
         updated_at: t(5),
+        version: 1,
     };
     assert_eq!(
         registered, expected,
@@ -137,6 +138,7 @@ pub async fn update_elements_changes_only_sent_fields(harness: Harness) {
         position: Some("Zimmer 1".to_string()),
         reachable: Some(true),
         updated_at: t(10),
+        version: a.version + 1,
         ..a
     };
     assert_eq!(
@@ -168,11 +170,13 @@ pub async fn update_elements_changes_only_sent_fields(harness: Harness) {
         battery: Some(0.0),
         reachable: Some(false),
         updated_at: t(20),
+        version: a_full.version + 1,
         ..a_full
     };
     let b_expected = Element {
         position: Some("Zimmer 2".to_string()),
         updated_at: t(20),
+        version: b.version + 1,
         ..b
     };
     assert_eq!(
@@ -306,10 +310,12 @@ pub async fn update_elements_create_missing_creates(harness: Harness) {
         position: Some("Garten".to_string()),
         reachable: Some(true),
         updated_at: t(9),
+        version: 1,
     };
     let a_expected = Element {
         battery: Some(55.0),
         updated_at: t(9),
+        version: a.version + 1,
         ..a
     };
     assert_eq!(

@@ -1,0 +1,128 @@
+//! The live feed of displays on the local server (DECISIONS §11):
+//! `GET /api/v1/display/live?token=…` upgraded to a WebSocket.
+//!
+//! Each connection subscribes to the in-process [`LiveHub`] *before* the
+//! upgrade completes, so nothing written after the client connected is
+//! missed while it reads its snapshot. It forwards the changes of its
+//! reader's scope and sections, and answers `{"action":"ping"}` with
+//! `{"type":"pong"}`. A client that falls `LiveHub::CAPACITY` changes behind
+//! or does not take a message within [`SEND_TIMEOUT`] is dropped: it
+//! reconnects and re-reads, and no writer ever waits for it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, Method};
+use tokio::sync::broadcast::Receiver;
+use tokio::sync::broadcast::error::RecvError;
+
+use nurse_call_core::AppState;
+use nurse_call_core::displays::{self, Reader};
+use nurse_call_core::error::ApiError;
+use nurse_call_core::http_io::error_response;
+use nurse_call_core::live::{LiveEvent, PONG, is_ping};
+
+/// The live feed's path.
+pub const PATH: &str = "/api/v1/display/live";
+
+/// How long one message may wait for a client that does not read.
+const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Authenticates (401 before any upgrade), subscribes, upgrades.
+pub async fn connect(
+    State(state): State<AppState>,
+    method: Method,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Response {
+    if method != Method::GET {
+        return answer(&ApiError::MethodNotAllowed("GET"), &method, 405);
+    }
+    let token = query
+        .get("token")
+        .map(String::as_str)
+        .filter(|t| !t.is_empty());
+    let reader = match displays::authenticate(&state, token, &headers).await {
+        Ok(reader) => reader,
+        Err(error) => return answer(&error, &method, error.status()),
+    };
+    let Ok(upgrade) = upgrade else {
+        let error = ApiError::Malformed(
+            "Dieser Pfad erwartet eine WebSocket-Verbindung (Upgrade: websocket).".into(),
+        );
+        return answer(&error, &method, 400);
+    };
+    let Some(hub) = state.live.clone() else {
+        return answer(&ApiError::Internal, &method, 500);
+    };
+    let changes = hub.subscribe();
+    tracing::info!(display_id = ?reader.display_id, scope = reader.scope.as_str(), "live display connected");
+    upgrade
+        .on_upgrade(move |socket| forward(socket, reader, changes))
+        .into_response()
+}
+
+/// The documented error body; logged like every other request (path only:
+/// the query holds the token).
+fn answer(error: &ApiError, method: &Method, status: u16) -> Response {
+    tracing::info!(%method, path = PATH, status, "request");
+    error_response(error).map(Body::from)
+}
+
+/// Forwards the reader's changes until either side stops.
+async fn forward(mut socket: WebSocket, reader: Reader, mut changes: Receiver<Arc<LiveEvent>>) {
+    let reason = loop {
+        tokio::select! {
+            change = changes.recv() => match change {
+                Ok(event) => {
+                    if !is_for(&reader, &event) {
+                        continue;
+                    }
+                    let send = socket.send(Message::Text(event.message.clone().into()));
+                    match tokio::time::timeout(SEND_TIMEOUT, send).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(_)) => break "gone",
+                        Err(_) => break close(socket, "too slow").await,
+                    }
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::info!(missed, "live display fell behind");
+                    break close(socket, "fell behind").await;
+                }
+                Err(RecvError::Closed) => break "server stopping",
+            },
+            frame = socket.recv() => match frame {
+                Some(Ok(Message::Text(text))) if is_ping(text.as_str()) => {
+                    if socket.send(Message::Text(PONG.into())).await.is_err() {
+                        break "gone";
+                    }
+                }
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break "closed by client",
+                // Other frames (WebSocket pings are answered by axum) are ignored.
+                Some(Ok(_)) => {}
+            },
+        }
+    };
+    tracing::info!(display_id = ?reader.display_id, reason, "live display disconnected");
+}
+
+/// Whether `event` is for this reader: its scope, and a section it shows.
+fn is_for(reader: &Reader, event: &LiveEvent) -> bool {
+    event.scope == reader.scope && reader.sees_section(event.section.as_deref())
+}
+
+/// Drops a client that cannot keep up; it reconnects and re-reads the snapshot.
+async fn close(mut socket: WebSocket, reason: &'static str) -> &'static str {
+    let frame = CloseFrame {
+        code: close_code::AGAIN,
+        reason: reason.into(),
+    };
+    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Close(Some(frame)))).await;
+    reason
+}

@@ -1,0 +1,379 @@
+/**
+ * Data protection in the synthesized templates (docs/security.md): the
+ * installation's KMS key and what it encrypts, who may use it, call
+ * retention, the sandbox's concurrency cap, and the checkov suppressions
+ * (scripts/test runs checkov and fails on any finding not suppressed here).
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+
+import { Template } from 'aws-cdk-lib/assertions';
+import * as logs from 'aws-cdk-lib/aws-logs';
+
+import { FunctionName, ServiceMode, functionsOf } from '../lib/nurse-call-stack';
+import {
+  Json,
+  cdkJsonContext,
+  functionId,
+  placeholderLambdaDir,
+  resourcesOf,
+  synth,
+  tableId,
+  tempDir,
+} from './helpers';
+
+const MODES: ServiceMode[] = ['production', 'sandbox'];
+// With the alarm topic, as scripts/test synthesizes them for cfn-lint and checkov.
+const templates: Record<ServiceMode, Template> = {
+  production: synth('production', { alarmEmail: 'ops@example.org' }),
+  sandbox: synth('sandbox', { alarmEmail: 'ops@example.org' }),
+};
+
+/** The logical id of the only KMS key of a template. */
+function keyId(template: Template): string {
+  const keys = Object.keys(resourcesOf(template, 'AWS::KMS::Key'));
+  assert.equal(keys.length, 1, `expected one KMS key, found ${keys.join(', ') || 'none'}`);
+  return keys[0];
+}
+
+/** The key policy statement with this Sid. */
+function keyStatement(template: Template, sid: string): Json {
+  const key = resourcesOf(template, 'AWS::KMS::Key')[keyId(template)];
+  const statement = key.Properties.KeyPolicy.Statement.find((s: Json) => s.Sid === sid);
+  assert.ok(statement, `key policy statement ${sid}`);
+  return statement;
+}
+
+/** `{"Fn::Join": ["", parts]}` as text, pseudo parameters as `${AWS::…}`. */
+function joined(value: Json): string {
+  if (typeof value === 'string') {
+    return value;
+  }
+  assert.equal(value['Fn::Join']?.[0], '', JSON.stringify(value));
+  return value['Fn::Join'][1].map((part: Json) => (typeof part === 'string' ? part : `\${${part.Ref}}`)).join('');
+}
+
+/** The KMS statements of a role's policies. */
+function kmsStatements(template: Template, roleId: string): Json[] {
+  const statements: Json[] = [];
+  for (const policy of Object.values(resourcesOf(template, 'AWS::IAM::Policy'))) {
+    if (!(policy.Properties.Roles ?? []).some((r: Json) => r.Ref === roleId)) {
+      continue;
+    }
+    for (const statement of policy.Properties.PolicyDocument.Statement) {
+      if ([statement.Action].flat().some((a: string) => a.startsWith('kms:'))) {
+        statements.push(statement);
+      }
+    }
+  }
+  return statements;
+}
+
+function roleOf(fn: Json): string {
+  return fn.Properties.Role['Fn::GetAtt'][0];
+}
+
+/** The Node function of the seeding custom resource. */
+function seedingProvider(template: Template): Json {
+  const providers = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).filter(
+    (fn) => fn.Properties.Runtime !== 'provided.al2023',
+  );
+  assert.equal(providers.length, 1);
+  return providers[0];
+}
+
+describe('the installation key (production)', () => {
+  const template = templates.production;
+
+  it('one customer-managed key, rotated, kept when the stack is deleted, with an alias', () => {
+    const key = resourcesOf(template, 'AWS::KMS::Key')[keyId(template)];
+    assert.equal(key.Properties.EnableKeyRotation, true);
+    assert.equal(key.DeletionPolicy, 'Retain');
+    assert.equal(key.UpdateReplacePolicy, 'Retain');
+    // Symmetric, for encryption (the defaults, which the services need).
+    assert.equal(key.Properties.KeySpec ?? 'SYMMETRIC_DEFAULT', 'SYMMETRIC_DEFAULT');
+    assert.equal(key.Properties.KeyUsage ?? 'ENCRYPT_DECRYPT', 'ENCRYPT_DECRYPT');
+    template.hasResourceProperties('AWS::KMS::Alias', {
+      AliasName: 'alias/nurse-call-test-production',
+      TargetKeyId: { 'Fn::GetAtt': [keyId(template), 'Arn'] },
+    });
+  });
+
+  it('encrypts the three tables', () => {
+    const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
+    for (const suffix of ['call-types', 'consumers', 'data']) {
+      assert.deepEqual(
+        tables[tableId(template, suffix)].Properties.SSESpecification,
+        { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: { 'Fn::GetAtt': [keyId(template), 'Arn'] } },
+        suffix,
+      );
+    }
+  });
+
+  it('encrypts every log group, and CloudWatch Logs of the region may use it for this account’s log groups only', () => {
+    const groups = resourcesOf(template, 'AWS::Logs::LogGroup');
+    assert.equal(Object.keys(groups).length, functionsOf('production').length + 2);
+    for (const [id, group] of Object.entries(groups)) {
+      assert.deepEqual(group.Properties.KmsKeyId, { 'Fn::GetAtt': [keyId(template), 'Arn'] }, id);
+    }
+    const statement = keyStatement(template, 'LogGroupsOfThisAccount');
+    assert.equal(statement.Effect, 'Allow');
+    assert.equal(joined(statement.Principal.Service), 'logs.${AWS::Region}.amazonaws.com');
+    for (const action of ['kms:Encrypt*', 'kms:Decrypt*', 'kms:GenerateDataKey*']) {
+      assert.ok([statement.Action].flat().includes(action), action);
+    }
+    assert.deepEqual(Object.keys(statement.Condition), ['ArnLike']);
+    assert.deepEqual(Object.keys(statement.Condition.ArnLike), ['kms:EncryptionContext:aws:logs:arn']);
+    assert.equal(
+      joined(statement.Condition.ArnLike['kms:EncryptionContext:aws:logs:arn']),
+      'arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:*',
+    );
+  });
+
+  it('encrypts the alarm topic, and CloudWatch may use it to publish this stack’s alarms', () => {
+    const topics = Object.values(resourcesOf(template, 'AWS::SNS::Topic'));
+    assert.equal(topics.length, 1);
+    assert.deepEqual(topics[0].Properties.KmsMasterKeyId, { 'Fn::GetAtt': [keyId(template), 'Arn'] });
+
+    const statement = keyStatement(template, 'AlarmsOfThisStackPublish');
+    assert.equal(statement.Effect, 'Allow');
+    assert.deepEqual(statement.Principal, { Service: 'cloudwatch.amazonaws.com' });
+    assert.deepEqual([statement.Action].flat().sort(), ['kms:Decrypt', 'kms:GenerateDataKey*']);
+    assert.deepEqual(statement.Condition.StringEquals, { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+    const pattern = joined(statement.Condition.ArnLike['aws:SourceArn']);
+    assert.equal(pattern, 'arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:nurse-call-test-production-*');
+    // Every alarm of the stack falls under the pattern: none would be dropped.
+    const prefix = pattern.slice(pattern.lastIndexOf(':') + 1, -1);
+    const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
+    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length);
+    for (const alarm of alarms) {
+      assert.ok(String(alarm.Properties.AlarmName).startsWith(prefix), alarm.Properties.AlarmName);
+    }
+  });
+
+  it('without a topic, CloudWatch gets nothing from the key', () => {
+    const noTopic = synth('production');
+    const key = resourcesOf(noTopic, 'AWS::KMS::Key')[keyId(noTopic)];
+    const principals = key.Properties.KeyPolicy.Statement.map((s: Json) => JSON.stringify(s.Principal));
+    assert.ok(!principals.some((p: string) => p.includes('cloudwatch')), principals.join(' '));
+  });
+
+  it('the key policy names its principals: the account (IAM decides), CloudWatch Logs, CloudWatch', () => {
+    const key = resourcesOf(template, 'AWS::KMS::Key')[keyId(template)];
+    const statements: Json[] = key.Properties.KeyPolicy.Statement;
+    assert.equal(statements.length, 3);
+    for (const statement of statements) {
+      assert.equal(statement.Effect, 'Allow');
+      assert.notEqual(statement.Principal, '*');
+      assert.notEqual(statement.Principal.AWS, '*');
+    }
+    const account = statements.filter((s) => s.Principal.AWS);
+    assert.equal(account.length, 1);
+    assert.equal(joined(account[0].Principal.AWS), 'arn:${AWS::Partition}:iam::${AWS::AccountId}:root');
+  });
+
+  // What each role may do with the key: only through DynamoDB, decrypt to
+  // read, encrypt too to write.
+  const read = ['kms:Decrypt', 'kms:DescribeKey'];
+  const write = [...read, 'kms:Encrypt', 'kms:GenerateDataKey'].sort();
+  const expected: Record<Exclude<FunctionName, 'sandbox'> | 'seeding', string[]> = {
+    display: write,
+    element: write,
+    'call-types': read,
+    seeding: write,
+  };
+  for (const [name, actions] of Object.entries(expected)) {
+    it(`${name} may use the key only through DynamoDB: ${actions.join(', ')}`, () => {
+      const fn =
+        name === 'seeding'
+          ? seedingProvider(template)
+          : resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name as FunctionName)];
+      // The seeding has one policy per call type, each with the same statements.
+      const statements = [...new Set(kmsStatements(template, roleOf(fn)).map((s) => JSON.stringify(s)))];
+      assert.equal(statements.length, 1, statements.join('\n'));
+      const statement = JSON.parse(statements[0]);
+      assert.equal(statement.Effect, 'Allow');
+      assert.deepEqual([statement.Action].flat().sort(), actions);
+      assert.deepEqual(statement.Resource, { 'Fn::GetAtt': [keyId(template), 'Arn'] });
+      assert.deepEqual(Object.keys(statement.Condition), ['StringEquals']);
+      assert.equal(joined(statement.Condition.StringEquals['kms:ViaService']), 'dynamodb.${AWS::Region}.amazonaws.com');
+    });
+  }
+});
+
+describe('the sandbox keeps the AWS-owned encryption', () => {
+  const template = templates.sandbox;
+
+  it('no key; tables, log groups and topic without a customer key; no KMS permission anywhere', () => {
+    template.resourceCountIs('AWS::KMS::Key', 0);
+    for (const table of Object.values(resourcesOf(template, 'AWS::DynamoDB::Table'))) {
+      assert.equal(table.Properties.SSESpecification, undefined);
+    }
+    for (const group of Object.values(resourcesOf(template, 'AWS::Logs::LogGroup'))) {
+      assert.equal(group.Properties.KmsKeyId, undefined);
+    }
+    for (const topic of Object.values(resourcesOf(template, 'AWS::SNS::Topic'))) {
+      assert.equal(topic.Properties.KmsMasterKeyId, undefined);
+    }
+    for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
+      assert.deepEqual(kmsStatements(template, roleOf(fn)), []);
+    }
+    assert.equal(template.toJSON().Outputs.DataKeyArn, undefined);
+  });
+});
+
+describe('reserved concurrency', () => {
+  it('sandbox: each function is capped, 5 by default', () => {
+    const template = templates.sandbox;
+    const functions = resourcesOf(template, 'AWS::Lambda::Function');
+    for (const name of functionsOf('sandbox')) {
+      assert.equal(functions[functionId(template, name)].Properties.ReservedConcurrentExecutions, 5, name);
+    }
+  });
+
+  it('sandbox: the cap comes from the props', () => {
+    const template = synth('sandbox', { sandboxReservedConcurrency: 2 });
+    const functions = resourcesOf(template, 'AWS::Lambda::Function');
+    for (const name of functionsOf('sandbox')) {
+      assert.equal(functions[functionId(template, name)].Properties.ReservedConcurrentExecutions, 2, name);
+    }
+  });
+
+  it('production: no cap (the stage throttles), and the sandbox prop is refused there', () => {
+    const template = templates.production;
+    for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
+      assert.equal(fn.Properties.ReservedConcurrentExecutions, undefined);
+    }
+    assert.throws(() => synth('production', { sandboxReservedConcurrency: 5 }), /sandbox stacks only/);
+  });
+
+  it('refuses a cap that is not a whole number of at least 1', () => {
+    for (const bad of [0, -1, 1.5, Number.NaN]) {
+      assert.throws(() => synth('sandbox', { sandboxReservedConcurrency: bad }), /sandboxReservedConcurrency/, String(bad));
+    }
+  });
+});
+
+describe('call retention', () => {
+  for (const mode of MODES) {
+    it(`${mode}: every function gets CALL_RETENTION_DAYS=400 by default; calls expire on the data table's ttl`, () => {
+      const template = templates[mode];
+      const functions = resourcesOf(template, 'AWS::Lambda::Function');
+      for (const name of functionsOf(mode)) {
+        assert.equal(functions[functionId(template, name)].Properties.Environment.Variables.CALL_RETENTION_DAYS, '400', name);
+      }
+      const data = resourcesOf(template, 'AWS::DynamoDB::Table')[tableId(template, 'data')];
+      assert.deepEqual(data.Properties.TimeToLiveSpecification, { AttributeName: 'ttl', Enabled: true });
+    });
+  }
+
+  it('the retention comes from the props', () => {
+    const template = synth('production', { callRetentionDays: 730 });
+    const functions = resourcesOf(template, 'AWS::Lambda::Function');
+    for (const name of functionsOf('production')) {
+      assert.equal(functions[functionId(template, name)].Properties.Environment.Variables.CALL_RETENTION_DAYS, '730', name);
+    }
+  });
+
+  it('the logs (which name each call opened or closed) never outlast the call retention', () => {
+    assert.throws(() => synth('production', { callRetentionDays: 60 }), /logRetention 90 days outlasts callRetentionDays 60/);
+    assert.throws(
+      () => synth('production', { logRetention: logs.RetentionDays.INFINITE }),
+      /logRetention INFINITE outlasts callRetentionDays 400/,
+    );
+    assert.doesNotThrow(() => synth('production', { callRetentionDays: 60, logRetention: logs.RetentionDays.TWO_MONTHS }));
+    assert.doesNotThrow(() => synth('sandbox', { callRetentionDays: 14 }));
+  });
+
+  it('refuses a retention that is not a whole number of days of at least 1', () => {
+    for (const bad of [0, -30, 2.5, Number.NaN]) {
+      assert.throws(() => synth('production', { callRetentionDays: bad }), /callRetentionDays/, String(bad));
+    }
+  });
+
+  it('the CDK app passes callRetentionDays and sandboxConcurrency from the context', () => {
+    const outdir = tempDir('nurse-call-app-');
+    execFileSync(process.execPath, [path.join(__dirname, '..', 'bin', 'nurse-call.js')], {
+      env: {
+        ...process.env,
+        CDK_OUTDIR: outdir,
+        CDK_CONTEXT_JSON: JSON.stringify({
+          ...cdkJsonContext(),
+          'aws:cdk:bundling-stacks': [],
+          installation: 'retention',
+          mode: 'sandbox',
+          callRetentionDays: '90',
+          sandboxConcurrency: '3',
+          lambdaDir: placeholderLambdaDir(),
+        }),
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const template = JSON.parse(fs.readFileSync(path.join(outdir, 'NurseCall-retention.template.json'), 'utf8'));
+    const services = Object.values(template.Resources as Record<string, Json>).filter(
+      (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Runtime === 'provided.al2023',
+    );
+    assert.equal(services.length, functionsOf('sandbox').length);
+    for (const fn of services) {
+      assert.equal(fn.Properties.Environment.Variables.CALL_RETENTION_DAYS, '90');
+      assert.equal(fn.Properties.ReservedConcurrentExecutions, 3);
+    }
+  });
+});
+
+/** `resource type: check id` of every checkov suppression in a template, sorted, with counts. */
+function suppressions(template: Template): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const resource of Object.values(template.toJSON().Resources as Record<string, Json>)) {
+    for (const skip of resource.Metadata?.checkov?.skip ?? []) {
+      const key = `${resource.Type}: ${skip.id}`;
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+  }
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+describe('checkov suppressions', () => {
+  // Exactly these, and nothing else: a new suppression is a decision made here.
+  const expected: Record<ServiceMode, Record<string, number>> = {
+    production: {
+      // The three service functions and the seeding provider: no VPC, no DLQ.
+      'AWS::Lambda::Function: CKV_AWS_115': 4, // no cap: production functions; the seeding provider
+      'AWS::Lambda::Function: CKV_AWS_116': 4,
+      'AWS::Lambda::Function: CKV_AWS_117': 4,
+      'AWS::Lambda::Function: CKV_AWS_173': 3, // the service functions' environment holds no secret
+    },
+    sandbox: {
+      'AWS::DynamoDB::Table: CKV_AWS_119': 3, // AWS-owned encryption
+      'AWS::DynamoDB::Table: CKV_AWS_28': 3, // no point-in-time recovery
+      'AWS::Lambda::Function: CKV_AWS_115': 1, // the seeding provider only: the service functions are capped
+      'AWS::Lambda::Function: CKV_AWS_116': 5,
+      'AWS::Lambda::Function: CKV_AWS_117': 5,
+      'AWS::Lambda::Function: CKV_AWS_173': 4,
+      'AWS::Logs::LogGroup: CKV_AWS_158': 6, // CloudWatch Logs' own encryption
+      'AWS::SNS::Topic: CKV_AWS_26': 1, // no customer key for the alarm topic
+    },
+  };
+
+  for (const mode of MODES) {
+    it(`${mode}: exactly the expected findings are suppressed`, () => {
+      assert.deepEqual(suppressions(templates[mode]), expected[mode]);
+    });
+
+    it(`${mode}: each suppression has a one-line reason, no check suppressed twice on a resource`, () => {
+      for (const [id, resource] of Object.entries(templates[mode].toJSON().Resources as Record<string, Json>)) {
+        const skips: Json[] = resource.Metadata?.checkov?.skip ?? [];
+        assert.equal(new Set(skips.map((s) => s.id)).size, skips.length, `${id}: a check suppressed twice`);
+        for (const skip of skips) {
+          assert.match(skip.id, /^CKV_AWS_\d+$/);
+          assert.equal(typeof skip.comment, 'string', `${id} ${skip.id}: no reason`);
+          assert.ok(skip.comment.length >= 30 && skip.comment.length <= 200, `${id} ${skip.id}: reason of ${skip.comment.length} characters`);
+          assert.ok(!/[\r\n]/.test(skip.comment), `${id} ${skip.id}: reason on more than one line`);
+        }
+      }
+    });
+  }
+});
