@@ -159,6 +159,31 @@ fn contrast(a: &str, b: &str) -> f64 {
     (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
 }
 
+/// Sizes the window so that the page itself gets `width` × `height` (the
+/// window's frame is not part of the screen a display has).
+async fn set_viewport(browser: &Client, width: u32, height: u32) {
+    let frame = run(
+        browser,
+        "return [outerWidth - innerWidth, outerHeight - innerHeight]",
+    )
+    .await;
+    let frame = |i: usize| u32::try_from(frame[i].as_u64().unwrap_or_default()).unwrap_or_default();
+    browser
+        .set_window_size(width + frame(0), height + frame(1))
+        .await
+        .expect("window size");
+    shows(
+        "the viewport's size",
+        Instant::now(),
+        Duration::from_secs(5),
+        || async {
+            (run(browser, "return [innerWidth, innerHeight]").await == json!([width, height]))
+                .then_some(())
+        },
+    )
+    .await;
+}
+
 /// Opens the test page (a sandbox pair in its cookie), then follows its link
 /// to the display page. The pair, to send calls into the visitor's scope.
 async fn display_via_test_page(browser: &Client, base: &str) -> Consumer {
@@ -223,6 +248,7 @@ async fn calls_show_within_a_second_in_order_and_colour_with_presence_and_mainte
         .browser_with("display", 1920, 1080, &[AUTOPLAY])
         .await;
     let me = display_via_test_page(&browser, &base).await;
+    set_viewport(&browser, 1920, 1080).await;
     assert_eq!(text(&browser, "#live-status").await, "Live");
     assert_eq!(banner(&browser).await, None);
     let footer = text(&browser, "#supplementary").await;
@@ -307,7 +333,7 @@ async fn calls_show_within_a_second_in_order_and_colour_with_presence_and_mainte
 
     // The durations run.
     let before = seconds(shown[2]["duration"].as_str().unwrap_or_default());
-    tokio::time::sleep(Duration::from_millis(2100)).await;
+    tokio::time::sleep(Duration::from_millis(3100)).await;
     let after = seconds(
         tiles(&browser).await[2]["duration"]
             .as_str()
@@ -394,10 +420,7 @@ async fn calls_show_within_a_second_in_order_and_colour_with_presence_and_mainte
     save_screenshot(&browser, &shots.join("display-1920x1080.png")).await;
 
     // 800×480 (a small room display): everything on the screen, type still large.
-    browser
-        .set_window_size(800, 480)
-        .await
-        .expect("small window");
+    set_viewport(&browser, 800, 480).await;
     let viewport = shows(
         "the small viewport",
         Instant::now(),
@@ -409,6 +432,7 @@ async fn calls_show_within_a_second_in_order_and_colour_with_presence_and_mainte
     )
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
+    save_screenshot(&browser, &shots.join("display-800x480.png")).await;
     let (width, height) = (
         viewport[0].as_f64().unwrap_or_default(),
         viewport[1].as_f64().unwrap_or_default(),
@@ -431,7 +455,6 @@ async fn calls_show_within_a_second_in_order_and_colour_with_presence_and_mainte
     )
     .await;
     assert_eq!(scroll, 0, "the page is wider than 800 px");
-    save_screenshot(&browser, &shots.join("display-800x480.png")).await;
 
     // Closes: gone within 1 s of the close's answer. Closing room 103 closes
     // the Notruf and the presence.
@@ -824,6 +847,7 @@ async fn screenshot() {
     let driver = Chromedriver::start().await;
     let browser = driver.browser_with("shot", 1920, 1080, &[AUTOPLAY]).await;
     let me = display_via_test_page(&browser, &base).await;
+    set_viewport(&browser, 1920, 1080).await;
     for (target, data) in [
         (
             "Zimmer-101",
@@ -875,10 +899,7 @@ async fn screenshot() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
     save_screenshot(&browser, &docs.join("display-page.png")).await;
-    browser
-        .set_window_size(800, 480)
-        .await
-        .expect("small window");
+    set_viewport(&browser, 800, 480).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     save_screenshot(&browser, &docs.join("display-page-800x480.png")).await;
     eprintln!("wrote {}", docs.join("display-page.png").display());
