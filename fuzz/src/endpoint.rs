@@ -648,7 +648,9 @@ impl World {
                 Mode::Production
             },
             time_zone: zone(),
+            call_retention: Default::default(),
             supervision: nurse_call_core::supervision::Thresholds::default(),
+            live_url: None,
         };
         World {
             state: AppState::new(store, settings),

@@ -247,6 +247,8 @@ pub struct Options {
     pub data_dir: Option<PathBuf>,
     /// Extra environment variables for the process.
     pub env: Vec<(String, String)>,
+    /// The address to listen on (a restart on the same port); else a free port.
+    pub listen: Option<String>,
 }
 
 impl Options {
@@ -257,6 +259,7 @@ impl Options {
             time_zone: None,
             data_dir: None,
             env: Vec::new(),
+            listen: None,
         }
     }
 
@@ -280,6 +283,12 @@ impl Options {
 
     pub fn env(mut self, name: &str, value: &str) -> Self {
         self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Listen on `addr` (`127.0.0.1:PORT`), e.g. the port of a stopped server.
+    pub fn listen(mut self, addr: &str) -> Self {
+        self.listen = Some(addr.to_string());
         self
     }
 }
@@ -322,7 +331,7 @@ impl Server {
         let mut command = Command::new(server_binary());
         command
             .arg("--listen")
-            .arg("127.0.0.1:0")
+            .arg(options.listen.as_deref().unwrap_or("127.0.0.1:0"))
             .arg("--data-dir")
             .arg(&data_dir)
             .arg("--mode")
@@ -344,6 +353,7 @@ impl Server {
             "DATA_DIR",
             "SEED_FILE",
             "DYNAMODB_ENDPOINT",
+            "DISPLAY_LIVE_URL",
         ] {
             command.env_remove(name);
         }

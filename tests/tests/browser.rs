@@ -11,190 +11,17 @@
 //! `cargo test -p blackbox-tests --test browser -- --ignored screenshot`
 //! renews `docs/test-page.png` (the README's picture).
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use blackbox_tests::*;
-use fantoccini::{Client, ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
+use common::*;
+use fantoccini::{Client, Locator};
 
 /// What the page promises: a change shows within 2 s.
 const LIVE: Duration = Duration::from_secs(2);
-/// How long a browser may take to start and load the page.
-const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
-
-// ---------------------------------------------------------------------------
-// The browser
-// ---------------------------------------------------------------------------
-
-fn chromium_path() -> PathBuf {
-    std::env::var_os("CHROMIUM").map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from)
-}
-
-fn chromedriver_path() -> PathBuf {
-    std::env::var_os("CHROMEDRIVER")
-        .map_or_else(|| PathBuf::from("/usr/bin/chromedriver"), PathBuf::from)
-}
-
-/// `true` (with a note) when the browser tests are to be skipped; panics with
-/// the install hint when Chromium is missing and skipping was not asked for.
-fn skip_browser_tests(test: &str) -> bool {
-    if std::env::var("SKIP_BROWSER_TESTS").is_ok_and(|v| v == "1") {
-        eprintln!("{test}: skipped (SKIP_BROWSER_TESTS=1)");
-        return true;
-    }
-    for path in [chromium_path(), chromedriver_path()] {
-        assert!(
-            path.is_file(),
-            "{} not found: install Debian's chromium and chromium-driver \
-             (`apt-get install -y chromium chromium-driver`, as scripts/test does), \
-             set CHROMIUM / CHROMEDRIVER, or SKIP_BROWSER_TESTS=1",
-            path.display()
-        );
-    }
-    false
-}
-
-/// A chromedriver process on a free loopback port, in its own process group
-/// so that it and the browsers it started go when it is dropped.
-struct Chromedriver {
-    child: Child,
-    url: String,
-    /// Profiles (`--user-data-dir`) and the driver's log.
-    dir: tempfile::TempDir,
-}
-
-impl Chromedriver {
-    async fn start() -> Chromedriver {
-        use std::os::unix::process::CommandExt;
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let dir = tempfile::tempdir().expect("temp folder for the browser");
-        let log = std::fs::File::create(dir.path().join("chromedriver.log")).expect("log file");
-        let child = Command::new(chromedriver_path())
-            .arg(format!("--port={port}"))
-            .arg(format!(
-                "--log-path={}",
-                dir.path().join("chromedriver.log").display()
-            ))
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(log.try_clone().expect("log handle")))
-            .stderr(Stdio::from(log))
-            .process_group(0)
-            .spawn()
-            .expect("chromedriver starts");
-        let driver = Chromedriver {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            dir,
-        };
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .expect("HTTP client");
-        let deadline = Instant::now() + LOAD_TIMEOUT;
-        loop {
-            if let Ok(response) = client.get(format!("{}/status", driver.url)).send().await
-                && let Ok(status) = response.json::<Value>().await
-                && status["value"]["ready"] == true
-            {
-                return driver;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "chromedriver did not get ready; its log:\n{}",
-                driver.log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("chromedriver.log")).unwrap_or_default()
-    }
-
-    /// A new browser with a fresh profile: its own cookies, like a second
-    /// visitor. `width` × `height` is the window.
-    async fn browser(&self, name: &str, width: u32, height: u32) -> Client {
-        let profile = self.dir.path().join(format!("profile-{name}"));
-        std::fs::create_dir_all(&profile).expect("profile folder");
-        let mut args = vec![
-            "--headless=new".to_string(),
-            "--disable-gpu".to_string(),
-            "--disable-dev-shm-usage".to_string(),
-            "--disable-background-networking".to_string(),
-            "--disable-component-update".to_string(),
-            "--disable-sync".to_string(),
-            "--no-first-run".to_string(),
-            "--no-default-browser-check".to_string(),
-            "--lang=de-DE".to_string(),
-            format!("--window-size={width},{height}"),
-            format!("--user-data-dir={}", profile.display()),
-        ];
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
-            // Chromium refuses to run its sandbox as root.
-            args.push("--no-sandbox".to_string());
-        }
-        let capabilities = json!({
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": chromium_path(),
-                "args": args,
-            },
-        });
-        let Value::Object(capabilities) = capabilities else {
-            unreachable!("an object")
-        };
-        ClientBuilder::new(HttpConnector::new())
-            .capabilities(capabilities)
-            .connect(&self.url)
-            .await
-            .unwrap_or_else(|e| {
-                panic!(
-                    "browser {name} did not start ({e}); chromedriver's log:\n{}",
-                    self.log()
-                )
-            })
-    }
-}
-
-impl Drop for Chromedriver {
-    fn drop(&mut self) {
-        if let Ok(group) = libc::pid_t::try_from(self.child.id()) {
-            // SAFETY: signals only the process group this test started.
-            unsafe {
-                libc::kill(-group, libc::SIGKILL);
-            }
-        }
-        let _ = self.child.wait();
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Reading the page
-// ---------------------------------------------------------------------------
-
-async fn text(browser: &Client, css: &str) -> String {
-    browser
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("no {css} on the page: {e}"))
-        .text()
-        .await
-        .expect("element text")
-}
-
-async fn run(browser: &Client, script: &str) -> Value {
-    browser
-        .execute(script, Vec::new())
-        .await
-        .unwrap_or_else(|e| panic!("script failed ({e}): {script}"))
-}
 
 /// The rows of the calls table the page shows now.
 async fn calls_shown(browser: &Client) -> Vec<Value> {
@@ -227,24 +54,6 @@ async fn mismatches_shown(browser: &Client) -> Vec<Value> {
     shown.as_array().cloned().unwrap_or_default()
 }
 
-/// Polls `check` until it gives `Some`, for at most `within` after `since`.
-async fn shows<T, F, Fut>(what: &str, since: Instant, within: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    loop {
-        if let Some(found) = check().await {
-            return found;
-        }
-        assert!(
-            since.elapsed() < within,
-            "the page did not show {what} within {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// The curl example `#example-<key>` as (path, body), to send it as shown.
 async fn example(browser: &Client, key: &str, base: &str) -> (String, String) {
     let curl = text(browser, &format!("#example-{key}")).await;
@@ -262,19 +71,9 @@ async fn example(browser: &Client, key: &str, base: &str) -> (String, String) {
     (path.to_string(), body.to_string())
 }
 
-fn rgb(hex: &str) -> String {
-    let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex colour");
-    format!("rgb({}, {}, {})", channel(1), channel(3), channel(5))
-}
-
 /// `data` as Python's `json.dumps` writes it by default: `, ` and `: `.
 fn python_spaced(data: &str) -> String {
     data.replace("\",\"", "\", \"").replace("\":", "\": ")
-}
-
-async fn save_screenshot(browser: &Client, path: &Path) {
-    let png = browser.screenshot().await.expect("screenshot");
-    std::fs::write(path, png).expect("screenshot written");
 }
 
 // ---------------------------------------------------------------------------

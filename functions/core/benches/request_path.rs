@@ -319,6 +319,7 @@ fn state(mode: Mode) -> AppState {
         time_zone: parse_time_zone(Settings::DEFAULT_TIME_ZONE).expect("a known zone"),
         call_retention: Default::default(),
         supervision: nurse_call_core::supervision::Thresholds::default(),
+        live_url: None,
     };
     AppState::new(store, settings)
 }

@@ -1,6 +1,6 @@
 //! Settings of one installation (DECISIONS §10): the mode, the time zone and
-//! how long closed calls are kept, and the supervision thresholds of the
-//! elements (DECISIONS §12).
+//! how long closed calls are kept, the supervision thresholds of the
+//! elements (DECISIONS §12), and where displays find the live socket.
 
 use std::fmt;
 use std::str::FromStr;
@@ -51,13 +51,17 @@ pub struct Settings {
     pub call_retention: CallRetention,
     /// When an element needs attention (DECISIONS §12).
     pub supervision: Thresholds,
+    /// Where the display page opens its live socket (`DISPLAY_LIVE_URL`, in
+    /// AWS the WebSocket API's URL); `None`: the same origin's
+    /// `/api/v1/display/live` (DECISIONS §11).
+    pub live_url: Option<String>,
 }
 
 impl Settings {
     pub const DEFAULT_TIME_ZONE: &'static str = "Europe/Berlin";
 
     /// Reads `SERVICE_MODE`, `SERVICE_TIME_ZONE`, `CALL_RETENTION_DAYS`,
-    /// `LOW_BATTERY_PERCENT` and `STALE_AFTER_HOURS`; `default_mode` applies
+    /// `LOW_BATTERY_PERCENT`, `STALE_AFTER_HOURS` and `DISPLAY_LIVE_URL`; `default_mode` applies
     /// when the mode is unset (sandbox locally, set explicitly by the stack in AWS).
     pub fn from_env(default_mode: Mode) -> Result<Self, String> {
         Self::from_vars(default_mode, |name| std::env::var(name).ok())
@@ -86,11 +90,16 @@ impl Settings {
             Some(value) => value.parse()?,
             None => CallRetention::default(),
         };
+        let live_url = match var("DISPLAY_LIVE_URL") {
+            Some(url) => Some(parse_live_url(&url)?),
+            None => None,
+        };
         Ok(Settings {
             mode,
             time_zone: parse_time_zone(&zone)?,
             call_retention,
             supervision,
+            live_url,
         })
     }
 }
@@ -189,6 +198,36 @@ pub fn parse_stale_after_hours(text: &str) -> Result<chrono::Duration, String> {
     }
 }
 
+/// Checks a `DISPLAY_LIVE_URL`: `ws://` or `wss://`, a host, nothing that
+/// could leave the page's meta tag or its Content-Security-Policy.
+pub fn parse_live_url(url: &str) -> Result<String, String> {
+    let url = url.trim();
+    let rest = url
+        .strip_prefix("wss://")
+        .or_else(|| url.strip_prefix("ws://"));
+    let host = rest.map(|rest| rest.split(['/', '?']).next().unwrap_or_default());
+    let plain = url
+        .chars()
+        .all(|c| c.is_ascii_graphic() && !matches!(c, '"' | '\'' | ';' | ',' | '<' | '>'));
+    match host {
+        Some(host) if !host.is_empty() && plain => Ok(url.to_string()),
+        _ => Err(format!(
+            "DISPLAY_LIVE_URL {url:?}: expected a ws:// or wss:// URL such as \
+             wss://abc123.execute-api.eu-central-1.amazonaws.com/live"
+        )),
+    }
+}
+
+/// `scheme://host[:port]` of a URL checked by [`parse_live_url`]: what the
+/// display page's Content-Security-Policy allows it to connect to.
+pub fn live_url_origin(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find(['/', '?']) {
+        Some(end) => &url[..after_scheme + end],
+        None => url,
+    }
+}
+
 /// Parses an IANA zone name such as `Europe/Berlin`.
 pub fn parse_time_zone(name: &str) -> Result<Tz, String> {
     name.trim().parse::<Tz>().map_err(|_| {
@@ -280,5 +319,29 @@ mod tests {
             retention.closed_before(retention.expires_at(closed_at)),
             closed_at
         );
+    }
+
+    #[test]
+    fn a_live_url_is_a_websocket_url_that_stays_in_its_attribute() {
+        let url = "wss://abc.execute-api.eu-central-1.amazonaws.com/live";
+        assert_eq!(parse_live_url(&format!(" {url} ")), Ok(url.to_string()));
+        assert_eq!(
+            live_url_origin(url),
+            "wss://abc.execute-api.eu-central-1.amazonaws.com"
+        );
+        assert_eq!(
+            live_url_origin("ws://127.0.0.1:9000"),
+            "ws://127.0.0.1:9000"
+        );
+        assert_eq!(live_url_origin("ws://h:1?x=1"), "ws://h:1");
+        for bad in [
+            "https://example.org/live",
+            "wss://",
+            "wss://h/a b",
+            "wss://h/\"><script>",
+            "wss://h; script-src *",
+        ] {
+            assert!(parse_live_url(bad).is_err(), "{bad}");
+        }
     }
 }

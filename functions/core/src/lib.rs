@@ -15,6 +15,7 @@ pub mod cache;
 pub mod call_types;
 pub mod compact;
 pub mod config;
+pub mod display_page;
 pub mod displays;
 pub mod envelope;
 pub mod error;

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use http::Method;
 
+use crate::display_page;
 use crate::error::ApiError;
 use crate::handlers;
 use crate::http_io::{ApiRequest, ApiResponse, error_response};
@@ -23,6 +24,8 @@ pub enum Endpoint {
     SandboxState,
     /// The test page at `/`, sandbox only.
     TestPage,
+    /// The display page at `/display`, both modes (DECISIONS §11).
+    DisplayPage,
     /// Displays: the open calls (DECISIONS §11).
     DisplayCalls,
     /// Displays: the elements and those that need attention (DECISIONS §12).
@@ -30,13 +33,14 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 8] = [
+    pub const ALL: [Endpoint; 9] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
         Endpoint::SandboxConsumers,
         Endpoint::SandboxState,
         Endpoint::TestPage,
+        Endpoint::DisplayPage,
         Endpoint::DisplayCalls,
         Endpoint::DisplayElements,
     ];
@@ -49,6 +53,7 @@ impl Endpoint {
             Endpoint::SandboxConsumers => "/api/v1/sandbox/consumers",
             Endpoint::SandboxState => "/api/v1/sandbox/state",
             Endpoint::TestPage => "/",
+            Endpoint::DisplayPage => "/display",
             Endpoint::DisplayCalls => "/api/v1/display/calls",
             Endpoint::DisplayElements => "/api/v1/display/elements",
         }
@@ -60,6 +65,7 @@ impl Endpoint {
             Endpoint::CallTypes
             | Endpoint::SandboxState
             | Endpoint::TestPage
+            | Endpoint::DisplayPage
             | Endpoint::DisplayCalls
             | Endpoint::DisplayElements => Method::GET,
         }
@@ -118,6 +124,7 @@ pub async fn serve_endpoint(
             Endpoint::SandboxConsumers => sandbox::create_consumer(state, &request).await,
             Endpoint::SandboxState => sandbox::state(state, &request).await,
             Endpoint::TestPage => sandbox::page(state, &request).await,
+            Endpoint::DisplayPage => display_page::page(state, &request).await,
             Endpoint::DisplayCalls => handlers::display_read::calls(state, &request).await,
             Endpoint::DisplayElements => handlers::display_read::elements(state, &request).await,
         }

@@ -275,7 +275,7 @@ fn base_url(headers: &HeaderMap, https: bool) -> String {
     format!("{}://{host}", if https { "https" } else { "http" })
 }
 
-fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

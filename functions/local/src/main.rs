@@ -21,7 +21,7 @@ use axum::routing::any;
 use clap::Parser;
 
 use nurse_call_core::call_types::default_call_types;
-use nurse_call_core::config::{self, CallRetention, parse_time_zone};
+use nurse_call_core::config::{self, CallRetention, parse_live_url, parse_time_zone};
 use nurse_call_core::error::ApiError;
 use nurse_call_core::http_io::{MAX_BODY_BYTES, error_response};
 use nurse_call_core::live::LiveHub;
@@ -75,6 +75,11 @@ struct Args {
     /// TABLE_PREFIX or CALL_TYPES_TABLE / CONSUMERS_TABLE / DATA_TABLE.
     #[arg(long, env = "DYNAMODB_ENDPOINT")]
     dynamodb_endpoint: Option<String>,
+
+    /// Where the display page (`/display`) opens its live socket, a ws:// or
+    /// wss:// URL; unset: this server's own `/api/v1/display/live`.
+    #[arg(long, env = "DISPLAY_LIVE_URL", value_parser = parse_live_url)]
+    live_url: Option<String>,
 }
 
 #[tokio::main]
@@ -99,6 +104,7 @@ async fn run(args: Args) -> Result<(), String> {
             low_battery_percent: args.low_battery_percent,
             stale_after: args.stale_after_hours,
         },
+        live_url: args.live_url.clone(),
     };
     let store = open_store(&args).await?;
     store

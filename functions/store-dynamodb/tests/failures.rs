@@ -76,6 +76,7 @@ fn state(rules: &[&Rule]) -> AppState {
             time_zone: "Europe/Berlin".parse().unwrap(),
             call_retention: Default::default(),
             supervision: nurse_call_core::supervision::Thresholds::default(),
+            live_url: None,
         },
     )
 }

@@ -70,6 +70,7 @@ async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
             time_zone: "Europe/Berlin".parse().unwrap(),
             call_retention: Default::default(),
             supervision: nurse_call_core::supervision::Thresholds::default(),
+            live_url: None,
         },
     );
     // Warm up: the first requests fill the caches (call types, the consumer),

@@ -1,0 +1,230 @@
+//! What the browser tests share (tests/tests/browser.rs: the test page;
+//! tests/tests/display_page.rs: the display page): a chromedriver with
+//! headless Debian Chromium, fresh profiles, and reading a page.
+//!
+//! Needs Debian's `chromium` and `chromium-driver` (`scripts/test` installs
+//! them). `CHROMIUM` and `CHROMEDRIVER` override the paths; with
+//! `SKIP_BROWSER_TESTS=1` the tests only say that they were skipped.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use blackbox_tests::*;
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+
+/// How long a browser may take to start and load the page.
+pub const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+// ---------------------------------------------------------------------------
+// The browser
+// ---------------------------------------------------------------------------
+
+pub fn chromium_path() -> PathBuf {
+    std::env::var_os("CHROMIUM").map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from)
+}
+
+pub fn chromedriver_path() -> PathBuf {
+    std::env::var_os("CHROMEDRIVER")
+        .map_or_else(|| PathBuf::from("/usr/bin/chromedriver"), PathBuf::from)
+}
+
+/// `true` (with a note) when the browser tests are to be skipped; panics with
+/// the install hint when Chromium is missing and skipping was not asked for.
+pub fn skip_browser_tests(test: &str) -> bool {
+    if std::env::var("SKIP_BROWSER_TESTS").is_ok_and(|v| v == "1") {
+        eprintln!("{test}: skipped (SKIP_BROWSER_TESTS=1)");
+        return true;
+    }
+    for path in [chromium_path(), chromedriver_path()] {
+        assert!(
+            path.is_file(),
+            "{} not found: install Debian's chromium and chromium-driver \
+             (`apt-get install -y chromium chromium-driver`, as scripts/test does), \
+             set CHROMIUM / CHROMEDRIVER, or SKIP_BROWSER_TESTS=1",
+            path.display()
+        );
+    }
+    false
+}
+
+/// A chromedriver process on a free loopback port, in its own process group
+/// so that it and the browsers it started go when it is dropped.
+pub struct Chromedriver {
+    child: Child,
+    url: String,
+    /// Profiles (`--user-data-dir`) and the driver's log.
+    dir: tempfile::TempDir,
+}
+
+impl Chromedriver {
+    pub async fn start() -> Chromedriver {
+        use std::os::unix::process::CommandExt;
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let dir = tempfile::tempdir().expect("temp folder for the browser");
+        let log = std::fs::File::create(dir.path().join("chromedriver.log")).expect("log file");
+        let child = Command::new(chromedriver_path())
+            .arg(format!("--port={port}"))
+            .arg(format!(
+                "--log-path={}",
+                dir.path().join("chromedriver.log").display()
+            ))
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log.try_clone().expect("log handle")))
+            .stderr(Stdio::from(log))
+            .process_group(0)
+            .spawn()
+            .expect("chromedriver starts");
+        let driver = Chromedriver {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            dir,
+        };
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("HTTP client");
+        let deadline = Instant::now() + LOAD_TIMEOUT;
+        loop {
+            if let Ok(response) = client.get(format!("{}/status", driver.url)).send().await
+                && let Ok(status) = response.json::<Value>().await
+                && status["value"]["ready"] == true
+            {
+                return driver;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "chromedriver did not get ready; its log:\n{}",
+                driver.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("chromedriver.log")).unwrap_or_default()
+    }
+
+    /// A new browser with a fresh profile: its own cookies, like a second
+    /// visitor. `width` × `height` is the window.
+    pub async fn browser(&self, name: &str, width: u32, height: u32) -> Client {
+        self.browser_with(name, width, height, &[]).await
+    }
+
+    /// [`Chromedriver::browser`] with more Chromium switches.
+    pub async fn browser_with(
+        &self,
+        name: &str,
+        width: u32,
+        height: u32,
+        extra: &[&str],
+    ) -> Client {
+        let profile = self.dir.path().join(format!("profile-{name}"));
+        std::fs::create_dir_all(&profile).expect("profile folder");
+        let mut args = vec![
+            "--headless=new".to_string(),
+            "--disable-gpu".to_string(),
+            "--disable-dev-shm-usage".to_string(),
+            "--disable-background-networking".to_string(),
+            "--disable-component-update".to_string(),
+            "--disable-sync".to_string(),
+            "--no-first-run".to_string(),
+            "--no-default-browser-check".to_string(),
+            "--lang=de-DE".to_string(),
+            format!("--window-size={width},{height}"),
+            format!("--user-data-dir={}", profile.display()),
+        ];
+        args.extend(extra.iter().map(|arg| arg.to_string()));
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            // Chromium refuses to run its sandbox as root.
+            args.push("--no-sandbox".to_string());
+        }
+        let capabilities = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium_path(),
+                "args": args,
+            },
+        });
+        let Value::Object(capabilities) = capabilities else {
+            unreachable!("an object")
+        };
+        ClientBuilder::new(HttpConnector::new())
+            .capabilities(capabilities)
+            .connect(&self.url)
+            .await
+            .unwrap_or_else(|e| {
+                panic!(
+                    "browser {name} did not start ({e}); chromedriver's log:\n{}",
+                    self.log()
+                )
+            })
+    }
+}
+
+impl Drop for Chromedriver {
+    fn drop(&mut self) {
+        if let Ok(group) = libc::pid_t::try_from(self.child.id()) {
+            // SAFETY: signals only the process group this test started.
+            unsafe {
+                libc::kill(-group, libc::SIGKILL);
+            }
+        }
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reading the page
+// ---------------------------------------------------------------------------
+
+pub async fn text(browser: &Client, css: &str) -> String {
+    browser
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no {css} on the page: {e}"))
+        .text()
+        .await
+        .expect("element text")
+}
+
+pub async fn run(browser: &Client, script: &str) -> Value {
+    browser
+        .execute(script, Vec::new())
+        .await
+        .unwrap_or_else(|e| panic!("script failed ({e}): {script}"))
+}
+
+/// Polls `check` until it gives `Some`, for at most `within` after `since`.
+pub async fn shows<T, F, Fut>(what: &str, since: Instant, within: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        assert!(
+            since.elapsed() < within,
+            "the page did not show {what} within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub fn rgb(hex: &str) -> String {
+    let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex colour");
+    format!("rgb({}, {}, {})", channel(1), channel(3), channel(5))
+}
+
+pub async fn save_screenshot(browser: &Client, path: &Path) {
+    let png = browser.screenshot().await.expect("screenshot");
+    std::fs::write(path, png).expect("screenshot written");
+}
