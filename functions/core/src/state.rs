@@ -33,22 +33,14 @@ impl AppState {
         }
     }
 
-    /// Tells connected displays about calls that were just written.
-    pub async fn publish_calls(&self, scope: &Scope, calls: &[Call]) {
-        let Some(hub) = &self.live else { return };
-        if calls.is_empty() {
-            return;
-        }
-        // Call types come from the store's cache; without them a display
-        // still learns of the change at its next snapshot (within 60 s).
-        match self.call_types().await {
-            Ok(types) => {
-                let now = crate::wire_time::now();
-                for call in calls {
-                    hub.publish_call(scope, call, &types, self.settings.time_zone, now);
-                }
+    /// Tells connected displays about calls that were just written; `types`
+    /// are the call types the handler already read for the request.
+    pub fn publish_calls(&self, scope: &Scope, calls: &[Call], types: &[CallType]) {
+        if let Some(hub) = &self.live {
+            let now = crate::wire_time::now();
+            for call in calls {
+                hub.publish_call(scope, call, types, self.settings.time_zone, now);
             }
-            Err(error) => tracing::warn!(%error, "live feed: call types unavailable"),
         }
     }
 

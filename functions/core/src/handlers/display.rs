@@ -91,9 +91,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                         .open_call(&scope, &call, &change, policy)
                         .await?;
                     if let OpenOutcome::Opened(call) = &outcome {
-                        state
-                            .publish_calls(&scope, std::slice::from_ref(call))
-                            .await;
+                        state.publish_calls(&scope, std::slice::from_ref(call), &types);
                     }
                     if needs_element_write(&change, policy, &snapshot) {
                         state.publish_element_of(&scope, &parsed.target).await;
@@ -131,7 +129,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                     policy,
                 )
                 .await?;
-            state.publish_calls(&scope, &closed).await;
+            state.publish_calls(&scope, &closed, &types);
             if needs_element_write(&change, policy, &snapshot) {
                 state.publish_element_of(&scope, &parsed.target).await;
             }
