@@ -1,6 +1,6 @@
 /**
  * The ten call types a new installation is seeded with (spec 2.5,
- * DECISIONS §7): the same defaults as `functions/core/src/call_types.rs`
+ * DECISIONS §7): the same defaults as `functions/core/src/domain/call_types.rs`
  * (a test compares the two). Priority 1 is the most urgent; ids 1 to 10 in
  * this order; internal names start empty.
  */

@@ -368,9 +368,9 @@ describe('alarms', () => {
   });
 });
 
-/** The defaults of functions/core/src/call_types.rs, parsed from the Rust source. */
+/** The defaults of functions/core/src/domain/call_types.rs, parsed from the Rust source. */
 function rustDefaults(): Json[] {
-  const source = fs.readFileSync(path.join(REPO, 'functions', 'core', 'src', 'call_types.rs'), 'utf8');
+  const source = fs.readFileSync(path.join(REPO, 'functions', 'core', 'src', 'domain', 'call_types.rs'), 'utf8');
   const body = source.slice(source.indexOf('const DEFAULTS'), source.indexOf('pub fn default_call_types'));
   const row =
     /\(\s*"([^"]*)",\s*"([^"]*)",\s*(\d+),\s*"([^"]*)",\s*"([^"]*)",\s*(true|false),\s*(\d+),\s*(\d+),\s*"([^"]*)",?\s*\)/g;

@@ -23,13 +23,13 @@ use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use nurse_call_core::Store;
-use nurse_call_core::admin::AdminStore;
-use nurse_call_core::call_types::default_call_types;
+use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::store::admin::AdminStore;
 
-use nurse_call_core::model::{Call, ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::report::Period;
-use nurse_call_core::store::OpenOutcome;
-use nurse_call_core::wire_time::to_stored;
+use nurse_call_core::domain::model::{Call, ElementChange, ElementPolicy, NewCall, Scope};
+use nurse_call_core::domain::report::Period;
+use nurse_call_core::domain::wire_time::to_stored;
+use nurse_call_core::store::{AddressSnapshot, OpenOutcome};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use nurse_call_sqlite::SqliteStore;
 
@@ -180,7 +180,7 @@ fn month() -> Vec<(DateTime<Utc>, Step)> {
 /// the address).
 async fn store_month(store: &dyn Store) -> (usize, usize) {
     let scope = Scope::installation();
-    let mut ids: HashMap<usize, i64> = HashMap::new();
+    let mut opened_calls: HashMap<usize, Call> = HashMap::new();
     let mut skipped = 0;
     for (at, step) in month() {
         let change = |address: &str| ElementChange {
@@ -196,6 +196,7 @@ async fn store_month(store: &dyn Store) -> (usize, usize) {
                     .open_call(
                         &scope,
                         &call,
+                        &AddressSnapshot::default(),
                         &change(&call.address),
                         ElementPolicy::CreateMissing,
                     )
@@ -203,13 +204,20 @@ async fn store_month(store: &dyn Store) -> (usize, usize) {
                     .expect("open");
                 match outcome {
                     OpenOutcome::Opened(opened) => {
-                        ids.insert(key, opened.id);
+                        opened_calls.insert(key, opened);
                     }
                     OpenOutcome::AlreadyOpen(_) => skipped += 1,
+                    OpenOutcome::UnknownElement => panic!("CreateMissing answered UnknownElement"),
                 }
             }
             Step::Close { keys, address, at } => {
-                let close: Vec<i64> = keys.iter().filter_map(|k| ids.get(k).copied()).collect();
+                let close = AddressSnapshot {
+                    element: None,
+                    open_calls: keys
+                        .iter()
+                        .filter_map(|k| opened_calls.get(k).cloned())
+                        .collect(),
+                };
                 store
                     .close_calls(
                         &scope,
@@ -225,7 +233,7 @@ async fn store_month(store: &dyn Store) -> (usize, usize) {
             }
         }
     }
-    (ids.len(), skipped)
+    (opened_calls.len(), skipped)
 }
 
 /// The call item of docs/data-model.md (`call#<id>` / `call`, listed in

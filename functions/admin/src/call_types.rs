@@ -9,10 +9,10 @@
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use nurse_call_core::admin::AdminStore;
-use nurse_call_core::call_types::default_call_types;
-use nurse_call_core::model::CallType;
-use nurse_call_core::validation::MAX_TEXT_CHARS;
+use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::domain::model::CallType;
+use nurse_call_core::request::validation::MAX_TEXT_CHARS;
+use nurse_call_core::store::admin::AdminStore;
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, table};

@@ -8,10 +8,12 @@
 use clap::Subcommand;
 use serde::Serialize;
 
-use nurse_call_core::admin::{self, AdminStore, MAX_SECRETS, SecretsReplaced};
-use nurse_call_core::model::Consumer;
-use nurse_call_core::validation::{MAX_TEXT_CHARS, is_uuid};
-use nurse_call_core::wire_time::{self, to_stored};
+use nurse_call_core::domain::model::Consumer;
+use nurse_call_core::domain::wire_time::{self, to_stored};
+use nurse_call_core::request::validation::{MAX_TEXT_CHARS, is_uuid};
+use nurse_call_core::signing::secrets::{self, MAX_SECRETS};
+use nurse_call_core::store::Backend;
+use nurse_call_core::store::admin::{AdminStore, SecretsReplaced};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, fields, or_dash, table};
@@ -68,7 +70,9 @@ pub enum Switch {
     Off,
 }
 
-pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
+/// `store` is the whole backend: creating a consumer is the one operation the
+/// admin shares with the sandbox ([`SandboxStore::create_consumer`]).
+pub async fn run(command: Command, store: &dyn Backend, out: Output) -> Outcome {
     match command {
         Command::Create {
             name,
@@ -122,7 +126,7 @@ struct IssuedSecret {
 }
 
 async fn create(
-    store: &dyn AdminStore,
+    store: &dyn Backend,
     out: Output,
     name: &str,
     sha1: bool,
@@ -137,7 +141,7 @@ async fn create(
             "--name may have at most {MAX_TEXT_CHARS} characters"
         )));
     }
-    let consumer = admin::new_consumer(name, sha1, require_signed_time, wire_time::now())
+    let consumer = secrets::new_consumer(name, sha1, require_signed_time, wire_time::now())
         .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
     store.create_consumer(&consumer).await?;
     out.print(
@@ -204,7 +208,7 @@ async fn rotate(store: &dyn AdminStore, out: Output, id: &str) -> Outcome {
             consumer.id, consumer.id
         )));
     }
-    let secret = admin::new_secret()
+    let secret = secrets::new_secret()
         .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
     let mut secrets = consumer.secrets.clone();
     secrets.push(secret.clone());

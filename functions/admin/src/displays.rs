@@ -9,11 +9,11 @@
 use clap::Subcommand;
 use serde::Serialize;
 
-use nurse_call_core::admin::AdminStore;
-use nurse_call_core::displays::{new_display, new_token, token_hash};
-use nurse_call_core::model::Display;
-use nurse_call_core::validation::{MAX_TEXT_CHARS, is_uuid};
-use nurse_call_core::wire_time::{self, to_stored};
+use nurse_call_core::domain::model::Display;
+use nurse_call_core::domain::wire_time::{self, to_stored};
+use nurse_call_core::http::displays::{new_display, new_token, token_hash};
+use nurse_call_core::request::validation::{MAX_TEXT_CHARS, is_uuid};
+use nurse_call_core::store::admin::AdminStore;
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, fields, table};

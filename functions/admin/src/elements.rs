@@ -13,12 +13,12 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use nurse_call_core::admin::{AdminStore, Erased};
 use nurse_call_core::config::{parse_low_battery_percent, parse_stale_after_hours};
-use nurse_call_core::model::{Element, Scope};
-use nurse_call_core::supervision::{AttentionReason, Thresholds, attention_reasons};
-use nurse_call_core::validation::{MAX_TEXT_CHARS, is_uuid};
-use nurse_call_core::wire_time::{self, to_stored};
+use nurse_call_core::domain::model::{Element, Scope};
+use nurse_call_core::domain::supervision::{AttentionReason, Thresholds, attention_reasons};
+use nurse_call_core::domain::wire_time::{self, to_stored};
+use nurse_call_core::request::validation::{MAX_TEXT_CHARS, is_uuid};
+use nurse_call_core::store::admin::{AdminStore, Erased};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, or_dash, table};

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use nurse_call_core::admin::AdminStore;
-use nurse_call_dynamodb::{DynamoStore, TableNames};
-use nurse_call_sqlite::{FILE_NAME, SqliteStore};
+use std::sync::Arc;
+
+use nurse_call_core::config::CallRetention;
+use nurse_call_core::store::{Backend, StoreError};
+use nurse_call_wiring::{EMBEDDED_FILE, Prepare, StoreChoice, TableNames};
 
 use crate::failure::Failure;
 
@@ -63,22 +65,46 @@ pub struct StoreArgs {
 
 /// An open, checked store and what it is, for messages.
 pub struct Connection {
-    pub store: Box<dyn AdminStore>,
+    pub store: Arc<dyn Backend>,
     pub description: String,
 }
 
 impl StoreArgs {
     /// Opens the chosen store and checks that it is reachable and ready.
     pub async fn connect(&self) -> Result<Connection, Failure> {
-        let connection = match self.endpoint() {
-            Some(endpoint) => self.dynamodb(Some(endpoint)).await,
-            None if self.dynamodb => self.dynamodb(None).await,
-            None => self.sqlite()?,
-        };
-        match connection.store.check().await {
-            Ok(()) => Ok(connection),
-            Err(error) => Err(Failure::from(error).in_store(&connection.description)),
+        let choice = self.choice();
+        let description = choice.describe();
+        if let StoreChoice::Embedded { data_dir } = &choice {
+            let file = data_dir.join(EMBEDDED_FILE);
+            if !file.exists() {
+                eprintln!("note: no store at {}; creating a new one", file.display());
+            }
         }
+        // The admin command never expires calls itself: the retention only
+        // matters to the service's own closes.
+        let store = choice
+            .open(CallRetention::default(), Prepare::Nothing)
+            .await
+            .map_err(|error| Failure::from(StoreError::Internal(error)).in_store(&description))?;
+        match store.check().await {
+            Ok(()) => Ok(Connection { store, description }),
+            Err(error) => Err(Failure::from(error).in_store(&description)),
+        }
+    }
+
+    /// `--dynamodb-endpoint` (or the variable), `--dynamodb`, else the file.
+    fn choice(&self) -> StoreChoice {
+        if self.dynamodb && self.endpoint().is_none() {
+            return StoreChoice::DynamoDb {
+                endpoint: None,
+                tables: self.tables(),
+            };
+        }
+        StoreChoice::local(
+            self.data_dir.clone(),
+            self.endpoint().map(str::to_string),
+            self.tables(),
+        )
     }
 
     fn endpoint(&self) -> Option<&str> {
@@ -101,36 +127,6 @@ impl StoreArgs {
             call_types: pick(&self.call_types_table, defaults.call_types),
             consumers: pick(&self.consumers_table, defaults.consumers),
             data: pick(&self.data_table, defaults.data),
-        }
-    }
-
-    async fn dynamodb(&self, endpoint: Option<&str>) -> Connection {
-        let tables = self.tables();
-        let description = format!(
-            "DynamoDB {}, tables {}, {}, {}",
-            endpoint.map_or_else(|| "in AWS".to_string(), |e| format!("at {e}")),
-            tables.call_types,
-            tables.consumers,
-            tables.data
-        );
-        Connection {
-            store: Box::new(DynamoStore::connect(endpoint, tables).await),
-            description,
-        }
-    }
-
-    fn sqlite(&self) -> Result<Connection, Failure> {
-        let file = self.data_dir.join(FILE_NAME);
-        let description = format!("embedded store {}", file.display());
-        if !file.exists() {
-            eprintln!("note: no store at {}; creating a new one", file.display());
-        }
-        match SqliteStore::open_dir(&self.data_dir) {
-            Ok(store) => Ok(Connection {
-                store: Box::new(store),
-                description,
-            }),
-            Err(error) => Err(Failure::from(error).in_store(&description)),
         }
     }
 }

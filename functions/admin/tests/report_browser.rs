@@ -15,9 +15,10 @@ use std::process::Command;
 use chrono::{Duration, TimeZone, Utc};
 
 use nurse_call_core::Store;
-use nurse_call_core::call_types::default_call_types;
-use nurse_call_core::model::{ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::store::OpenOutcome;
+use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::domain::model::{ElementChange, ElementPolicy, NewCall, Scope};
+use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::store::{AddressSnapshot, OpenOutcome};
 use nurse_call_sqlite::SqliteStore;
 
 /// The hour chart's bar colour (report.css `--bar`).
@@ -89,7 +90,7 @@ async fn a_week(dir: &Path) {
                 reachable: None,
                 at,
             };
-            let mut ids = Vec::new();
+            let mut opened_calls = Vec::new();
             let waited = Duration::seconds(40 + (n * 53) % 560);
             for (event, at) in [(event, opened_at), ("Anwesenheit", opened_at + waited)] {
                 if event == "Anwesenheit" && n % 4 == 0 {
@@ -99,13 +100,14 @@ async fn a_week(dir: &Path) {
                     .open_call(
                         &scope,
                         &call(event, at),
+                        &AddressSnapshot::default(),
                         &change(at),
                         ElementPolicy::CreateMissing,
                     )
                     .await
                     .unwrap()
                 {
-                    ids.push(opened.id);
+                    opened_calls.push(opened);
                 }
             }
             let closed_at = opened_at + waited + Duration::seconds(60 + (n * 31) % 600);
@@ -113,7 +115,10 @@ async fn a_week(dir: &Path) {
                 .close_calls(
                     &scope,
                     &address,
-                    &ids,
+                    &AddressSnapshot {
+                        element: None,
+                        open_calls: opened_calls,
+                    },
                     closed_at,
                     Some("6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f"),
                     &change(closed_at),

@@ -36,15 +36,17 @@ use chrono::{DateTime, Duration, Utc};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use http::{Method, header};
 
-use nurse_call_core::cache::{CachingStore, DEFAULT_TTL};
-use nurse_call_core::call_types::default_call_types;
 use nurse_call_core::config::parse_time_zone;
-use nurse_call_core::http_io::{ApiRequest, ApiResponse};
-use nurse_call_core::model::{
+use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::domain::model::{
     Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
 };
-use nurse_call_core::signature::sign_sha256;
-use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome};
+use nurse_call_core::http::io::{ApiRequest, ApiResponse};
+use nurse_call_core::signing::signature::sign_sha256;
+use nurse_call_core::store::cache::DEFAULT_TTL;
+use nurse_call_core::store::{
+    AddressSnapshot, CloseOutcome, ElementsOutcome, OpenOutcome, SandboxStore,
+};
 use nurse_call_core::{AppState, Endpoint, Mode, Settings, Store, StoreError, serve_endpoint};
 
 const CONSUMER_ID: &str = "6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f";
@@ -135,27 +137,8 @@ impl Store for MemoryStore {
         Ok((id == self.consumer.id).then(|| self.consumer.clone()))
     }
 
-    async fn create_consumer(&self, _consumer: &Consumer) -> Result<(), StoreError> {
-        Err(read_only())
-    }
-
     async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
         Ok(self.call_types.clone())
-    }
-
-    async fn seed_call_types(&self, _call_types: &[CallType]) -> Result<(), StoreError> {
-        Err(read_only())
-    }
-
-    async fn register_element(
-        &self,
-        _scope: &Scope,
-        _address: &str,
-        _code: &str,
-        _name: &str,
-        _at: DateTime<Utc>,
-    ) -> Result<Element, StoreError> {
-        Err(read_only())
     }
 
     async fn snapshot(&self, _scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {
@@ -174,11 +157,15 @@ impl Store for MemoryStore {
         &self,
         _scope: &Scope,
         call: &NewCall,
+        snapshot: &AddressSnapshot,
         element: &ElementChange,
         policy: ElementPolicy,
     ) -> Result<OpenOutcome, StoreError> {
         if self.changed(element, policy).is_none() {
-            return Err(StoreError::Internal("element vanished".into()));
+            return Ok(OpenOutcome::UnknownElement);
+        }
+        if let Some(open) = snapshot.open_call_of(&call.event) {
+            return Ok(OpenOutcome::AlreadyOpen(open.clone()));
         }
         if let Some(open) = self
             .open_calls
@@ -196,25 +183,26 @@ impl Store for MemoryStore {
         &self,
         _scope: &Scope,
         address: &str,
-        call_ids: &[i64],
+        snapshot: &AddressSnapshot,
         closed_at: DateTime<Utc>,
         closed_by: Option<&str>,
         element: &ElementChange,
         policy: ElementPolicy,
-    ) -> Result<Vec<Call>, StoreError> {
+    ) -> Result<CloseOutcome, StoreError> {
         if self.changed(element, policy).is_none() {
-            return Err(StoreError::Internal("element vanished".into()));
+            return Ok(CloseOutcome::UnknownElement);
         }
-        Ok(self
-            .open_calls
-            .iter()
-            .filter(|call| call.address == address && call_ids.contains(&call.id))
-            .map(|call| Call {
-                closed_at: Some(closed_at),
-                closed_by: closed_by.map(str::to_string),
-                ..call.clone()
-            })
-            .collect())
+        Ok(CloseOutcome::Closed(
+            snapshot
+                .closable(closed_at)
+                .filter(|call| call.address == address)
+                .map(|call| Call {
+                    closed_at: Some(closed_at),
+                    closed_by: closed_by.map(str::to_string),
+                    ..call.clone()
+                })
+                .collect(),
+        ))
     }
 
     async fn update_elements(
@@ -249,8 +237,15 @@ impl Store for MemoryStore {
     async fn display_by_token_hash(
         &self,
         _token_hash: &str,
-    ) -> Result<Option<nurse_call_core::model::Display>, StoreError> {
+    ) -> Result<Option<nurse_call_core::domain::model::Display>, StoreError> {
         Ok(None)
+    }
+}
+
+#[async_trait]
+impl SandboxStore for MemoryStore {
+    async fn create_consumer(&self, _consumer: &Consumer) -> Result<(), StoreError> {
+        Err(read_only())
     }
 
     async fn recent_calls(&self, _scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {
@@ -266,10 +261,6 @@ impl Store for MemoryStore {
     }
 
     async fn purge_expired(&self, _now: DateTime<Utc>) -> Result<u64, StoreError> {
-        Ok(0)
-    }
-
-    async fn purge_closed_calls(&self, _closed_before: DateTime<Utc>) -> Result<u64, StoreError> {
         Ok(0)
     }
 
@@ -300,7 +291,7 @@ fn multi_address(n: usize) -> String {
 
 /// The benchmark's consumer: a fixed id and secret, no expiry in production.
 fn consumer(mode: Mode) -> Consumer {
-    let mut consumer = nurse_call_core::sandbox::new_consumer();
+    let mut consumer = nurse_call_core::http::sandbox::new_consumer();
     consumer.id = CONSUMER_ID.into();
     consumer.name = "Zentrale Station 1".into();
     consumer.secrets = vec![SECRET.into()];
@@ -313,15 +304,15 @@ fn consumer(mode: Mode) -> Consumer {
 /// The state a Lambda function builds at a cold start, on the memory store.
 fn state(mode: Mode) -> AppState {
     let store = MemoryStore::new(consumer(mode), Utc::now());
-    let store: Arc<dyn Store> = Arc::new(CachingStore::new(Arc::new(store), DEFAULT_TTL));
+    let store = Arc::new(store);
     let settings = Settings {
         mode,
         time_zone: parse_time_zone(Settings::DEFAULT_TIME_ZONE).expect("a known zone"),
         call_retention: Default::default(),
-        supervision: nurse_call_core::supervision::Thresholds::default(),
+        supervision: nurse_call_core::domain::supervision::Thresholds::default(),
         live_url: None,
     };
-    AppState::new(store, settings)
+    AppState::new(store, settings).with_cache(DEFAULT_TTL)
 }
 
 /// A signed body: `data` is the compact JSON text the client signed.

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 
-use crate::supervision::Thresholds;
+use crate::domain::supervision::Thresholds;
 
 /// Whether this installation is a real one or the test server of spec 5.3.
 /// Set at deploy time; a request never chooses it.

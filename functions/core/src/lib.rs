@@ -3,41 +3,35 @@
 //! persists them, and the HTTP handlers that every entry point (the Lambda
 //! functions and the local server) shares.
 //!
-//! Read in this order: [`model`] (calls, elements, call types, consumers),
-//! [`wire`] (the JSON the service speaks), [`compact`] and [`signature`]
-//! (what is signed and how), [`validation`] (the 422 catalogue), [`store`]
-//! (persistence), [`handlers`] (one module per endpoint) and [`router`].
-//! The read side: [`displays`] (who may read), [`live`] (the messages of the
-//! live feed) and [`supervision`] (elements that need attention).
+//! One folder per concern, each using only the ones listed before it:
+//!
+//! 1. [`domain`]: calls, elements, call types, consumers, wire times, element
+//!    supervision and the quality report; plain data and pure functions.
+//! 2. [`config`]: the installation's settings (DECISIONS §10).
+//! 3. [`wire`]: the JSON the service answers with, and the messages of the
+//!    displays' live feed ([`wire::live`]).
+//! 4. [`signing`]: what is signed and how it is checked.
+//! 5. [`request`]: from a body to a validated request (the 422 catalogue).
+//! 6. [`store`]: the `Store` trait the request path uses, the admin's and the
+//!    sandbox's own traits, and the caching decorator.
+//! 7. [`app`]: the state every handler gets (store, settings, live feed),
+//!    whose data a consumer works on, and the element policy.
+//! 8. [`http`]: errors and their bodies, the router, one handler per
+//!    endpoint, display access and the two pages.
+//!
+//! [`logging`] sets up the structured JSON logs of every binary.
 
-pub mod admin;
-pub mod cache;
-pub mod call_types;
-pub mod compact;
+pub mod app;
 pub mod config;
-pub mod display_page;
-pub mod displays;
-pub mod envelope;
-pub mod error;
-pub mod handlers;
-pub mod http_io;
-pub mod live;
+pub mod domain;
+pub mod http;
 pub mod logging;
-pub mod model;
-pub mod replay;
-pub mod report;
-pub mod requests;
-pub mod router;
-pub mod sandbox;
-pub mod signature;
-pub mod state;
+pub mod request;
+pub mod signing;
 pub mod store;
-pub mod supervision;
-pub mod validation;
 pub mod wire;
-pub mod wire_time;
 
+pub use app::AppState;
 pub use config::{Mode, Settings};
-pub use router::{Endpoint, serve, serve_endpoint};
-pub use state::AppState;
+pub use http::router::{Endpoint, serve, serve_endpoint, serve_only};
 pub use store::{Store, StoreError};

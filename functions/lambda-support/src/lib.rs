@@ -5,16 +5,11 @@
 //! reference across invocations. The handler always returns a response:
 //! `lambda_http` would turn an `Err` into a bare 500 without our error body.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use lambda_http::{Body, Error, Request, Response, service_fn};
 
-use nurse_call_core::cache::{CachingStore, DEFAULT_TTL};
-use nurse_call_core::error::ApiError;
-use nurse_call_core::http_io::error_response;
-use nurse_call_core::{AppState, Endpoint, Mode, Settings, Store, logging, serve_endpoint};
-use nurse_call_dynamodb::{DynamoStore, TableNames};
+use nurse_call_core::{AppState, Endpoint, Mode, Settings, logging, serve_only};
+use nurse_call_wiring::{Prepare, StoreChoice, lambda_state};
 
 /// Serves `endpoints` (by path) until the Lambda runtime stops the process.
 /// A path that is none of them gets the documented 404, a wrong method 405.
@@ -43,13 +38,7 @@ pub async fn handle(state: &AppState, endpoints: &[Endpoint], request: Request) 
         _ => Bytes::new(),
     };
     let request = http::Request::from_parts(parts, body);
-    let response = match Endpoint::from_path(request.uri().path()) {
-        Some(endpoint) if endpoints.contains(&endpoint) => {
-            serve_endpoint(state, endpoint, request).await
-        }
-        _ => error_response(&ApiError::NotFound),
-    };
-    response.map(Body::from)
+    serve_only(state, endpoints, request).await.map(Body::from)
 }
 
 /// The store and settings from the environment (DECISIONS §10; closed calls
@@ -60,13 +49,9 @@ pub async fn handle(state: &AppState, endpoints: &[Endpoint], request: Request) 
 /// Call types and consumers are cached for 60 s (admin edits visible within it).
 async fn build_state() -> Result<AppState, Error> {
     let settings = Settings::from_env(Mode::Production)?;
-    let endpoint = std::env::var("DYNAMODB_ENDPOINT")
-        .ok()
-        .filter(|e| !e.is_empty());
-    let store = DynamoStore::connect(endpoint.as_deref(), TableNames::from_env())
-        .await
-        .with_call_retention(settings.call_retention);
-    tracing::info!(tables = ?store.tables(), "using DynamoDB");
-    let store: Arc<dyn Store> = Arc::new(CachingStore::new(Arc::new(store), DEFAULT_TTL));
-    Ok(AppState::new(store, settings))
+    let choice = StoreChoice::lambda_from_env();
+    let store = choice
+        .open(settings.call_retention, Prepare::Nothing)
+        .await?;
+    Ok(lambda_state(store, settings))
 }

@@ -22,10 +22,10 @@ use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
 use nurse_call_core::AppState;
-use nurse_call_core::displays::{self, Reader};
-use nurse_call_core::error::ApiError;
-use nurse_call_core::http_io::error_response;
-use nurse_call_core::live::{LiveEvent, PONG, is_ping};
+use nurse_call_core::http::displays::{self, Reader};
+use nurse_call_core::http::error::ApiError;
+use nurse_call_core::http::io::error_response;
+use nurse_call_core::wire::live::{LiveEvent, PONG, is_ping};
 
 /// The live feed's path.
 pub const PATH: &str = "/api/v1/display/live";

@@ -20,15 +20,15 @@ use axum::response::Response;
 use axum::routing::any;
 use clap::Parser;
 
-use nurse_call_core::call_types::default_call_types;
 use nurse_call_core::config::{self, CallRetention, parse_live_url, parse_time_zone};
-use nurse_call_core::error::ApiError;
-use nurse_call_core::http_io::{MAX_BODY_BYTES, error_response};
-use nurse_call_core::live::LiveHub;
-use nurse_call_core::supervision::Thresholds;
-use nurse_call_core::{AppState, Mode, Settings, Store, logging, serve, wire_time};
-use nurse_call_dynamodb::{DynamoStore, TableNames};
-use nurse_call_sqlite::SqliteStore;
+use nurse_call_core::domain::supervision::Thresholds;
+use nurse_call_core::domain::wire_time;
+use nurse_call_core::http::io::MAX_BODY_BYTES;
+use nurse_call_core::http::router::unreadable_body;
+use nurse_call_core::store::Backend;
+use nurse_call_core::wire::live::LiveHub;
+use nurse_call_core::{AppState, Mode, Settings, logging, serve};
+use nurse_call_wiring::{Prepare, StoreChoice, TableNames, local_state};
 
 /// Serves the nurse-call API, the sandbox endpoints and the test page locally.
 #[derive(Debug, Parser)]
@@ -106,17 +106,20 @@ async fn run(args: Args) -> Result<(), String> {
         },
         live_url: args.live_url.clone(),
     };
-    let store = open_store(&args).await?;
-    store
-        .seed_call_types(&default_call_types())
-        .await
-        .map_err(|e| e.to_string())?;
+    let choice = StoreChoice::local(
+        args.data_dir.clone(),
+        args.dynamodb_endpoint.clone(),
+        TableNames::from_env(),
+    );
+    let store = choice
+        .open(settings.call_retention, Prepare::TablesAndCallTypes)
+        .await?;
     if let Some(path) = &args.seed {
         seed::apply(store.as_ref(), path).await?;
     }
     tokio::spawn(purge_expired(Arc::clone(&store), settings.call_retention));
     // Every committed change goes to the connected displays (DECISIONS §11).
-    let state = AppState::new(store, settings.clone()).with_live(LiveHub::new());
+    let state = local_state(store, settings.clone()).with_live(LiveHub::new());
 
     let app = Router::new()
         .route(live::PATH, any(live::connect))
@@ -132,7 +135,7 @@ async fn run(args: Args) -> Result<(), String> {
         mode = %settings.mode,
         time_zone = %settings.time_zone,
         call_retention_days = settings.call_retention.as_days(),
-        store = if args.dynamodb_endpoint.is_some() { "dynamodb" } else { "sqlite" },
+        store = %choice.describe(),
         "listening"
     );
     axum::serve(listener, app)
@@ -143,33 +146,6 @@ async fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
-/// The embedded SQLite store, or DynamoDB when an endpoint is given. No cache
-/// in front: locally an admin's edit is visible at once.
-async fn open_store(args: &Args) -> Result<Arc<dyn Store>, String> {
-    match args
-        .dynamodb_endpoint
-        .as_deref()
-        .filter(|e| !e.trim().is_empty())
-    {
-        Some(endpoint) => {
-            let store = DynamoStore::connect(Some(endpoint), TableNames::from_env())
-                .await
-                .with_call_retention(args.call_retention_days);
-            let created = store
-                .create_missing_tables()
-                .await
-                .map_err(|e| format!("cannot prepare the tables at {endpoint}: {e}"))?;
-            tracing::info!(endpoint, tables = ?store.tables(), ?created, "using DynamoDB");
-            Ok(Arc::new(store))
-        }
-        None => {
-            let store = SqliteStore::open_dir(&args.data_dir).map_err(|e| e.to_string())?;
-            tracing::info!(file = %store.path().display(), "using the embedded store");
-            Ok(Arc::new(store))
-        }
-    }
-}
-
 /// Every request goes to the shared router; the body is read up to one byte
 /// over the limit so that an oversized body is answered with 413, not read whole.
 /// A body that ends before its announced length (the client gave up) is a 400.
@@ -177,20 +153,14 @@ async fn handle(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let response = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
         Ok(bytes) => serve(&state, http::Request::from_parts(parts, bytes)).await,
-        Err(error) if exceeds_limit(&error) => {
-            tracing::info!(method = %parts.method, path = parts.uri.path(), status = 413, "request");
-            error_response(&ApiError::PayloadTooLarge)
-        }
         Err(error) => {
-            tracing::info!(method = %parts.method, path = parts.uri.path(), status = 400, %error, "request");
-            error_response(&ApiError::Malformed(UNREADABLE_BODY.to_string()))
+            tracing::debug!(%error, "body not read to its end");
+            let request = http::Request::from_parts(parts, bytes::Bytes::new());
+            unreadable_body(&request, exceeds_limit(&error))
         }
     };
     response.map(Body::from)
 }
-
-/// The 400 for a body that could not be read to its end.
-const UNREADABLE_BODY: &str = "Der Anfragekörper konnte nicht vollständig gelesen werden.";
 
 /// Whether reading the body stopped at the size limit (http-body-util's
 /// `LengthLimitError`, somewhere in the error's chain), not at a broken body.
@@ -208,7 +178,7 @@ fn exceeds_limit(error: &axum::Error) -> bool {
 /// Every hour (and at start): sandbox consumers and their data expire after
 /// 30 days (DECISIONS §8); closed calls past the installation's retention are
 /// deleted. DynamoDB does both by TTL, and these calls return 0 there.
-async fn purge_expired(store: Arc<dyn Store>, call_retention: CallRetention) {
+async fn purge_expired(store: Arc<dyn Backend>, call_retention: CallRetention) {
     let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
     loop {
         every_hour.tick().await;

@@ -14,9 +14,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use nurse_call_core::model::{Consumer, Scope};
-use nurse_call_core::validation::is_uuid;
-use nurse_call_core::{Store, wire_time};
+use nurse_call_core::domain::model::{Consumer, Scope};
+use nurse_call_core::domain::wire_time;
+use nurse_call_core::request::validation::is_uuid;
+use nurse_call_core::store::Backend;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -50,7 +51,7 @@ struct SeedElement {
     name: String,
 }
 
-pub async fn apply(store: &dyn Store, path: &Path) -> Result<(), String> {
+pub async fn apply(store: &dyn Backend, path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read seed file {}: {e}", path.display()))?;
     let seed: SeedFile = serde_json::from_str(&text)

@@ -5,17 +5,20 @@
 //! store_conformance::admin::contract(&store).await;
 //! ```
 
-use nurse_call_core::admin::{AdminStore, Erased, SecretsReplaced, new_consumer};
-use nurse_call_core::call_types::default_call_types;
-use nurse_call_core::displays::{new_display, token_hash};
-use nurse_call_core::model::{Call, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope};
-use nurse_call_core::store::OpenOutcome;
-use nurse_call_core::wire_time;
+use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::domain::model::{
+    Call, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
+};
+use nurse_call_core::domain::wire_time;
+use nurse_call_core::http::displays::{new_display, token_hash};
+use nurse_call_core::signing::secrets::new_consumer;
+use nurse_call_core::store::admin::{Erased, SecretsReplaced};
+use nurse_call_core::store::{AddressSnapshot, Backend, OpenOutcome};
 
 use crate::support::{CLOSER, OPENER, close, new_call, open, t};
 
 /// Every admin operation once, with its refusals.
-pub async fn contract(store: &dyn AdminStore) {
+pub async fn contract(store: &dyn Backend) {
     store.check().await.expect("a fresh store is ready");
     consumers(store).await;
     displays(store).await;
@@ -24,7 +27,7 @@ pub async fn contract(store: &dyn AdminStore) {
     calls_by_opening(store).await;
 }
 
-async fn consumers(store: &dyn AdminStore) {
+async fn consumers(store: &dyn Backend) {
     let now = wire_time::now();
     let first = new_consumer("first", false, false, now).unwrap();
     let second = new_consumer("second", true, true, now + chrono::Duration::seconds(1)).unwrap();
@@ -131,7 +134,7 @@ async fn consumers(store: &dyn AdminStore) {
     assert_eq!(store.consumers().await.unwrap(), [second]);
 }
 
-async fn elements(store: &dyn AdminStore) {
+async fn elements(store: &dyn Backend) {
     let scope = Scope::installation();
     let now = wire_time::now();
     for (address, code) in [("B-2", "Z2"), ("A-1", "Z1")] {
@@ -179,7 +182,7 @@ async fn elements(store: &dyn AdminStore) {
     assert_eq!(addresses, ["B-2"]);
 }
 
-async fn call_types(store: &dyn AdminStore) {
+async fn call_types(store: &dyn Backend) {
     let mut notruf = default_call_types()
         .into_iter()
         .find(|t| t.name == "Notruf")
@@ -201,7 +204,7 @@ async fn call_types(store: &dyn AdminStore) {
 }
 
 /// A display is found by its token's hash, and only by it.
-async fn displays(admin: &dyn AdminStore) {
+async fn displays(admin: &dyn Backend) {
     let consumers_before = admin.consumers().await.unwrap().len();
     let (display, token) =
         new_display("Flur", &["S1".to_string()], wire_time::now()).expect("random");
@@ -263,7 +266,7 @@ async fn displays(admin: &dyn AdminStore) {
 /// calls, the hash mismatches naming it), in that scope only; every other
 /// address, and the same address in another scope, stays whole. A second run
 /// finds nothing. Run on a fresh store with the default call types seeded.
-pub async fn erasure(store: &dyn AdminStore) {
+pub async fn erasure(store: &dyn Backend) {
     let installation = Scope::installation();
     let visitor = "0b7c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e";
     let sandbox = Scope::consumer(visitor);
@@ -276,7 +279,7 @@ pub async fn erasure(store: &dyn AdminStore) {
                 .unwrap();
             open(store, scope, &new_call(address, "Notruf", t(1))).await;
             let done = open(store, scope, &new_call(address, "WC", t(2))).await;
-            close(store, scope, address, &[done.id], t(3)).await;
+            close(store, scope, address, &[&done], t(3)).await;
         }
     }
     let mismatch = |string: String| HashMismatch::new(&string, &"e".repeat(64), "0", t(4));
@@ -360,11 +363,11 @@ pub async fn erasure(store: &dyn AdminStore) {
 
 /// The element, the calls (by id) and the open calls of `address`.
 async fn everything(
-    store: &dyn AdminStore,
+    store: &dyn Backend,
     scope: &Scope,
     address: &str,
 ) -> (
-    Option<nurse_call_core::model::Element>,
+    Option<nurse_call_core::domain::model::Element>,
     Vec<Call>,
     Vec<Call>,
 ) {
@@ -382,7 +385,7 @@ async fn everything(
 
 /// The report's read: calls opened in `[from, to)` of one scope, in opening
 /// order, closed ones with their close, who opened and closed them kept.
-async fn calls_by_opening(store: &dyn AdminStore) {
+async fn calls_by_opening(store: &dyn Backend) {
     let scope = Scope::installation();
     let (from, to) = (t(0), t(3600));
     let before = open_in(store, new_call("R-1", "Normalruf", t(-1)), &scope).await;
@@ -392,7 +395,7 @@ async fn calls_by_opening(store: &dyn AdminStore) {
     let at_to = open_in(store, new_call("R-4", "Normalruf", to), &scope).await;
     let sandbox = Scope::consumer("00000000-0000-4000-8000-000000000002");
     open_in(store, new_call("R-2", "WC", t(60)), &sandbox).await;
-    let closed = close(store, &scope, "R-3", &[middle.id], t(1900)).await;
+    let closed = close(store, &scope, "R-3", &[&middle], t(1900)).await;
     assert_eq!(closed.len(), 1);
 
     let found = store
@@ -423,7 +426,7 @@ async fn calls_by_opening(store: &dyn AdminStore) {
     );
 }
 
-async fn open_in(store: &dyn AdminStore, call: NewCall, scope: &Scope) -> Call {
+async fn open_in(store: &dyn Backend, call: NewCall, scope: &Scope) -> Call {
     let change = ElementChange {
         address: call.address.clone(),
         battery: None,
@@ -432,11 +435,18 @@ async fn open_in(store: &dyn AdminStore, call: NewCall, scope: &Scope) -> Call {
         at: call.opened_at,
     };
     match store
-        .open_call(scope, &call, &change, ElementPolicy::CreateMissing)
+        .open_call(
+            scope,
+            &call,
+            &AddressSnapshot::default(),
+            &change,
+            ElementPolicy::CreateMissing,
+        )
         .await
         .unwrap()
     {
         OpenOutcome::Opened(opened) => opened,
         OpenOutcome::AlreadyOpen(call) => panic!("already open: {call:?}"),
+        OpenOutcome::UnknownElement => panic!("CreateMissing answered UnknownElement"),
     }
 }

@@ -24,7 +24,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use nurse_call_core::store::Store;
+use nurse_call_core::store::Backend;
 
 pub mod admin;
 mod cases;
@@ -36,7 +36,7 @@ pub use cases::*;
 /// A fresh store for one case, with what the store can and cannot do.
 pub struct Harness {
     /// A fresh, empty store with the default call types seeded.
-    pub store: Arc<dyn Store>,
+    pub store: Arc<dyn Backend>,
     /// Whether `purge_expired` removes expired consumers and their data, and
     /// `purge_closed_calls` closed calls past retention, itself. Stores with
     /// native expiry (DynamoDB TTL) may leave that to the database and return
@@ -48,7 +48,7 @@ pub struct Harness {
 
 impl Harness {
     /// A store that upholds every capability of the trait.
-    pub fn new(store: Arc<dyn Store>) -> Self {
+    pub fn new(store: Arc<dyn Backend>) -> Self {
         Harness {
             store,
             purges_expired: true,
@@ -78,8 +78,8 @@ impl std::fmt::Debug for Harness {
     }
 }
 
-impl From<Arc<dyn Store>> for Harness {
-    fn from(store: Arc<dyn Store>) -> Self {
+impl From<Arc<dyn Backend>> for Harness {
+    fn from(store: Arc<dyn Backend>) -> Self {
         Harness::new(store)
     }
 }
@@ -87,7 +87,7 @@ impl From<Arc<dyn Store>> for Harness {
 /// Expands to one `#[tokio::test]` per conformance case.
 ///
 /// `$make_store` is an expression evaluating to a future (`make_store()` or an
-/// `async { … }` block) whose output is a [`Harness`] or an `Arc<dyn Store>`:
+/// `async { … }` block) whose output is a [`Harness`] or an `Arc<dyn Backend>`:
 /// a fresh, empty store with the default call types seeded. It is evaluated
 /// anew in every test, so each test has its own store.
 #[macro_export]

@@ -2,10 +2,12 @@
 
 use chrono::{DateTime, Duration, SubsecRound, TimeZone, Utc};
 
-use nurse_call_core::model::{
+use nurse_call_core::domain::model::{
     Call, Consumer, Element, ElementChange, ElementPolicy, NewCall, Scope,
 };
-use nurse_call_core::store::{ElementsOutcome, OpenOutcome, Store};
+use nurse_call_core::store::{
+    AddressSnapshot, Backend, CloseOutcome, ElementsOutcome, OpenOutcome,
+};
 
 /// The largest id JavaScript represents exactly (2^53 - 1).
 pub const MAX_SAFE_ID: i64 = (1 << 53) - 1;
@@ -80,7 +82,7 @@ pub fn battery(address: &str, value: f64, at: DateTime<Utc>) -> ElementChange {
 }
 
 pub async fn register(
-    store: &dyn Store,
+    store: &dyn Backend,
     scope: &Scope,
     address: &str,
     at: DateTime<Utc>,
@@ -98,10 +100,16 @@ pub async fn register(
 }
 
 /// Opens a call and insists on a new one.
-pub async fn open(store: &dyn Store, scope: &Scope, call: &NewCall) -> Call {
+pub async fn open(store: &dyn Backend, scope: &Scope, call: &NewCall) -> Call {
     let change = no_change(&call.address, call.opened_at);
     match store
-        .open_call(scope, call, &change, ElementPolicy::CreateMissing)
+        .open_call(
+            scope,
+            call,
+            &AddressSnapshot::default(),
+            &change,
+            ElementPolicy::CreateMissing,
+        )
         .await
         .unwrap_or_else(|e| panic!("open_call({}, {}) failed: {e}", call.address, call.event))
     {
@@ -110,33 +118,67 @@ pub async fn open(store: &dyn Store, scope: &Scope, call: &NewCall) -> Call {
             "open_call({}, {}) with no open call of that event returned AlreadyOpen({existing:?})",
             call.address, call.event
         ),
+        OpenOutcome::UnknownElement => panic!(
+            "open_call({}, {}) with CreateMissing returned UnknownElement",
+            call.address, call.event
+        ),
     }
 }
 
-/// Closes `ids` on `address` with no element change.
+/// The snapshot a handler would pass to a close: `calls` open on the
+/// address (each once), the element left out.
+pub fn open_at(calls: &[&Call]) -> AddressSnapshot {
+    let mut open_calls: Vec<Call> = Vec::new();
+    for call in calls {
+        if !open_calls.iter().any(|c| c.id == call.id) {
+            open_calls.push((*call).clone());
+        }
+    }
+    AddressSnapshot {
+        element: None,
+        open_calls,
+    }
+}
+
+/// The calls a close returned, for closes whose element cannot vanish.
+pub trait ClosedCalls {
+    fn calls(self) -> Vec<Call>;
+}
+
+impl ClosedCalls for CloseOutcome {
+    fn calls(self) -> Vec<Call> {
+        match self {
+            CloseOutcome::Closed(calls) => calls,
+            CloseOutcome::UnknownElement => panic!("close_calls answered UnknownElement"),
+        }
+    }
+}
+
+/// Closes `calls` on `address` with no element change.
 pub async fn close(
-    store: &dyn Store,
+    store: &dyn Backend,
     scope: &Scope,
     address: &str,
-    ids: &[i64],
+    calls: &[&Call],
     closed_at: DateTime<Utc>,
 ) -> Vec<Call> {
     store
         .close_calls(
             scope,
             address,
-            ids,
+            &open_at(calls),
             closed_at,
             Some(CLOSER),
             &no_change(address, closed_at),
             ElementPolicy::CreateMissing,
         )
         .await
-        .unwrap_or_else(|e| panic!("close_calls({address}, {ids:?}) failed: {e}"))
+        .unwrap_or_else(|e| panic!("close_calls({address}) failed: {e}"))
+        .calls()
 }
 
 pub async fn update(
-    store: &dyn Store,
+    store: &dyn Backend,
     scope: &Scope,
     changes: &[ElementChange],
     policy: ElementPolicy,
@@ -156,7 +198,7 @@ pub fn expect_updated(outcome: ElementsOutcome, context: &str) -> Vec<Element> {
     }
 }
 
-pub async fn element(store: &dyn Store, scope: &Scope, address: &str) -> Option<Element> {
+pub async fn element(store: &dyn Backend, scope: &Scope, address: &str) -> Option<Element> {
     store
         .snapshot(scope, address)
         .await
@@ -164,7 +206,7 @@ pub async fn element(store: &dyn Store, scope: &Scope, address: &str) -> Option<
         .element
 }
 
-pub async fn open_calls(store: &dyn Store, scope: &Scope, address: &str) -> Vec<Call> {
+pub async fn open_calls(store: &dyn Backend, scope: &Scope, address: &str) -> Vec<Call> {
     store
         .snapshot(scope, address)
         .await
@@ -173,7 +215,7 @@ pub async fn open_calls(store: &dyn Store, scope: &Scope, address: &str) -> Vec<
 }
 
 /// Every call of a scope (open first, newest first).
-pub async fn all_calls(store: &dyn Store, scope: &Scope) -> Vec<Call> {
+pub async fn all_calls(store: &dyn Backend, scope: &Scope) -> Vec<Call> {
     store
         .recent_calls(scope, ALL)
         .await
@@ -181,7 +223,7 @@ pub async fn all_calls(store: &dyn Store, scope: &Scope) -> Vec<Call> {
 }
 
 /// Every element of a scope (most recently updated first).
-pub async fn all_elements(store: &dyn Store, scope: &Scope) -> Vec<Element> {
+pub async fn all_elements(store: &dyn Backend, scope: &Scope) -> Vec<Element> {
     store
         .recent_elements(scope, ALL)
         .await

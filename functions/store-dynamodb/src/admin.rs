@@ -11,15 +11,17 @@ use aws_sdk_dynamodb::types::{
 };
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::admin::{AdminStore, Erased, SecretsReplaced};
-use nurse_call_core::model::{Call, CallType, Consumer, Display, Scope};
+use nurse_call_core::domain::model::{
+    Call, CallType, Consumer, Display, Element, ElementChange, Scope,
+};
+use nurse_call_core::domain::wire_time::to_stored;
+use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced};
 use nurse_call_core::store::{Store, StoreError};
-use nurse_call_core::wire_time::to_stored;
 
 use crate::error::{build_error, classify};
 use crate::item::*;
 use crate::tables::BY_SCOPE_INDEX;
-use crate::{DynamoStore, TRANSACTION_ATTEMPTS, backoff, mismatches};
+use crate::{DynamoStore, ElementUpdate, TRANSACTION_ATTEMPTS, backoff, mismatches};
 
 /// Most keys one `BatchWriteItem` takes.
 const BATCH_WRITE_LIMIT: usize = 25;
@@ -49,6 +51,56 @@ macro_rules! existed {
 
 #[async_trait]
 impl AdminStore for DynamoStore {
+    async fn seed_call_types(&self, call_types: &[CallType]) -> Result<(), StoreError> {
+        for call_type in call_types {
+            let result = self
+                .client
+                .put_item()
+                .table_name(&self.tables.call_types)
+                .set_item(Some(call_type_item(call_type)))
+                .condition_expression("attribute_not_exists(#name)")
+                .expression_attribute_names("#name", "name")
+                .send()
+                .await;
+            match result {
+                Ok(_) => {}
+                // Already there, maybe edited by an admin: keep it.
+                Err(error)
+                    if error
+                        .as_service_error()
+                        .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
+                Err(error) => return Err(classify(error)),
+            }
+        }
+        Ok(())
+    }
+
+    async fn register_element(
+        &self,
+        scope: &Scope,
+        address: &str,
+        code: &str,
+        name: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Element, StoreError> {
+        let change = ElementChange {
+            address: address.to_string(),
+            battery: None,
+            position: None,
+            reachable: None,
+            at,
+        };
+        self.update_element(ElementUpdate::registration(scope, &change, code, name))
+            .await?
+            .ok_or_else(|| StoreError::Internal("registering an element failed".into()))
+    }
+
+    /// A closed call's item carries `ttl` = its close plus the retention
+    /// (set by `close_calls`); DynamoDB deletes it after that, by itself.
+    async fn purge_closed_calls(&self, _closed_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        Ok(0)
+    }
+
     async fn check(&self) -> Result<(), StoreError> {
         let tables = self.tables();
         for table in [&tables.call_types, &tables.consumers, &tables.data] {
@@ -171,7 +223,7 @@ impl AdminStore for DynamoStore {
     /// The element goes first, so that in production requests for the
     /// address are refused from then on and no new call appears meanwhile.
     ///
-    /// [`HashMismatch::names_address`]: nurse_call_core::model::HashMismatch::names_address
+    /// [`HashMismatch::names_address`]: nurse_call_core::domain::model::HashMismatch::names_address
     async fn erase_address(&self, scope: &Scope, address: &str) -> Result<Erased, StoreError> {
         let pk = address_pk(scope, address);
         let mut erased = Erased::default();

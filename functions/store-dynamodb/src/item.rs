@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::model::{Call, CallType, Consumer, Display, Element, NewCall, Scope};
+use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element, NewCall, Scope};
+use nurse_call_core::domain::wire_time::{from_stored, to_stored};
 use nurse_call_core::store::StoreError;
-use nurse_call_core::wire_time::{from_stored, to_stored};
 
 pub type Item = HashMap<String, AttributeValue>;
 

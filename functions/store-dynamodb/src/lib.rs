@@ -31,12 +31,14 @@ use aws_sdk_dynamodb::types::{
 use chrono::{DateTime, TimeZone, Utc};
 
 use nurse_call_core::config::CallRetention;
-use nurse_call_core::model::{
+use nurse_call_core::domain::model::{
     Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
     NewCall, Scope,
 };
-use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome, Store, StoreError};
-use nurse_call_core::wire_time::to_stored;
+use nurse_call_core::domain::wire_time::to_stored;
+use nurse_call_core::store::{
+    AddressSnapshot, CloseOutcome, ElementsOutcome, OpenOutcome, SandboxStore, Store, StoreError,
+};
 
 pub use client::{MAX_ATTEMPTS, RequestCounter, Timeouts, sdk_config};
 use error::{build_error, classify};
@@ -181,12 +183,17 @@ impl DynamoStore {
         Ok((element, open))
     }
 
-    /// Epoch seconds at which a call closed at `closed_at` expires: the
-    /// installation's retention, or the sandbox item's own expiry
-    /// (`lock_ttl`, 30 days after the open) when that comes first.
-    fn closed_call_expiry(&self, closed_at: DateTime<Utc>, lock_ttl: Option<i64>) -> i64 {
+    /// Epoch seconds at which a call opened at `opened_at` and closed at
+    /// `closed_at` expires: the installation's retention, or a sandbox
+    /// item's own expiry (30 days after the open) when that comes first.
+    fn closed_call_expiry(
+        &self,
+        scope: &Scope,
+        closed_at: DateTime<Utc>,
+        opened_at: DateTime<Utc>,
+    ) -> i64 {
         let retention = self.call_retention.expires_at(closed_at).timestamp();
-        lock_ttl.map_or(retention, |ttl| ttl.min(retention))
+        expiry_for(scope, opened_at).map_or(retention, |ttl| ttl.min(retention))
     }
 
     /// Every item of a data-table partition, in sort-key order (consistent).
@@ -544,18 +551,6 @@ impl Store for DynamoStore {
         output.item.as_ref().map(consumer_from_item).transpose()
     }
 
-    async fn create_consumer(&self, consumer: &Consumer) -> Result<(), StoreError> {
-        self.client
-            .put_item()
-            .table_name(&self.tables.consumers)
-            .set_item(Some(consumer_item(consumer)))
-            .condition_expression("attribute_not_exists(id)")
-            .send()
-            .await
-            .map_err(classify)?;
-        Ok(())
-    }
-
     async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
         let mut types = self
             .scan_table(&self.tables.call_types)
@@ -565,50 +560,6 @@ impl Store for DynamoStore {
             .collect::<Result<Vec<_>, _>>()?;
         types.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.name.cmp(&b.name)));
         Ok(types)
-    }
-
-    async fn seed_call_types(&self, call_types: &[CallType]) -> Result<(), StoreError> {
-        for call_type in call_types {
-            let result = self
-                .client
-                .put_item()
-                .table_name(&self.tables.call_types)
-                .set_item(Some(call_type_item(call_type)))
-                .condition_expression("attribute_not_exists(#name)")
-                .expression_attribute_names("#name", "name")
-                .send()
-                .await;
-            match result {
-                Ok(_) => {}
-                // Already there, maybe edited by an admin: keep it.
-                Err(error)
-                    if error
-                        .as_service_error()
-                        .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
-                Err(error) => return Err(classify(error)),
-            }
-        }
-        Ok(())
-    }
-
-    async fn register_element(
-        &self,
-        scope: &Scope,
-        address: &str,
-        code: &str,
-        name: &str,
-        at: DateTime<Utc>,
-    ) -> Result<Element, StoreError> {
-        let change = ElementChange {
-            address: address.to_string(),
-            battery: None,
-            position: None,
-            reachable: None,
-            at,
-        };
-        self.update_element(ElementUpdate::registration(scope, &change, code, name))
-            .await?
-            .ok_or_else(|| StoreError::Internal("registering an element failed".into()))
     }
 
     async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {
@@ -623,9 +574,21 @@ impl Store for DynamoStore {
         &self,
         scope: &Scope,
         call: &NewCall,
+        snapshot: &AddressSnapshot,
         element: &ElementChange,
         policy: ElementPolicy,
     ) -> Result<OpenOutcome, StoreError> {
+        if let Some(existing) = snapshot.open_call_of(&call.event) {
+            // Open at the snapshot: no transaction, only the element (if the
+            // request changes it).
+            if snapshot.changes_element(element, policy)
+                && let Some(update) = self.element_update(scope, element, policy)
+                && self.update_element(update).await?.is_none()
+            {
+                return Ok(OpenOutcome::UnknownElement);
+            }
+            return Ok(OpenOutcome::AlreadyOpen(existing.clone()));
+        }
         for attempt in 1..=TRANSACTION_ATTEMPTS {
             let id = new_call_id(element.at)?;
             let attributes = call_attributes(scope, id, call, element.at);
@@ -666,17 +629,17 @@ impl Store for DynamoStore {
                         if let Some(existing) =
                             self.open_lock(scope, &call.address, &call.event).await?
                         {
-                            if let Some(update) = self.element_update(scope, element, policy) {
-                                self.update_element(update).await?;
+                            if let Some(update) = self.element_update(scope, element, policy)
+                                && self.update_element(update).await?.is_none()
+                            {
+                                return Ok(OpenOutcome::UnknownElement);
                             }
                             return Ok(OpenOutcome::AlreadyOpen(existing));
                         }
                         // Closed in between: open it again.
                     } else if failed(2) {
-                        return Err(StoreError::Internal(format!(
-                            "element {:?} is not registered",
-                            call.address
-                        )));
+                        // The element vanished after the snapshot.
+                        return Ok(OpenOutcome::UnknownElement);
                     }
                     // An id collision or a conflicting transaction: try again.
                     tracing::debug!(attempt, ?reasons, "open transaction cancelled, retrying");
@@ -693,12 +656,12 @@ impl Store for DynamoStore {
         &self,
         scope: &Scope,
         address: &str,
-        call_ids: &[i64],
+        snapshot: &AddressSnapshot,
         closed_at: DateTime<Utc>,
         closed_by: Option<&str>,
         element: &ElementChange,
         policy: ElementPolicy,
-    ) -> Result<Vec<Call>, StoreError> {
+    ) -> Result<CloseOutcome, StoreError> {
         let (close_expression, closed_by_value) = match closed_by {
             Some(consumer) => (
                 "SET closed_at = :closed_at, closed_by = :closed_by, #ttl = :ttl",
@@ -706,22 +669,37 @@ impl Store for DynamoStore {
             ),
             None => ("SET closed_at = :closed_at, #ttl = :ttl", None),
         };
+        // The snapshot's calls name each lock's event and record, so the
+        // first attempt needs no read of its own (2 round trips in all). A
+        // snapshot that is not one address's (two calls of one event) is
+        // read again instead: a transaction may touch each lock only once.
+        let requested: Vec<i64> = snapshot.closable(closed_at).map(|call| call.id).collect();
+        let mut closing: Vec<Call> = snapshot.closable(closed_at).cloned().collect();
+        let events: std::collections::HashSet<&str> =
+            closing.iter().map(|call| call.event.as_str()).collect();
+        let read_first = events.len() != closing.len();
         for attempt in 1..=TRANSACTION_ATTEMPTS {
-            // The locks name each open call's event and record.
-            let (_, open) = self.read_address(scope, address).await?;
-            let closing: Vec<(Call, Option<i64>)> = open
-                .into_iter()
-                .filter(|(call, _)| call_ids.contains(&call.id))
-                .collect();
+            if attempt > 1 || read_first {
+                // Another close got some of them first: read again, close the rest.
+                let (_, open) = self.read_address(scope, address).await?;
+                closing = open
+                    .into_iter()
+                    .map(|(call, _)| call)
+                    .filter(|call| requested.contains(&call.id))
+                    .collect();
+            }
             let element_update = self.element_update(scope, element, policy);
             if closing.is_empty() {
-                if let Some(update) = element_update {
-                    self.update_element(update).await?;
+                if let Some(update) = element_update
+                    && self.update_element(update).await?.is_none()
+                {
+                    return Ok(CloseOutcome::UnknownElement);
                 }
-                return Ok(Vec::new());
+                return Ok(CloseOutcome::Closed(Vec::new()));
             }
+            let element_index = closing.len() * 3;
             let mut items = Vec::with_capacity(closing.len() * 3 + 1);
-            for (call, lock_ttl) in &closing {
+            for call in &closing {
                 // From its close on, the call counts down to its deletion
                 // (TTL): the installation's retention (docs/security.md).
                 let mut close = Update::builder()
@@ -736,7 +714,7 @@ impl Store for DynamoStore {
                     .expression_attribute_values(":closed_at", s(to_stored(closed_at)))
                     .expression_attribute_values(
                         ":ttl",
-                        n(self.closed_call_expiry(closed_at, *lock_ttl)),
+                        n(self.closed_call_expiry(scope, closed_at, call.opened_at)),
                     );
                 if let Some(value) = &closed_by_value {
                     close = close.expression_attribute_values(":closed_by", value.clone());
@@ -765,17 +743,25 @@ impl Store for DynamoStore {
             }
             match self.transact(items).await? {
                 Transaction::Committed => {
-                    return Ok(closing
-                        .into_iter()
-                        .map(|(call, _)| Call {
-                            closed_at: Some(closed_at),
-                            closed_by: closed_by.map(str::to_string),
-                            ..call
-                        })
-                        .collect());
+                    return Ok(CloseOutcome::Closed(
+                        closing
+                            .into_iter()
+                            .map(|call| Call {
+                                closed_at: Some(closed_at),
+                                closed_by: closed_by.map(str::to_string),
+                                ..call
+                            })
+                            .collect(),
+                    ));
                 }
                 Transaction::Cancelled(reasons) => {
-                    // Another close got some of these first: read again, close the rest.
+                    if reasons
+                        .get(element_index)
+                        .is_some_and(|r| r == CONDITIONAL_CHECK_FAILED)
+                    {
+                        // The element vanished after the snapshot.
+                        return Ok(CloseOutcome::UnknownElement);
+                    }
                     tracing::debug!(attempt, ?reasons, "close transaction cancelled, retrying");
                     backoff(attempt).await;
                 }
@@ -898,6 +884,21 @@ impl Store for DynamoStore {
             .map_err(classify)?;
         output.item.as_ref().map(display_from_item).transpose()
     }
+}
+
+#[async_trait]
+impl SandboxStore for DynamoStore {
+    async fn create_consumer(&self, consumer: &Consumer) -> Result<(), StoreError> {
+        self.client
+            .put_item()
+            .table_name(&self.tables.consumers)
+            .set_item(Some(consumer_item(consumer)))
+            .condition_expression("attribute_not_exists(id)")
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
 
     async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {
         let open = self.query_listing(&list_pk(scope, "open"), limit).await?;
@@ -936,12 +937,6 @@ impl Store for DynamoStore {
     /// DynamoDB's TTL removes expired sandbox items by itself (and the handlers
     /// ignore an expired consumer until it does).
     async fn purge_expired(&self, _now: DateTime<Utc>) -> Result<u64, StoreError> {
-        Ok(0)
-    }
-
-    /// A closed call's item carries `ttl` = its close plus the retention
-    /// (set by `close_calls`); DynamoDB deletes it after that, by itself.
-    async fn purge_closed_calls(&self, _closed_before: DateTime<Utc>) -> Result<u64, StoreError> {
         Ok(0)
     }
 

@@ -14,9 +14,9 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, Utc};
 
-use nurse_call_core::model::{HashMismatch, Scope};
+use nurse_call_core::domain::model::{HashMismatch, Scope};
+use nurse_call_core::domain::wire_time::{from_stored, to_stored};
 use nurse_call_core::store::StoreError;
-use nurse_call_core::wire_time::{from_stored, to_stored};
 
 use crate::DynamoStore;
 use crate::error::classify;

@@ -75,7 +75,7 @@ fn state(rules: &[&Rule]) -> AppState {
             mode: Mode::Sandbox,
             time_zone: "Europe/Berlin".parse().unwrap(),
             call_retention: Default::default(),
-            supervision: nurse_call_core::supervision::Thresholds::default(),
+            supervision: nurse_call_core::domain::supervision::Thresholds::default(),
             live_url: None,
         },
     )

@@ -11,10 +11,10 @@ use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
 use chrono::{Duration, TimeZone, Utc};
 
-use nurse_call_core::admin::AdminStore;
-use nurse_call_core::call_types::default_call_types;
-use nurse_call_core::model::{ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::store::{OpenOutcome, Store};
+use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::domain::model::{ElementChange, ElementPolicy, NewCall, Scope};
+use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::store::{AddressSnapshot, OpenOutcome, Store};
 use nurse_call_dynamodb::{DynamoStore, RequestCounter, TableNames, Timeouts, sdk_config};
 use store_conformance::moto;
 
@@ -121,7 +121,13 @@ async fn a_span_is_read_by_paged_queries_on_the_index_never_by_a_scan() {
             at: *at,
         };
         let outcome = store
-            .open_call(&scope, &call, &change, ElementPolicy::CreateMissing)
+            .open_call(
+                &scope,
+                &call,
+                &AddressSnapshot::default(),
+                &change,
+                ElementPolicy::CreateMissing,
+            )
             .await
             .unwrap();
         assert!(matches!(outcome, OpenOutcome::Opened(_)));

@@ -7,10 +7,13 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use nurse_call_core::Store;
-use nurse_call_core::call_types::default_call_types;
 use nurse_call_core::config::CallRetention;
-use nurse_call_core::model::{Call, Consumer, ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::store::OpenOutcome;
+use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::domain::model::{
+    Call, Consumer, ElementChange, ElementPolicy, NewCall, Scope,
+};
+use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::store::{AddressSnapshot, CloseOutcome, OpenOutcome};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::moto;
 
@@ -57,6 +60,7 @@ async fn open(store: &DynamoStore, scope: &Scope, address: &str, opened: DateTim
         .open_call(
             scope,
             &call,
+            &AddressSnapshot::default(),
             &change(address, opened),
             ElementPolicy::CreateMissing,
         )
@@ -69,11 +73,15 @@ async fn open(store: &DynamoStore, scope: &Scope, address: &str, opened: DateTim
 }
 
 async fn close(store: &DynamoStore, scope: &Scope, call: &Call, closed: DateTime<Utc>) {
-    let closed_calls = store
+    let open = AddressSnapshot {
+        element: None,
+        open_calls: vec![call.clone()],
+    };
+    let outcome = store
         .close_calls(
             scope,
             &call.address,
-            &[call.id],
+            &open,
             closed,
             None,
             &change(&call.address, closed),
@@ -81,7 +89,7 @@ async fn close(store: &DynamoStore, scope: &Scope, call: &Call, closed: DateTime
         )
         .await
         .unwrap();
-    assert_eq!(closed_calls.len(), 1);
+    assert!(matches!(outcome, CloseOutcome::Closed(calls) if calls.len() == 1));
 }
 
 /// The `ttl` of the call item `call#<id>` (None when it has none).

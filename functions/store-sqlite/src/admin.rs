@@ -6,18 +6,64 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use chrono::{DateTime, Utc};
-use nurse_call_core::admin::{AdminStore, Erased, SecretsReplaced};
-use nurse_call_core::model::{Call, CallType, Consumer, Display, Scope};
+use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element, Scope};
+use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::StoreError;
-use nurse_call_core::wire_time::to_stored;
+use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced};
 
 use crate::{
     CALL_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, SqliteStore, call_from_row, consumer_from_row,
-    display_from_row, insert_call_type, mismatches,
+    display_from_row, insert_call_type, mismatches, read_element, write_element,
 };
 
 #[async_trait]
 impl AdminStore for SqliteStore {
+    async fn seed_call_types(&self, call_types: &[CallType]) -> Result<(), StoreError> {
+        let call_types = call_types.to_vec();
+        self.with(move |c| {
+            for t in &call_types {
+                insert_call_type(c, t, "ON CONFLICT DO NOTHING")?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn register_element(
+        &self,
+        scope: &Scope,
+        address: &str,
+        code: &str,
+        name: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Element, StoreError> {
+        let (scope, address, code, name) = (
+            scope.as_str().to_string(),
+            address.to_string(),
+            code.to_string(),
+            name.to_string(),
+        );
+        self.with(move |c| {
+            let mut element = read_element(c, &scope, &address)?
+                .unwrap_or_else(|| Element::unregistered(&address, at));
+            element.code = code;
+            element.name = name;
+            write_element(c, &scope, &mut element)?;
+            Ok(element)
+        })
+        .await
+    }
+
+    async fn purge_closed_calls(&self, closed_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.with(move |c| {
+            let purged = c
+                .prepare_cached("DELETE FROM calls WHERE closed_at IS NOT NULL AND closed_at < ?1")?
+                .execute(params![to_stored(closed_before)])?;
+            Ok(purged as u64)
+        })
+        .await
+    }
+
     async fn check(&self) -> Result<(), StoreError> {
         // Opening the store created and migrated the file; one read proves
         // that it is usable.
@@ -166,7 +212,7 @@ impl AdminStore for SqliteStore {
                     serde_json::to_string(&display.sections).expect("strings serialise"),
                     display.scope.as_str(),
                     display.token_hash,
-                    nurse_call_core::wire_time::to_stored(display.created_at),
+                    nurse_call_core::domain::wire_time::to_stored(display.created_at),
                     display.revoked
                 ],
             )?;

@@ -22,12 +22,14 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use nurse_call_core::model::{
+use nurse_call_core::domain::model::{
     Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
     NewCall, Scope,
 };
-use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome, Store, StoreError};
-use nurse_call_core::wire_time::{from_stored, to_stored};
+use nurse_call_core::domain::wire_time::{from_stored, to_stored};
+use nurse_call_core::store::{
+    AddressSnapshot, CloseOutcome, ElementsOutcome, OpenOutcome, SandboxStore, Store, StoreError,
+};
 
 /// The file name inside the data folder.
 pub const FILE_NAME: &str = "nurse-call.sqlite3";
@@ -339,28 +341,6 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn create_consumer(&self, consumer: &Consumer) -> Result<(), StoreError> {
-        let consumer = consumer.clone();
-        self.with(move |c| {
-            c.execute(
-                "INSERT INTO consumers (id, name, secrets, allow_sha1, created_at, expires_at,
-                    require_signed_time)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    consumer.id,
-                    consumer.name,
-                    serde_json::to_string(&consumer.secrets).expect("strings serialise"),
-                    consumer.allow_sha1,
-                    to_stored(consumer.created_at),
-                    consumer.expires_at.map(to_stored),
-                    consumer.require_signed_time
-                ],
-            )?;
-            Ok(())
-        })
-        .await
-    }
-
     async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
         self.read(|c| {
             let mut statement = c.prepare_cached(
@@ -371,42 +351,6 @@ impl Store for SqliteStore {
             statement
                 .query_map([], call_type_from_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()
-        })
-        .await
-    }
-
-    async fn seed_call_types(&self, call_types: &[CallType]) -> Result<(), StoreError> {
-        let call_types = call_types.to_vec();
-        self.with(move |c| {
-            for t in &call_types {
-                insert_call_type(c, t, "ON CONFLICT DO NOTHING")?;
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    async fn register_element(
-        &self,
-        scope: &Scope,
-        address: &str,
-        code: &str,
-        name: &str,
-        at: DateTime<Utc>,
-    ) -> Result<Element, StoreError> {
-        let (scope, address, code, name) = (
-            scope.as_str().to_string(),
-            address.to_string(),
-            code.to_string(),
-            name.to_string(),
-        );
-        self.with(move |c| {
-            let mut element = read_element(c, &scope, &address)?
-                .unwrap_or_else(|| Element::unregistered(&address, at));
-            element.code = code;
-            element.name = name;
-            write_element(c, &scope, &mut element)?;
-            Ok(element)
         })
         .await
     }
@@ -437,15 +381,27 @@ impl Store for SqliteStore {
         &self,
         scope: &Scope,
         call: &NewCall,
+        snapshot: &AddressSnapshot,
         element: &ElementChange,
         policy: ElementPolicy,
     ) -> Result<OpenOutcome, StoreError> {
         let (scope, call, change) = (scope.as_str().to_string(), call.clone(), element.clone());
+        let already_open = snapshot.open_call_of(&call.event).cloned();
+        let changes_element = snapshot.changes_element(element, policy);
         self.with(move |c| {
+            if let Some(existing) = already_open {
+                // Open at the snapshot: no call to write, only the element.
+                if changes_element && apply_change(c, &scope, &change, policy)?.is_none() {
+                    return Ok(OpenOutcome::UnknownElement);
+                }
+                return Ok(OpenOutcome::AlreadyOpen(existing));
+            }
             // The batch's transaction holds the write lock (IMMEDIATE), so the
             // uniqueness check and the insert see the same state even with
             // other processes on the file.
-            apply_change(c, &scope, &change, policy)?;
+            if apply_change(c, &scope, &change, policy)?.is_none() {
+                return Ok(OpenOutcome::UnknownElement);
+            }
             if let Some(existing) = open_call_with_event(c, &scope, &call.address, &call.event)? {
                 return Ok(OpenOutcome::AlreadyOpen(existing));
             }
@@ -476,23 +432,27 @@ impl Store for SqliteStore {
         &self,
         scope: &Scope,
         address: &str,
-        call_ids: &[i64],
+        snapshot: &AddressSnapshot,
         closed_at: DateTime<Utc>,
         closed_by: Option<&str>,
         element: &ElementChange,
         policy: ElementPolicy,
-    ) -> Result<Vec<Call>, StoreError> {
-        let (scope, address, ids, change) = (
+    ) -> Result<CloseOutcome, StoreError> {
+        let (scope, address, change) = (
             scope.as_str().to_string(),
             address.to_string(),
-            call_ids.to_vec(),
             element.clone(),
         );
+        let ids: Vec<i64> = snapshot.closable(closed_at).map(|call| call.id).collect();
         let closed_by = closed_by.map(str::to_string);
         self.with(move |c| {
-            apply_change(c, &scope, &change, policy)?;
+            if apply_change(c, &scope, &change, policy)?.is_none() {
+                return Ok(CloseOutcome::UnknownElement);
+            }
             let mut closed = Vec::with_capacity(ids.len());
             {
+                // A call closed by another request since the snapshot is
+                // skipped (`closed_at IS NULL`): this request did not close it.
                 let mut statement = c.prepare_cached(&format!(
                     "UPDATE calls SET closed_at = ?1, closed_by = ?5
                      WHERE id = ?2 AND scope = ?3 AND address = ?4 AND closed_at IS NULL
@@ -508,7 +468,7 @@ impl Store for SqliteStore {
                     closed.extend(call);
                 }
             }
-            Ok(closed)
+            Ok(CloseOutcome::Closed(closed))
         })
         .await
     }
@@ -582,6 +542,31 @@ impl Store for SqliteStore {
         })
         .await
     }
+}
+
+#[async_trait]
+impl SandboxStore for SqliteStore {
+    async fn create_consumer(&self, consumer: &Consumer) -> Result<(), StoreError> {
+        let consumer = consumer.clone();
+        self.with(move |c| {
+            c.execute(
+                "INSERT INTO consumers (id, name, secrets, allow_sha1, created_at, expires_at,
+                    require_signed_time)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    consumer.id,
+                    consumer.name,
+                    serde_json::to_string(&consumer.secrets).expect("strings serialise"),
+                    consumer.allow_sha1,
+                    to_stored(consumer.created_at),
+                    consumer.expires_at.map(to_stored),
+                    consumer.require_signed_time
+                ],
+            )?;
+            Ok(())
+        })
+        .await
+    }
 
     async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {
         let scope = scope.as_str().to_string();
@@ -633,16 +618,6 @@ impl Store for SqliteStore {
                 "DELETE FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1",
                 params![now],
             )?;
-            Ok(purged as u64)
-        })
-        .await
-    }
-
-    async fn purge_closed_calls(&self, closed_before: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.with(move |c| {
-            let purged = c
-                .prepare_cached("DELETE FROM calls WHERE closed_at IS NOT NULL AND closed_at < ?1")?
-                .execute(params![to_stored(closed_before)])?;
             Ok(purged as u64)
         })
         .await

@@ -1,7 +1,7 @@
 //! The admin operations (AdminStore) on the embedded store.
 
-use nurse_call_core::Store;
-use nurse_call_core::call_types::default_call_types;
+use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::store::admin::AdminStore;
 use nurse_call_sqlite::SqliteStore;
 
 #[tokio::test]

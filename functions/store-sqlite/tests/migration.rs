@@ -7,10 +7,11 @@ use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
 
 use nurse_call_core::Store;
-use nurse_call_core::admin::AdminStore;
-use nurse_call_core::displays::{new_display, token_hash};
-use nurse_call_core::model::{ElementChange, ElementPolicy, HashMismatch, NewCall, Scope};
-use nurse_call_core::store::OpenOutcome;
+use nurse_call_core::domain::model::{ElementChange, ElementPolicy, HashMismatch, NewCall, Scope};
+use nurse_call_core::http::displays::{new_display, token_hash};
+use nurse_call_core::store::SandboxStore;
+use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::store::{AddressSnapshot, OpenOutcome};
 use nurse_call_sqlite::{FILE_NAME, SqliteStore};
 
 /// The schema of version 1 exactly as it shipped, with one consumer and one call.
@@ -169,6 +170,7 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .open_call(
             &scope,
             &call,
+            &AddressSnapshot::default(),
             &change(day(11)),
             ElementPolicy::CreateMissing,
         )
@@ -181,7 +183,10 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .close_calls(
             &scope,
             "Zimmer-2",
-            &[opened.id],
+            &AddressSnapshot {
+                element: None,
+                open_calls: vec![opened],
+            },
             day(12),
             Some("bbbbbbbb-0000-4000-8000-00000000000b"),
             &change(day(12)),
@@ -242,7 +247,7 @@ async fn a_version_3_file_gains_displays_and_element_versions() {
     assert_eq!(open[0].event, "WC");
 
     let (display, token) =
-        new_display("Flur", &[], nurse_call_core::wire_time::now()).expect("random");
+        new_display("Flur", &[], nurse_call_core::domain::wire_time::now()).expect("random");
     store
         .create_display(&display)
         .await

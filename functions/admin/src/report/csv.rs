@@ -3,7 +3,7 @@
 //! in a German locale opens it by double-click with umlauts and columns
 //! intact; quoting by the `csv` crate.
 
-use nurse_call_core::report::Report;
+use nurse_call_core::domain::report::Report;
 
 use super::rows::CallRow;
 use crate::failure::Failure;

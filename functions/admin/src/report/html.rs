@@ -5,9 +5,9 @@
 use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use nurse_call_core::model::CallType;
-use nurse_call_core::report::{Answer, Group, Report, Stats};
-use nurse_call_core::wire_time::format_local;
+use nurse_call_core::domain::model::CallType;
+use nurse_call_core::domain::report::{Answer, Group, Report, Stats};
+use nurse_call_core::domain::wire_time::format_local;
 
 use super::Days;
 use super::chart::{self, ResponseRow};
@@ -151,7 +151,7 @@ pub fn render(report: &Report, call_types: &[CallType], days: &Days) -> String {
 }
 
 fn now() -> DateTime<Utc> {
-    nurse_call_core::wire_time::now()
+    nurse_call_core::domain::wire_time::now()
 }
 
 fn figure(label: &str, value: String) -> Markup {

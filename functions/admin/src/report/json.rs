@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use nurse_call_core::report::{Group, Report, Stats};
-use nurse_call_core::wire_time::format_local;
+use nurse_call_core::domain::report::{Group, Report, Stats};
+use nurse_call_core::domain::wire_time::format_local;
 
 use super::Days;
 use super::rows::CallRow;

@@ -3,7 +3,7 @@
 //! section, by hour of day, the slowest calls; as one HTML file with charts,
 //! as CSV (one row per call, the audit export) or as JSON.
 //!
-//! The figures come from [`nurse_call_core::report`] (definitions there and
+//! The figures come from [`nurse_call_core::domain::report`] (definitions there and
 //! in docs/report.md); this module reads the store and writes the formats.
 
 mod chart;
@@ -20,10 +20,10 @@ use chrono_tz::Tz;
 use clap::{Args, ValueEnum};
 
 use nurse_call_core::Settings;
-use nurse_call_core::admin::AdminStore;
 use nurse_call_core::config::parse_time_zone;
-use nurse_call_core::model::Scope;
-use nurse_call_core::report::{self, Options, Period};
+use nurse_call_core::domain::model::Scope;
+use nurse_call_core::domain::report::{self, Options, Period};
+use nurse_call_core::store::admin::AdminStore;
 
 use crate::failure::{Failure, Outcome};
 use crate::output::Output;

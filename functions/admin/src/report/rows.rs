@@ -4,8 +4,8 @@
 use chrono_tz::Tz;
 use serde::Serialize;
 
-use nurse_call_core::report::{Answer, ReportedCall};
-use nurse_call_core::wire_time::format_local;
+use nurse_call_core::domain::report::{Answer, ReportedCall};
+use nurse_call_core::domain::wire_time::format_local;
 
 /// The columns of the CSV export, in order; also a JSON call record.
 #[derive(Debug, Serialize)]

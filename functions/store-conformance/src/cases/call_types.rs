@@ -1,7 +1,7 @@
 //! Call types: seeded once, listed by id, never overwritten by a later seed.
 
-use nurse_call_core::call_types::default_call_types;
-use nurse_call_core::model::CallType;
+use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::domain::model::CallType;
 
 use crate::Harness;
 

@@ -1,7 +1,7 @@
 //! Calls: opened once per (scope, address, event), closed by id.
 
-use nurse_call_core::model::{Call, Element, ElementChange, ElementPolicy, Scope};
-use nurse_call_core::store::OpenOutcome;
+use nurse_call_core::domain::model::{Call, Element, ElementChange, ElementPolicy, Scope};
+use nurse_call_core::store::{AddressSnapshot, CloseOutcome, OpenOutcome};
 
 use crate::Harness;
 use crate::support::*;
@@ -16,6 +16,7 @@ pub async fn open_call_opens_a_call(harness: Harness) {
         .open_call(
             &scope,
             &call,
+            &AddressSnapshot::default(),
             &battery("1.1", 64.0, t(101)),
             ElementPolicy::CreateMissing,
         )
@@ -26,6 +27,7 @@ pub async fn open_call_opens_a_call(harness: Harness) {
         OpenOutcome::AlreadyOpen(existing) => {
             panic!("open_call on an empty store returned AlreadyOpen({existing:?})")
         }
+        OpenOutcome::UnknownElement => panic!("open_call (CreateMissing) returned UnknownElement"),
     };
     assert_id_valid(opened.id, "open_call");
     let expected = Call {
@@ -109,6 +111,7 @@ pub async fn open_call_on_open_event_returns_existing(harness: Harness) {
         .open_call(
             &scope,
             &repeat,
+            &AddressSnapshot::default(),
             &battery("2.1", 12.0, t(21)),
             ElementPolicy::CreateMissing,
         )
@@ -120,6 +123,7 @@ pub async fn open_call_on_open_event_returns_existing(harness: Harness) {
             "AlreadyOpen must return the call already open, unchanged"
         ),
         OpenOutcome::Opened(call) => panic!("a second open of an open event opened {call:?}"),
+        OpenOutcome::UnknownElement => panic!("open_call (CreateMissing) returned UnknownElement"),
     }
     let snapshot = store
         .snapshot(&scope, "2.1")
@@ -175,7 +179,7 @@ pub async fn open_call_after_close_opens_a_new_call(harness: Harness) {
     let store = harness.store.as_ref();
     let scope = Scope::installation();
     let first = open(store, &scope, &new_call("4.1", "Notruf", t(0))).await;
-    let closed_calls = close(store, &scope, "4.1", &[first.id], t(5)).await;
+    let closed_calls = close(store, &scope, "4.1", &[&first], t(5)).await;
     assert_eq!(
         closed_calls,
         vec![closed(&first, t(5))],
@@ -206,6 +210,7 @@ pub async fn open_call_element_policies(harness: Harness) {
         .open_call(
             &scope,
             &new_call("5.1", "Notruf", t(10)),
+            &AddressSnapshot::default(),
             &change,
             ElementPolicy::MustExist,
         )
@@ -228,6 +233,7 @@ pub async fn open_call_element_policies(harness: Harness) {
         .open_call(
             &scope,
             &new_call("5.2", "Notruf", t(20)),
+            &AddressSnapshot::default(),
             &battery("5.2", 30.0, t(20)),
             ElementPolicy::CreateMissing,
         )
@@ -251,6 +257,7 @@ pub async fn open_call_element_policies(harness: Harness) {
         .open_call(
             &scope,
             &new_call("5.3", "Notruf", t(30)),
+            &AddressSnapshot::default(),
             &battery("5.3", 30.0, t(30)),
             ElementPolicy::MustExist,
         )
@@ -275,14 +282,15 @@ pub async fn close_calls_closes_listed_open_calls(harness: Harness) {
         .close_calls(
             &scope,
             "6.1",
-            &[a.id, b.id, a.id],
+            &open_at(&[&a, &b, &a]),
             t(50),
             Some(CLOSER),
             &battery("6.1", 1.0, t(50)),
             ElementPolicy::CreateMissing,
         )
         .await
-        .expect("close_calls failed");
+        .expect("close_calls failed")
+        .calls();
     closed_calls.sort_by_key(|call| call.id);
     let mut expected = vec![closed(&a, t(50)), closed(&b, t(50))];
     expected.sort_by_key(|call| call.id);
@@ -310,14 +318,15 @@ pub async fn close_calls_closes_listed_open_calls(harness: Harness) {
         .close_calls(
             &scope,
             "6.1",
-            &[a.id, b.id],
+            &open_at(&[&a, &b]),
             t(60),
             Some(CLOSER),
             &battery("6.1", 2.0, t(60)),
             ElementPolicy::CreateMissing,
         )
         .await
-        .expect("second close_calls failed");
+        .expect("second close_calls failed")
+        .calls();
     assert!(
         again.is_empty(),
         "closing closed calls must return nothing, got {again:?}"
@@ -352,19 +361,12 @@ pub async fn close_calls_ignores_other_addresses_and_unknown_ids(harness: Harnes
     let x = open(store, &scope, &new_call("7.1", "Notruf", t(1))).await;
     let y = open(store, &scope, &new_call("7.2", "Notruf", t(2))).await;
 
-    let closed_calls = close(
-        store,
-        &scope,
-        "7.1",
-        &[y.id, 0, -1, 999_999_999, y.id + 1000],
-        t(10),
-    )
-    .await;
+    let closed_calls = close(store, &scope, "7.1", &[&y], t(10)).await;
     assert!(
         closed_calls.is_empty(),
-        "close_calls on 7.1 must not close a call of 7.2 or unknown ids, closed {closed_calls:?}"
+        "close_calls on 7.1 must not close a call of 7.2, closed {closed_calls:?}"
     );
-    let closed_calls = close(store, &other_scope, "7.1", &[x.id], t(10)).await;
+    let closed_calls = close(store, &other_scope, "7.1", &[&x], t(10)).await;
     assert!(
         closed_calls.is_empty(),
         "close_calls in another scope must not close the installation's call, closed {closed_calls:?}"
@@ -386,11 +388,11 @@ pub async fn close_calls_ignores_other_addresses_and_unknown_ids(harness: Harnes
 pub async fn close_calls_element_policies(harness: Harness) {
     let store = harness.store.as_ref();
     let scope = Scope::installation();
-    let closed_calls = store
+    let outcome = store
         .close_calls(
             &scope,
             "8.1",
-            &[],
+            &open_at(&[]),
             t(1),
             Some(CLOSER),
             &battery("8.1", 5.0, t(1)),
@@ -398,7 +400,10 @@ pub async fn close_calls_element_policies(harness: Harness) {
         )
         .await
         .expect("close_calls failed");
-    assert!(closed_calls.is_empty());
+    assert!(
+        matches!(outcome, CloseOutcome::UnknownElement),
+        "close_calls (MustExist) on an unknown element must answer UnknownElement, got {outcome:?}"
+    );
     assert_eq!(
         element(store, &scope, "8.1").await,
         None,
@@ -409,14 +414,15 @@ pub async fn close_calls_element_policies(harness: Harness) {
         .close_calls(
             &scope,
             "8.2",
-            &[],
+            &open_at(&[]),
             t(2),
             Some(CLOSER),
             &battery("8.2", 6.0, t(2)),
             ElementPolicy::CreateMissing,
         )
         .await
-        .expect("close_calls failed");
+        .expect("close_calls failed")
+        .calls();
     assert!(closed_calls.is_empty());
     assert_eq!(
         element(store, &scope, "8.2").await,
@@ -434,14 +440,15 @@ pub async fn close_calls_element_policies(harness: Harness) {
         .close_calls(
             &scope,
             "8.3",
-            &[call.id],
+            &open_at(&[&call]),
             t(3),
             Some(CLOSER),
             &battery("8.3", 7.0, t(3)),
             ElementPolicy::MustExist,
         )
         .await
-        .expect("close_calls failed");
+        .expect("close_calls failed")
+        .calls();
     assert_eq!(closed_calls, vec![closed(&call, t(3))]);
     assert_eq!(
         element(store, &scope, "8.3").await,
@@ -480,8 +487,15 @@ pub async fn call_ids_are_unique_positive_and_safe(harness: Harness) {
                     );
                 }
                 if round == 0 {
-                    let open_ids = ids(&open_calls(store, scope, address).await);
-                    close(store, scope, address, &open_ids, t(n)).await;
+                    let open = open_calls(store, scope, address).await;
+                    close(
+                        store,
+                        scope,
+                        address,
+                        &open.iter().collect::<Vec<_>>(),
+                        t(n),
+                    )
+                    .await;
                 }
             }
         }

@@ -6,8 +6,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use nurse_call_core::model::{Call, Element, ElementChange, ElementPolicy, Scope};
-use nurse_call_core::store::{ElementsOutcome, OpenOutcome, Store};
+use nurse_call_core::domain::model::{Call, Element, ElementChange, ElementPolicy, Scope};
+use nurse_call_core::store::{AddressSnapshot, Backend, ElementsOutcome, OpenOutcome};
 use tokio::sync::Barrier;
 
 use crate::Harness;
@@ -17,10 +17,10 @@ use crate::support::*;
 const RACERS: usize = 50;
 
 /// Runs `RACERS` tasks on the runtime's worker threads, released together.
-async fn race<T, F, Fut>(store: &Arc<dyn Store>, task: F) -> Vec<T>
+async fn race<T, F, Fut>(store: &Arc<dyn Backend>, task: F) -> Vec<T>
 where
     T: Send + 'static,
-    F: Fn(Arc<dyn Store>, usize) -> Fut,
+    F: Fn(Arc<dyn Backend>, usize) -> Fut,
     Fut: Future<Output = T> + Send + 'static,
 {
     let barrier = Arc::new(Barrier::new(RACERS));
@@ -72,6 +72,7 @@ pub async fn concurrent_opens_of_one_event_open_once(harness: Harness) {
                     .open_call(
                         &scope,
                         &new_call(address, "Notruf", at),
+                        &AddressSnapshot::default(),
                         &battery(address, i as f64, at),
                         policy,
                     )
@@ -87,6 +88,9 @@ pub async fn concurrent_opens_of_one_event_open_once(harness: Harness) {
             .filter_map(|o| match o {
                 OpenOutcome::Opened(call) => Some(call),
                 OpenOutcome::AlreadyOpen(_) => None,
+                OpenOutcome::UnknownElement => {
+                    panic!("{context}: a racing open answered UnknownElement")
+                }
             })
             .collect();
         assert_eq!(
@@ -173,6 +177,7 @@ pub async fn concurrent_opens_and_closes_keep_invariants(harness: Harness) {
                         .open_call(
                             &scope,
                             &new_call(address, event, at),
+                            &AddressSnapshot::default(),
                             &battery(address, (i % 101) as f64, at),
                             ElementPolicy::CreateMissing,
                         )
@@ -195,14 +200,15 @@ pub async fn concurrent_opens_and_closes_keep_invariants(harness: Harness) {
                         .close_calls(
                             &scope,
                             address,
-                            &requested,
+                            &snapshot,
                             closed_at,
                             Some(CLOSER),
                             &no_change(address, closed_at),
                             ElementPolicy::CreateMissing,
                         )
                         .await
-                        .unwrap_or_else(|e| panic!("racing close_calls #{i} failed: {e}"));
+                        .unwrap_or_else(|e| panic!("racing close_calls #{i} failed: {e}"))
+                        .calls();
                     Op::Close {
                         requested,
                         closed_at,
@@ -218,7 +224,7 @@ pub async fn concurrent_opens_and_closes_keep_invariants(harness: Harness) {
 }
 
 async fn check_mixed_race(
-    store: &dyn Store,
+    store: &dyn Backend,
     scope: &Scope,
     address: &str,
     ops: &[Op],
@@ -247,6 +253,7 @@ async fn check_mixed_race(
                 call
             }
             OpenOutcome::AlreadyOpen(call) => call,
+            OpenOutcome::UnknownElement => panic!("{context}: an open answered UnknownElement"),
         };
         assert_eq!(
             &call.event, event,
@@ -517,7 +524,7 @@ fn marker(b: usize, address: &str) -> ElementChange {
 /// whole, and no two show an interleaving (X from i, Y from j, though i and j
 /// both wrote X and Y: in any serial order the later of the two wins both).
 async fn check_batch_state(
-    store: &dyn Store,
+    store: &dyn Backend,
     scope: &Scope,
     shared: &[String],
     plan: &[Batch],

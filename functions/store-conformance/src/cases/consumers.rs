@@ -3,7 +3,7 @@
 
 use chrono::Duration;
 
-use nurse_call_core::model::{Consumer, ElementPolicy, Scope};
+use nurse_call_core::domain::model::{Consumer, ElementPolicy, Scope};
 
 use crate::Harness;
 use crate::support::*;
@@ -117,7 +117,7 @@ pub async fn purge_expired_removes_expired_consumers_and_their_data(harness: Har
         register(store, scope, "purge-1", t(i)).await;
         open(store, scope, &new_call("purge-1", "Notruf", t(10 + i))).await;
         let closed_call = open(store, scope, &new_call("purge-2", "WC", t(20 + i))).await;
-        close(store, scope, "purge-2", &[closed_call.id], t(30 + i)).await;
+        close(store, scope, "purge-2", &[&closed_call], t(30 + i)).await;
         expect_updated(
             update(
                 store,

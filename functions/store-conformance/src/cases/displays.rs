@@ -2,7 +2,7 @@
 //! read consistently, and element versions. Displays themselves are admin
 //! records: their contract is in [`crate::admin`].
 
-use nurse_call_core::model::{ElementChange, ElementPolicy, Scope};
+use nurse_call_core::domain::model::{ElementChange, ElementPolicy, Scope};
 
 use crate::Harness;
 use crate::support::*;
@@ -18,7 +18,7 @@ pub async fn open_calls_are_the_scopes_open_calls_at_once(harness: Harness) {
     let b = open(store, &home, &new_call("b", "WC", t(2))).await;
     let c = open(store, &home, &new_call("c", "Normalruf", t(3))).await;
     open(store, &visitor, &new_call("a", "Notruf", t(1))).await;
-    close(store, &home, "b", &[b.id], t(4)).await;
+    close(store, &home, "b", &[&b], t(4)).await;
 
     let mut ids: Vec<i64> = store
         .open_calls(&home)

@@ -1,7 +1,7 @@
 //! Elements: registration, status changes, all-or-nothing batches.
 
-use nurse_call_core::model::{Element, ElementChange, ElementPolicy, Scope};
-use nurse_call_core::store::{ElementsOutcome, OpenOutcome};
+use nurse_call_core::domain::model::{Element, ElementChange, ElementPolicy, Scope};
+use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome};
 
 use crate::Harness;
 use crate::support::*;
@@ -364,6 +364,7 @@ pub async fn empty_change_keeps_updated_at(harness: Harness) {
         .open_call(
             &scope,
             &new_call("quiet", "Notruf", t(6)),
+            &AddressSnapshot::default(),
             &no_change("quiet", t(6)),
             ElementPolicy::MustExist,
         )
@@ -372,6 +373,7 @@ pub async fn empty_change_keeps_updated_at(harness: Harness) {
     let call = match outcome {
         OpenOutcome::Opened(call) => call,
         OpenOutcome::AlreadyOpen(call) => panic!("nothing was open, got AlreadyOpen({call:?})"),
+        OpenOutcome::UnknownElement => panic!("the registered element was not found"),
     };
     assert_eq!(
         element(store, &scope, "quiet").await,
@@ -383,14 +385,15 @@ pub async fn empty_change_keeps_updated_at(harness: Harness) {
         .close_calls(
             &scope,
             "quiet",
-            &[call.id],
+            &open_at(&[&call]),
             t(7),
             Some(CLOSER),
             &no_change("quiet", t(7)),
             ElementPolicy::MustExist,
         )
         .await
-        .expect("close_calls failed");
+        .expect("close_calls failed")
+        .calls();
     assert_eq!(ids(&closed), vec![call.id]);
     assert_eq!(
         element(store, &scope, "quiet").await,

@@ -2,7 +2,7 @@
 
 use chrono::Duration;
 
-use nurse_call_core::model::{ElementPolicy, Scope};
+use nurse_call_core::domain::model::{ElementPolicy, Scope};
 use nurse_call_core::store::ElementsOutcome;
 
 use crate::Harness;
@@ -82,7 +82,14 @@ pub async fn scopes_are_isolated(harness: Harness) {
     );
 
     // A close in one scope closes only its own call, even given every id.
-    let closed_calls = close(store, &b, "shared", &ids(&opened), t(30)).await;
+    let closed_calls = close(
+        store,
+        &b,
+        "shared",
+        &opened.iter().collect::<Vec<_>>(),
+        t(30),
+    )
+    .await;
     assert_eq!(
         ids(&closed_calls),
         vec![opened[2].id],

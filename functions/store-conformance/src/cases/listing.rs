@@ -1,6 +1,8 @@
 //! The sandbox page's lists: recent calls and recent elements of a scope.
 
-use nurse_call_core::model::{ElementPolicy, Scope};
+use nurse_call_core::domain::model::{ElementPolicy, Scope};
+
+use nurse_call_core::store::AddressSnapshot;
 
 use crate::Harness;
 use crate::support::*;
@@ -18,10 +20,8 @@ pub async fn recent_calls_orders_open_first_then_newest(harness: Harness) {
     let c4 = open(store, &scope, &new_call("r.4", "Notruf", t(40))).await;
     // Created last, opened earliest (a late-delivered call with created_at).
     let c5 = open(store, &scope, &new_call("r.5", "Notruf", t(5))).await;
-    let c1 = close(store, &scope, "r.1", &[c1.id], t(100))
-        .await
-        .remove(0);
-    let c3 = close(store, &scope, "r.3", &[c3.id], t(50)).await.remove(0);
+    let c1 = close(store, &scope, "r.1", &[&c1], t(100)).await.remove(0);
+    let c3 = close(store, &scope, "r.3", &[&c3], t(50)).await.remove(0);
     open(store, &other, &new_call("r.1", "Notruf", t(60))).await;
 
     let expected = vec![c4, c2, c5, c3, c1];
@@ -69,6 +69,7 @@ pub async fn recent_elements_orders_most_recently_updated_first(harness: Harness
         .open_call(
             &scope,
             &new_call("e.c", "WC", t(20)),
+            &AddressSnapshot::default(),
             &battery("e.c", 2.0, t(20)),
             ElementPolicy::CreateMissing,
         )
@@ -76,7 +77,7 @@ pub async fn recent_elements_orders_most_recently_updated_first(harness: Harness
         .expect("open_call failed");
     register(store, &other, "e.z", t(99)).await;
 
-    let order = |elements: Vec<nurse_call_core::model::Element>| -> Vec<String> {
+    let order = |elements: Vec<nurse_call_core::domain::model::Element>| -> Vec<String> {
         elements.into_iter().map(|e| e.address).collect()
     };
     assert_eq!(

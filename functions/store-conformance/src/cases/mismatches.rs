@@ -3,8 +3,8 @@
 
 use chrono::Duration;
 
-use nurse_call_core::model::{HashMismatch, Scope};
-use nurse_call_core::store::Store;
+use nurse_call_core::domain::model::{HashMismatch, Scope};
+use nurse_call_core::store::Backend;
 
 use crate::Harness;
 use crate::support::*;
@@ -23,14 +23,14 @@ fn hex_of(label: &str) -> String {
     label.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
-async fn record(store: &dyn Store, scope: &Scope, mismatch: &HashMismatch) {
+async fn record(store: &dyn Backend, scope: &Scope, mismatch: &HashMismatch) {
     store
         .record_hash_mismatch(scope, mismatch)
         .await
         .unwrap_or_else(|e| panic!("record_hash_mismatch({}) failed: {e}", scope.as_str()));
 }
 
-async fn kept(store: &dyn Store, scope: &Scope, limit: usize) -> Vec<HashMismatch> {
+async fn kept(store: &dyn Backend, scope: &Scope, limit: usize) -> Vec<HashMismatch> {
     store
         .recent_hash_mismatches(scope, limit)
         .await

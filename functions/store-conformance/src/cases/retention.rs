@@ -12,7 +12,7 @@ pub async fn purge_closed_calls_removes_only_calls_closed_before_the_cutoff(harn
     let store = harness.store.as_ref();
     let cutoff = t(1000);
     let scopes = [
-        nurse_call_core::model::Scope::installation(),
+        nurse_call_core::domain::model::Scope::installation(),
         sandbox("55555555-5555-4555-8555-555555555555"),
     ];
     let mut expired = Vec::new();
@@ -27,7 +27,7 @@ pub async fn purge_closed_calls_removes_only_calls_closed_before_the_cutoff(harn
             ("R-4", cutoff + chrono::Duration::days(1), true),
         ] {
             let call = open(store, scope, &new_call(address, "WC", t(10))).await;
-            close(store, scope, address, &[call.id], closed_at).await;
+            close(store, scope, address, &[&call], closed_at).await;
             if stays {
                 kept.push((scope.clone(), call.id));
             } else {

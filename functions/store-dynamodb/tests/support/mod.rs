@@ -1,7 +1,7 @@
 //! Requests for the shared handlers, signed like a client signs them.
 
 use bytes::Bytes;
-use nurse_call_core::signature::{sign_sha256, signing_string};
+use nurse_call_core::signing::signature::{sign_sha256, signing_string};
 
 pub const CONSUMER: &str = "0b7e6f64-3a51-4c8e-9d2f-5a1c2e3f4a5b";
 pub const SECRET: &str = "a-secret-for-tests";

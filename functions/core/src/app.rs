@@ -1,0 +1,132 @@
+//! What every handler needs: the store, the installation's settings and the
+//! live feed; and the two rules every write follows: whose data a consumer
+//! works on ([`AppState::scope_for`]) and what happens to an unknown element
+//! ([`AppState::element_policy`]).
+
+use std::sync::Arc;
+
+use std::time::Duration;
+
+use crate::config::{Mode, Settings};
+use crate::domain::model::{Call, CallType, Consumer, Element, ElementPolicy, Scope};
+use crate::store::cache::Cache;
+use crate::store::{SandboxStore, Store, StoreError};
+use crate::wire::live::LiveHub;
+
+#[derive(Clone)]
+pub struct AppState {
+    /// What the API's handlers use.
+    pub store: Arc<dyn Store>,
+    /// The same store, for the test server's bookkeeping (sandbox endpoints
+    /// and hash mismatches); never used in production mode.
+    pub sandbox: Arc<dyn SandboxStore>,
+    /// Call types and consumers, cached in the Lambda functions.
+    cache: Option<Arc<Cache>>,
+    pub settings: Settings,
+    /// The in-process live feed of the local server; `None` in the Lambda
+    /// functions, where DynamoDB Streams feed the displays instead.
+    pub live: Option<LiveHub>,
+}
+
+impl AppState {
+    pub fn new(store: Arc<dyn SandboxStore>, settings: Settings) -> Self {
+        AppState {
+            store: store.clone(),
+            sandbox: store,
+            cache: None,
+            settings,
+            live: None,
+        }
+    }
+
+    /// The same state, reading call types and consumers through a cache
+    /// whose entries live `ttl` ([`crate::store::cache`]).
+    pub fn with_cache(self, ttl: Duration) -> Self {
+        AppState {
+            cache: Some(Arc::new(Cache::new(ttl))),
+            ..self
+        }
+    }
+
+    /// The same state, publishing every committed change to `hub`.
+    pub fn with_live(self, hub: LiveHub) -> Self {
+        AppState {
+            live: Some(hub),
+            ..self
+        }
+    }
+
+    /// Tells connected displays about calls that were just written; `types`
+    /// are the call types the handler already read for the request.
+    pub fn publish_calls(&self, scope: &Scope, calls: &[Call], types: &[CallType]) {
+        if let Some(hub) = &self.live {
+            let now = crate::domain::wire_time::now();
+            for call in calls {
+                hub.publish_call(scope, call, types, self.settings.time_zone, now);
+            }
+        }
+    }
+
+    /// Tells connected displays about elements that were just written.
+    pub fn publish_elements(&self, scope: &Scope, elements: &[Element]) {
+        if let Some(hub) = &self.live {
+            for element in elements {
+                hub.publish_element(scope, element, self.settings.time_zone);
+            }
+        }
+    }
+
+    /// After a display request changed its element: reads the element back
+    /// (the open and close transactions return no element) and publishes it.
+    /// Only with a live feed, so the Lambda functions pay no extra read.
+    pub async fn publish_element_of(&self, scope: &Scope, address: &str) {
+        if self.live.is_none() {
+            return;
+        }
+        match self.store.snapshot(scope, address).await {
+            Ok(snapshot) => {
+                if let Some(element) = snapshot.element {
+                    self.publish_elements(scope, std::slice::from_ref(&element));
+                }
+            }
+            Err(error) => tracing::warn!(%error, "live feed: element not re-read"),
+        }
+    }
+
+    /// Whose data an authenticated consumer works on (see [`Scope`]).
+    pub fn scope_for(&self, consumer: &Consumer) -> Scope {
+        match self.settings.mode {
+            Mode::Production => Scope::installation(),
+            Mode::Sandbox => Scope::consumer(&consumer.id),
+        }
+    }
+
+    /// Production: a request needs a registered element; the sandbox
+    /// creates the elements its visitors name.
+    pub fn element_policy(&self) -> ElementPolicy {
+        match self.settings.mode {
+            Mode::Production => ElementPolicy::MustExist,
+            Mode::Sandbox => ElementPolicy::CreateMissing,
+        }
+    }
+
+    pub fn is_sandbox(&self) -> bool {
+        self.settings.mode == Mode::Sandbox
+    }
+
+    /// The configured call types (cached when the state has a cache).
+    pub async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
+        match &self.cache {
+            Some(cache) => cache.call_types(self.store.as_ref()).await,
+            None => self.store.call_types().await,
+        }
+    }
+
+    /// A consumer by id (cached when the state has a cache).
+    pub async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
+        match &self.cache {
+            Some(cache) => cache.consumer(self.store.as_ref(), id).await,
+            None => self.store.consumer(id).await,
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! The ten call types a new installation is seeded with (spec 2.5, DECISIONS §7).
+//! Priority 1 is the most urgent; Notruf and Flucht come first.
+
+use crate::domain::model::CallType;
+
+/// `(name, urgency, priority, type, colour, notify, interval s, max loops, sound)`
+type Defaults = (
+    &'static str,
+    &'static str,
+    i64,
+    &'static str,
+    &'static str,
+    bool,
+    i64,
+    i64,
+    &'static str,
+);
+
+const DEFAULTS: [Defaults; 10] = [
+    (
+        "Hotelruf",
+        "NORMAL",
+        6,
+        "CALL",
+        "#3498db",
+        true,
+        120,
+        3,
+        "hotel.mp3",
+    ),
+    (
+        "Geräteruf",
+        "NORMAL",
+        4,
+        "CALL",
+        "#9b59b6",
+        true,
+        60,
+        5,
+        "device.mp3",
+    ),
+    (
+        "Anwesenheit",
+        "NORMAL",
+        9,
+        "PRESENCE",
+        "#27ae60",
+        false,
+        0,
+        0,
+        "",
+    ),
+    (
+        "Funkelement-Ruf",
+        "NORMAL",
+        3,
+        "CALL",
+        "#f39c12",
+        true,
+        60,
+        5,
+        "radio.mp3",
+    ),
+    (
+        "Normalruf",
+        "NORMAL",
+        3,
+        "CALL",
+        "#f1c40f",
+        true,
+        60,
+        5,
+        "normal.mp3",
+    ),
+    ("WC", "URGENT", 2, "CALL", "#e67e22", true, 30, 10, "wc.mp3"),
+    (
+        "Notruf",
+        "EMERGENCY",
+        1,
+        "CALL",
+        "#e74c3c",
+        true,
+        15,
+        0,
+        "emergency.mp3",
+    ),
+    (
+        "Flucht",
+        "EMERGENCY",
+        1,
+        "CALL",
+        "#c0392b",
+        true,
+        15,
+        0,
+        "escape.mp3",
+    ),
+    (
+        "Pneumatischer Ruf (REA)",
+        "URGENT",
+        2,
+        "CALL",
+        "#d35400",
+        true,
+        30,
+        10,
+        "rea.mp3",
+    ),
+    (
+        "Störung",
+        "NORMAL",
+        5,
+        "FAULT",
+        "#7f8c8d",
+        true,
+        300,
+        3,
+        "fault.mp3",
+    ),
+];
+
+/// The seeded call types, ids 1 to 10, internal names empty.
+pub fn default_call_types() -> Vec<CallType> {
+    DEFAULTS
+        .iter()
+        .zip(1..)
+        .map(
+            |(&(name, urgency, priority, kind, color, notify, interval, maxloops, sound), id)| {
+                CallType {
+                    id,
+                    name: name.to_string(),
+                    internal_name: String::new(),
+                    urgency: urgency.to_string(),
+                    priority,
+                    kind: kind.to_string(),
+                    color: color.to_string(),
+                    notify,
+                    notification_interval: interval,
+                    notification_maxloops: maxloops,
+                    notification_sound: sound.to_string(),
+                }
+            },
+        )
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_the_ten_names_of_the_spec_in_order() {
+        let names: Vec<String> = default_call_types().into_iter().map(|t| t.name).collect();
+        assert_eq!(
+            names,
+            [
+                "Hotelruf",
+                "Geräteruf",
+                "Anwesenheit",
+                "Funkelement-Ruf",
+                "Normalruf",
+                "WC",
+                "Notruf",
+                "Flucht",
+                "Pneumatischer Ruf (REA)",
+                "Störung"
+            ]
+        );
+    }
+
+    #[test]
+    fn notruf_and_flucht_are_the_most_urgent() {
+        let types = default_call_types();
+        let top = types.iter().map(|t| t.priority).min().unwrap();
+        let most_urgent: Vec<&str> = types
+            .iter()
+            .filter(|t| t.priority == top)
+            .map(|t| t.name.as_str())
+            .collect();
+        assert_eq!(most_urgent, ["Notruf", "Flucht"]);
+    }
+}

@@ -1,0 +1,407 @@
+//! The things the service keeps: calls, elements, call types and consumers.
+//! Plain data; times are UTC instants, converted to wire times only in [`crate::wire`].
+
+use chrono::{DateTime, Utc};
+
+/// Whose data a request reads and writes. In production every consumer of the
+/// installation works on the same calls and elements; in sandbox mode each
+/// visitor has their own (DECISIONS §8).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Scope(String);
+
+impl Scope {
+    const INSTALLATION: &'static str = "installation";
+
+    pub fn installation() -> Self {
+        Scope(Self::INSTALLATION.to_string())
+    }
+
+    pub fn consumer(consumer_id: &str) -> Self {
+        Scope(consumer_id.to_ascii_lowercase())
+    }
+
+    /// Restores a scope from its stored key.
+    pub fn from_key(key: &str) -> Self {
+        Scope(key.to_string())
+    }
+
+    /// The stored form: `installation`, or a sandbox consumer's id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Whether the `data_json` of a multi-form request has an item whose `target`
+/// is `address`. A text that is no JSON array (cut because it was very long)
+/// counts when it holds the address as a JSON string anywhere: erasing one
+/// mismatch too many is harmless, keeping one is not.
+fn multi_form_names(data_json: &str, address: &str) -> bool {
+    match serde_json::from_str::<serde_json::Value>(data_json) {
+        Ok(serde_json::Value::Array(items)) => items
+            .iter()
+            .any(|item| item.get("target").and_then(serde_json::Value::as_str) == Some(address)),
+        Ok(_) => false,
+        Err(_) => {
+            let quoted = serde_json::to_string(address).expect("strings serialise");
+            data_json.contains(&quoted)
+        }
+    }
+}
+
+/// A call on an element: open while `closed_at` is `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// Unique within the stack and at most 2^53 - 1 (safe in JavaScript).
+    pub id: i64,
+    pub address: String,
+    /// The call type name (`data.event`).
+    pub event: String,
+    pub position: Option<String>,
+    pub section: Option<String>,
+    pub attribute: Option<String>,
+    pub element_code: String,
+    pub element_name: String,
+    pub opened_at: DateTime<Utc>,
+    pub closed_at: Option<DateTime<Utc>>,
+    /// The consumer whose signed request opened the call (audit, DECISIONS
+    /// §13); `None` for calls stored before it was kept. Never on the wire.
+    pub opened_by: Option<String>,
+    /// The consumer whose signed request closed the call; `None` while open
+    /// and for calls closed before it was kept. Never on the wire.
+    pub closed_by: Option<String>,
+}
+
+impl Call {
+    /// The call's version for displays (DECISIONS §11). A call changes once:
+    /// it is opened (1) and later closed (2); nothing else of it is ever
+    /// rewritten, so the version follows from `closed_at` and no store keeps it.
+    pub fn version(&self) -> i64 {
+        if self.closed_at.is_some() { 2 } else { 1 }
+    }
+}
+
+/// A call about to be opened; the store assigns the id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCall {
+    pub address: String,
+    pub event: String,
+    pub position: Option<String>,
+    pub section: Option<String>,
+    pub attribute: Option<String>,
+    pub element_code: String,
+    pub element_name: String,
+    pub opened_at: DateTime<Utc>,
+    /// The consumer of the signed request that opens it (audit, DECISIONS §13).
+    pub opened_by: Option<String>,
+}
+
+impl NewCall {
+    /// The call as a store opened it, with the id it assigned.
+    pub fn opened(&self, id: i64) -> Call {
+        Call {
+            id,
+            address: self.address.clone(),
+            event: self.event.clone(),
+            position: self.position.clone(),
+            section: self.section.clone(),
+            attribute: self.attribute.clone(),
+            element_code: self.element_code.clone(),
+            element_name: self.element_name.clone(),
+            opened_at: self.opened_at,
+            closed_at: None,
+            opened_by: self.opened_by.clone(),
+            closed_by: None,
+        }
+    }
+}
+
+/// A radio element or call point, addressed by its address.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Element {
+    pub address: String,
+    /// Provisioned by an admin; empty for elements a sandbox created.
+    pub code: String,
+    /// Provisioned by an admin (may identify a person); empty when unknown.
+    pub name: String,
+    /// Percent, 0..=100.
+    pub battery: Option<f64>,
+    pub position: Option<String>,
+    pub reachable: Option<bool>,
+    pub updated_at: DateTime<Utc>,
+    /// Grows by one with every change the store writes (DECISIONS §11): a
+    /// display keeps the newest version per address and ignores older news.
+    /// 0 for an element not yet stored.
+    pub version: i64,
+}
+
+impl Element {
+    /// An element the sandbox creates on first use of an address.
+    pub fn unregistered(address: &str, at: DateTime<Utc>) -> Self {
+        Element {
+            address: address.to_string(),
+            code: String::new(),
+            name: String::new(),
+            battery: None,
+            position: None,
+            reachable: None,
+            updated_at: at,
+            version: 0,
+        }
+    }
+
+    /// Applies the fields a request sent; the others keep their value.
+    /// `updated_at` moves only when a status field was sent.
+    pub fn apply(&mut self, change: &ElementChange) {
+        if change.is_empty() {
+            return;
+        }
+        if let Some(battery) = change.battery {
+            self.battery = Some(battery);
+        }
+        if let Some(position) = &change.position {
+            self.position = Some(position.clone());
+        }
+        if let Some(reachable) = change.reachable {
+            self.reachable = Some(reachable);
+        }
+        self.updated_at = change.at;
+    }
+}
+
+/// The status fields one request sends for one element. Only sent fields change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElementChange {
+    pub address: String,
+    pub battery: Option<f64>,
+    pub position: Option<String>,
+    pub reachable: Option<bool>,
+    pub at: DateTime<Utc>,
+}
+
+impl ElementChange {
+    /// A change that sends no status field (a display request without battery,
+    /// position or reachable).
+    pub fn is_empty(&self) -> bool {
+        self.battery.is_none() && self.position.is_none() && self.reachable.is_none()
+    }
+
+    /// Merges a later change for the same address into this one: later values win.
+    pub fn merge(&mut self, later: &ElementChange) {
+        if later.battery.is_some() {
+            self.battery = later.battery;
+        }
+        if later.position.is_some() {
+            self.position.clone_from(&later.position);
+        }
+        if later.reachable.is_some() {
+            self.reachable = later.reachable;
+        }
+        self.at = later.at;
+    }
+}
+
+/// What a display open or close does to its element besides the calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElementPolicy {
+    /// Production: the element must be registered (checked before writing).
+    MustExist,
+    /// Sandbox: an unknown address creates an element.
+    CreateMissing,
+}
+
+/// A configured call type (DECISIONS §7), edited by admins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallType {
+    pub id: i64,
+    pub name: String,
+    /// The name a connected central system uses; may be empty.
+    pub internal_name: String,
+    pub urgency: String,
+    pub priority: i64,
+    pub kind: String,
+    /// `#rrggbb`
+    pub color: String,
+    pub notify: bool,
+    /// Seconds.
+    pub notification_interval: i64,
+    pub notification_maxloops: i64,
+    pub notification_sound: String,
+}
+
+/// A central system or gateway allowed to send signed requests.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Consumer {
+    /// UUID, lowercase.
+    pub id: String,
+    pub name: String,
+    /// One or two active secrets (rotation); the newest is last.
+    pub secrets: Vec<String>,
+    /// HMAC-SHA1 is accepted only for legacy central systems that need it.
+    pub allow_sha1: bool,
+    pub created_at: DateTime<Utc>,
+    /// Sandbox consumers expire (DECISIONS §8); production ones do not.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Replay protection (docs/security.md): every request must carry a
+    /// signed `signed_at` within [`crate::signing::replay::WINDOW_SECONDS`] of the
+    /// server's clock. Off by default, which is the spec's behaviour.
+    pub require_signed_time: bool,
+}
+
+impl std::fmt::Debug for Consumer {
+    // Secrets never appear in logs, not even through a stray `{:?}`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Consumer")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field(
+                "secrets",
+                &format_args!("[{} redacted]", self.secrets.len()),
+            )
+            .field("allow_sha1", &self.allow_sha1)
+            .field("created_at", &self.created_at)
+            .field("expires_at", &self.expires_at)
+            .field("require_signed_time", &self.require_signed_time)
+            .finish()
+    }
+}
+
+/// A request of a sandbox consumer whose hash did not verify, as the test
+/// server explained it in the `debug` object (spec 7.2), without the secret.
+/// Kept for a day so that the test page can show it (DECISIONS §8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashMismatch {
+    /// The composed signing string `<target>.<consumer>.<data_json>`; a very
+    /// long one is cut at [`HashMismatch::TEXT_LIMIT`] bytes and ends in `…`.
+    pub string: String,
+    /// The hash the service computed (HMAC-SHA256 with the newest secret).
+    pub expected: String,
+    /// The hash the request carried, as sent (cut like `string`).
+    pub provided: String,
+    /// When the request came in.
+    pub at: DateTime<Utc>,
+}
+
+impl HashMismatch {
+    /// How many mismatches a store keeps per scope, the newest.
+    pub const KEPT: usize = 10;
+    /// How long a mismatch is kept.
+    pub const LIFETIME_HOURS: i64 = 24;
+    /// Longest `string` and `provided` kept, in bytes (a body may be 256 KiB).
+    pub const TEXT_LIMIT: usize = 16 * 1024;
+
+    /// A mismatch to keep: the texts cut to [`HashMismatch::TEXT_LIMIT`].
+    pub fn new(string: &str, expected: &str, provided: &str, at: DateTime<Utc>) -> Self {
+        HashMismatch {
+            string: Self::cut(string),
+            expected: expected.to_string(),
+            provided: Self::cut(provided),
+            at,
+        }
+    }
+
+    /// Whether the request behind this mismatch named `address`, when
+    /// `consumer` is the consumer it was recorded for: its target (the string
+    /// is `<target>.<consumer>.<data_json>`), or in the multi form (empty
+    /// target) an item's `target`. Used to erase an address (docs/security.md).
+    pub fn names_address(&self, consumer: &str, address: &str) -> bool {
+        let data_after = |target: &str| -> Option<&str> {
+            let rest = self.string.strip_prefix(target)?.strip_prefix('.')?;
+            let id = rest.get(..consumer.len())?;
+            if !id.eq_ignore_ascii_case(consumer) {
+                return None;
+            }
+            rest[consumer.len()..].strip_prefix('.')
+        };
+        if data_after(address).is_some() {
+            return true;
+        }
+        match data_after("") {
+            Some(data_json) => multi_form_names(data_json, address),
+            None => false,
+        }
+    }
+
+    fn cut(text: &str) -> String {
+        if text.len() <= Self::TEXT_LIMIT {
+            return text.to_string();
+        }
+        let mut end = Self::TEXT_LIMIT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &text[..end])
+    }
+}
+
+impl Consumer {
+    /// How long a sandbox visitor's consumer and data are kept.
+    pub const SANDBOX_LIFETIME_DAYS: i64 = 30;
+
+    pub fn is_expired(&self, now: DateTime<Utc>) -> bool {
+        self.expires_at.is_some_and(|expiry| expiry <= now)
+    }
+}
+
+/// A registered reader of open calls: a corridor display, the station's PC,
+/// a third-party display app (DECISIONS §11). It authenticates with a bearer
+/// token of which only the SHA-256 is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Display {
+    /// UUID v4, lowercase.
+    pub id: String,
+    pub name: String,
+    /// Section codes shown; empty = every section.
+    pub sections: Vec<String>,
+    /// Whose calls it shows: the installation (admins create displays for it).
+    pub scope: Scope,
+    /// Lowercase hex SHA-256 of the token.
+    pub token_hash: String,
+    pub created_at: DateTime<Utc>,
+    pub revoked: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONSUMER: &str = "6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f";
+
+    fn mismatch(string: &str) -> HashMismatch {
+        HashMismatch::new(string, "e", "p", DateTime::<Utc>::default())
+    }
+
+    #[test]
+    fn a_mismatch_names_its_target() {
+        let m = mismatch(&format!("Zimmer.1.{CONSUMER}.{{\"event\":\"WC\"}}"));
+        assert!(m.names_address(CONSUMER, "Zimmer.1"));
+        assert!(
+            !m.names_address(CONSUMER, "Zimmer"),
+            "a prefix of the target"
+        );
+        assert!(!m.names_address(CONSUMER, "Zimmer.1.x"));
+        assert!(!m.names_address(CONSUMER, "WC"), "a value in the data");
+        // The consumer as the request spelled it (any case).
+        let upper = mismatch(&format!("A1.{}.{{}}", CONSUMER.to_uppercase()));
+        assert!(upper.names_address(CONSUMER, "A1"));
+        // Another consumer's string never matches.
+        let other = mismatch("A1.00000000-0000-4000-8000-000000000000.{}");
+        assert!(!other.names_address(CONSUMER, "A1"));
+    }
+
+    #[test]
+    fn a_multi_form_mismatch_names_the_targets_of_its_items() {
+        let m = mismatch(&format!(
+            ".{CONSUMER}.[{{\"target\":\"A1\",\"battery\":5}},{{\"target\":\"B\\/2\"}}]"
+        ));
+        assert!(m.names_address(CONSUMER, "A1"));
+        assert!(m.names_address(CONSUMER, "B/2"), "escapes as sent");
+        assert!(!m.names_address(CONSUMER, "A"));
+        assert!(!m.names_address(CONSUMER, "battery"));
+        // Cut off (a very long request): any mention as a JSON string counts.
+        let cut = mismatch(&format!(
+            ".{CONSUMER}.[{{\"target\":\"A1\"}},{{\"target\":\"C3…"
+        ));
+        assert!(cut.names_address(CONSUMER, "A1"));
+        assert!(!cut.names_address(CONSUMER, "C"));
+    }
+}

@@ -1,0 +1,304 @@
+//! The quality report (DECISIONS §13): how fast calls were answered, per call
+//! type, per section and by hour of day. Pure: the admin command reads the
+//! calls and call types and renders the result; the definitions live here
+//! once (docs/report.md states them for people).
+//!
+//! - **Response time**: from a call's `opened_at` to the first presence (a
+//!   call of a type whose `type` is `PRESENCE`) opened on the same address at
+//!   or after it and before its close; without such a presence, to its close.
+//!   A call still open with no presence has none yet (*unanswered*).
+//! - **Duration**: `opened_at` to `closed_at` (none while open).
+//! - Both are differences of instants, so a night with a clock change counts
+//!   its real hours; days and hours of day are the installation's local ones.
+//! - **Median and p90** are nearest-rank percentiles: of `n` sorted values,
+//!   the p-th percentile is the value at rank ⌈p·n/100⌉ (1-based), always
+//!   a response time that happened (the median of 4 values is the 2nd).
+//! - **Over the threshold**: a response time strictly longer than it.
+//! - Presences are the answers, not calls: they are listed, not measured.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Duration, NaiveDate, TimeZone, Timelike, Utc};
+use chrono_tz::Tz;
+use serde::Serialize;
+
+use crate::domain::model::{Call, CallType};
+
+/// The `type` of call types whose calls mean "staff present in the room".
+pub const PRESENCE_KIND: &str = "PRESENCE";
+
+/// How far past the window's end the report reads calls, to find the
+/// presence that answered a call opened shortly before the end. A call
+/// neither answered by a presence nor closed within this time after the
+/// window is measured to its close (or stays unanswered): bounded reading
+/// over exactness for calls left open for more than a day.
+pub const PRESENCE_LOOKAHEAD_HOURS: i64 = 24;
+
+/// How many of the slowest calls the report lists.
+pub const SLOWEST_LISTED: usize = 10;
+
+/// What the report covers.
+#[derive(Debug, Clone)]
+pub struct Period {
+    /// First instant of the first day (local midnight).
+    pub from: DateTime<Utc>,
+    /// First instant after the last day (local midnight of the day after).
+    pub to: DateTime<Utc>,
+}
+
+impl Period {
+    /// The local days `first` to `last`, both included, in `zone`.
+    pub fn days(first: NaiveDate, last: NaiveDate, zone: Tz) -> Option<Self> {
+        let from = start_of_day(first, zone)?;
+        let to = start_of_day(last.succ_opt()?, zone)?;
+        (from < to).then_some(Period { from, to })
+    }
+
+    /// The span the report must read: the period and the presence lookahead.
+    pub fn read_until(&self) -> DateTime<Utc> {
+        self.to + Duration::hours(PRESENCE_LOOKAHEAD_HOURS)
+    }
+}
+
+/// The first instant of local day `day`. Where a clock change skips midnight
+/// (some zones change at 00:00), the day starts when the clock resumes.
+pub fn start_of_day(day: NaiveDate, zone: Tz) -> Option<DateTime<Utc>> {
+    let midnight = day.and_hms_opt(0, 0, 0)?;
+    (0..=2)
+        .find_map(|hours| {
+            zone.from_local_datetime(&(midnight + Duration::hours(hours)))
+                .earliest()
+        })
+        .map(|local| local.with_timezone(&Utc))
+}
+
+/// What the report is asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub period: Period,
+    pub zone: Tz,
+    /// Responses longer than this are counted as over the threshold.
+    pub threshold: Duration,
+    /// Only calls of this section (`--section`); `None`: every section.
+    pub section: Option<String>,
+}
+
+/// What answered a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// A presence on its address, at this instant.
+    Presence,
+    /// Its close, with no presence before.
+    Close,
+}
+
+/// One call of the period as the report sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportedCall {
+    pub call: Call,
+    /// The `type` of its call type (`CALL`, `PRESENCE`, …); empty when an
+    /// admin has removed the call type since.
+    pub kind: String,
+    /// `None` for presences and for calls still open with no presence.
+    pub response: Option<Duration>,
+    pub answered_by: Option<Answer>,
+    /// `None` while open.
+    pub duration: Option<Duration>,
+    pub over_threshold: bool,
+}
+
+impl ReportedCall {
+    /// Whether the call is measured (a presence answers, it is not a call).
+    pub fn is_measured(&self) -> bool {
+        self.kind != PRESENCE_KIND
+    }
+}
+
+/// Response figures of a group of calls; times in whole seconds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Calls (presences not counted).
+    pub count: usize,
+    /// Calls still open with no presence: no response time yet.
+    pub unanswered: usize,
+    pub median_seconds: Option<i64>,
+    pub p90_seconds: Option<i64>,
+    pub max_seconds: Option<i64>,
+    pub over_threshold: usize,
+}
+
+impl Stats {
+    fn of<'a>(calls: impl IntoIterator<Item = &'a ReportedCall>) -> Self {
+        let mut stats = Stats::default();
+        let mut responses = Vec::new();
+        for call in calls.into_iter().filter(|c| c.is_measured()) {
+            stats.count += 1;
+            match call.response {
+                Some(response) => responses.push(response.num_seconds()),
+                None => stats.unanswered += 1,
+            }
+            stats.over_threshold += usize::from(call.over_threshold);
+        }
+        responses.sort_unstable();
+        stats.median_seconds = nearest_rank(&responses, 50);
+        stats.p90_seconds = nearest_rank(&responses, 90);
+        stats.max_seconds = responses.last().copied();
+        stats
+    }
+}
+
+/// The `percent`-th nearest-rank percentile of `sorted` (ascending).
+pub fn nearest_rank(sorted: &[i64], percent: usize) -> Option<i64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (percent * sorted.len()).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
+
+/// The figures of one call type or one section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Group {
+    /// The call type's or section's name; `None` for calls without a section.
+    pub name: Option<String>,
+    #[serde(flatten)]
+    pub stats: Stats,
+}
+
+/// The whole report.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub options: Options,
+    pub total: Stats,
+    /// Call types most urgent first (priority, then name); presences left out.
+    pub by_call_type: Vec<Group>,
+    /// Sections by name, calls without a section last.
+    pub by_section: Vec<Group>,
+    /// Calls (not presences) opened in each local hour of day, 0 to 23.
+    pub by_hour: [usize; 24],
+    /// Indexes into `calls` of the slowest answered calls, slowest first.
+    pub slowest: Vec<usize>,
+    /// Every call and presence of the period (and section), opening order.
+    pub calls: Vec<ReportedCall>,
+}
+
+/// Computes the report from every call opened in
+/// `[period.from, period.read_until())` (of any section: a presence answers
+/// whatever its section), ordered by `opened_at`.
+pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Report {
+    let kinds: HashMap<&str, &CallType> = call_types.iter().map(|t| (t.name.as_str(), t)).collect();
+    let kind_of = |call: &Call| {
+        kinds
+            .get(call.event.as_str())
+            .map_or_else(String::new, |t| t.kind.clone())
+    };
+    // Every presence per address, in opening order (the input's order).
+    let mut presences: HashMap<&str, Vec<DateTime<Utc>>> = HashMap::new();
+    for call in calls.iter().filter(|c| kind_of(c) == PRESENCE_KIND) {
+        presences
+            .entry(call.address.as_str())
+            .or_default()
+            .push(call.opened_at);
+    }
+    for times in presences.values_mut() {
+        times.sort_unstable();
+    }
+
+    let period = &options.period;
+    let reported: Vec<ReportedCall> = calls
+        .iter()
+        .filter(|c| period.from <= c.opened_at && c.opened_at < period.to)
+        .filter(|c| {
+            options
+                .section
+                .as_ref()
+                .is_none_or(|wanted| c.section.as_ref() == Some(wanted))
+        })
+        .map(|call| {
+            let kind = kind_of(call);
+            let duration = call.closed_at.map(|closed| closed - call.opened_at);
+            let (response, answered_by) = if kind == PRESENCE_KIND {
+                (None, None)
+            } else {
+                let presence = presences.get(call.address.as_str()).and_then(|times| {
+                    let first = times.partition_point(|at| *at < call.opened_at);
+                    times
+                        .get(first)
+                        .filter(|at| call.closed_at.is_none_or(|closed| **at < closed))
+                });
+                match (presence, call.closed_at) {
+                    (Some(at), _) => (Some(*at - call.opened_at), Some(Answer::Presence)),
+                    (None, Some(closed)) => (Some(closed - call.opened_at), Some(Answer::Close)),
+                    (None, None) => (None, None),
+                }
+            };
+            ReportedCall {
+                over_threshold: response.is_some_and(|r| r > options.threshold),
+                call: call.clone(),
+                kind,
+                response,
+                answered_by,
+                duration,
+            }
+        })
+        .collect();
+
+    let measured = || reported.iter().filter(|c| c.is_measured());
+    let mut by_type: BTreeMap<(i64, String), Vec<&ReportedCall>> = BTreeMap::new();
+    let mut by_section: BTreeMap<(bool, String), Vec<&ReportedCall>> = BTreeMap::new();
+    let mut by_hour = [0usize; 24];
+    for call in measured() {
+        let priority = kinds
+            .get(call.call.event.as_str())
+            .map_or(i64::MAX, |t| t.priority);
+        by_type
+            .entry((priority, call.call.event.clone()))
+            .or_default()
+            .push(call);
+        let section = &call.call.section;
+        by_section
+            .entry((section.is_none(), section.clone().unwrap_or_default()))
+            .or_default()
+            .push(call);
+        let hour = call.call.opened_at.with_timezone(&options.zone).hour();
+        by_hour[hour as usize] += 1;
+    }
+
+    let mut slowest: Vec<usize> = (0..reported.len())
+        .filter(|&i| reported[i].is_measured() && reported[i].response.is_some())
+        .collect();
+    slowest.sort_by(|&a, &b| {
+        reported[b]
+            .response
+            .cmp(&reported[a].response)
+            .then(reported[a].call.opened_at.cmp(&reported[b].call.opened_at))
+            .then(reported[a].call.id.cmp(&reported[b].call.id))
+    });
+    slowest.truncate(SLOWEST_LISTED);
+
+    Report {
+        total: Stats::of(measured()),
+        by_call_type: by_type
+            .into_iter()
+            .map(|((_, name), calls)| Group {
+                name: Some(name),
+                stats: Stats::of(calls),
+            })
+            .collect(),
+        by_section: by_section
+            .into_iter()
+            .map(|((none, name), calls)| Group {
+                name: (!none).then_some(name),
+                stats: Stats::of(calls),
+            })
+            .collect(),
+        by_hour,
+        slowest,
+        calls: reported,
+        options,
+    }
+}
+
+#[cfg(test)]
+mod tests;

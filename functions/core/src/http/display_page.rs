@@ -1,0 +1,79 @@
+//! The display page (DECISIONS §11): `GET /display`, a full-screen view of the
+//! open calls for corridor and station screens. One HTML file with its style
+//! and script inline; it reads `/api/v1/display/calls` and
+//! `/api/v1/display/elements`, and listens on the live socket.
+//!
+//! The page holds no secret: its token arrives in the URL fragment (never sent
+//! to a server) and stays in the browser's storage; in sandbox mode the test
+//! page's cookie stands in for it. The only thing the server fills in is where
+//! the live socket is (`DISPLAY_LIVE_URL`, else the same origin).
+
+use http::header;
+
+use crate::app::AppState;
+use crate::config::live_url_origin;
+use crate::http::error::ApiError;
+use crate::http::io::{ApiRequest, ApiResponse};
+use crate::http::sandbox::escape_html;
+
+/// The test page's policy, plus the live socket's origin when it is elsewhere
+/// (the WebSocket API of an AWS stack). Web Audio needs no media source.
+fn page_policy(live_url: Option<&str>) -> String {
+    let live = live_url
+        .map(|url| format!(" {}", live_url_origin(url)))
+        .unwrap_or_default();
+    format!(
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+         connect-src 'self'{live}; img-src 'self' data:; form-action 'self'; \
+         base-uri 'none'; frame-ancestors 'none'"
+    )
+}
+
+fn render(live_url: Option<&str>) -> String {
+    include_str!("display_page.html").replace("{{live_url}}", &escape_html(live_url.unwrap_or("")))
+}
+
+/// `GET /display`, in both modes: the page itself needs no credentials; what
+/// it reads does.
+pub async fn page(state: &AppState, _request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+    let live_url = state.settings.live_url.as_deref();
+    Ok(http::Response::builder()
+        .status(200)
+        .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
+        .header(header::CACHE_CONTROL, "no-store")
+        .header(header::CONTENT_SECURITY_POLICY, page_policy(live_url))
+        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        // The page's own requests carry no token in the URL, but the live
+        // socket's does: no referrer, so it cannot leak through a link.
+        .header(header::REFERRER_POLICY, "no-referrer")
+        .body(render(live_url))
+        .expect("valid response"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_live_socket_elsewhere_is_allowed_by_the_policy() {
+        assert!(page_policy(None).contains("connect-src 'self';"));
+        let policy = page_policy(Some(
+            "wss://abc.execute-api.eu-central-1.amazonaws.com/live",
+        ));
+        assert!(
+            policy.contains("connect-src 'self' wss://abc.execute-api.eu-central-1.amazonaws.com;"),
+            "{policy}"
+        );
+    }
+
+    #[test]
+    fn the_live_url_is_handed_to_the_page_escaped() {
+        let html = render(Some("wss://h/live?a=1&b=2"));
+        assert!(
+            html.contains(r#"<meta name="live-url" content="wss://h/live?a=1&amp;b=2">"#),
+            "the meta tag"
+        );
+        assert!(render(None).contains(r#"<meta name="live-url" content="">"#));
+        assert!(!render(None).contains("{{"), "every placeholder filled");
+    }
+}

@@ -1,0 +1,179 @@
+//! Who may read open calls (DECISIONS §11): registered displays with a bearer
+//! token, and in sandbox mode the test page's visitor (its cookie).
+//!
+//! A token is 32 random bytes shown once as hex; the stores keep only its
+//! SHA-256, so a leaked table does not let anyone read calls. Tokens never
+//! reach a log: the HTTP layers log paths without query strings, and this
+//! module logs the display's id, never the token.
+
+use chrono::{DateTime, Utc};
+use http::{HeaderMap, header};
+use sha2::{Digest, Sha256};
+
+use crate::app::AppState;
+use crate::domain::model::{Display, Scope};
+use crate::http::error::ApiError;
+
+/// Random bytes in a display token (shown as twice as many hex digits).
+pub const TOKEN_BYTES: usize = 32;
+
+/// A fresh display token: [`TOKEN_BYTES`] bytes from the OS, lowercase hex.
+pub fn new_token() -> Result<String, getrandom::Error> {
+    let mut token = [0u8; TOKEN_BYTES];
+    getrandom::fill(&mut token)?;
+    Ok(hex::encode(token))
+}
+
+/// What the stores keep of a token: lowercase hex SHA-256 of its text.
+pub fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// A new installation display and its token (the token is shown once).
+pub fn new_display(
+    name: &str,
+    sections: &[String],
+    now: DateTime<Utc>,
+) -> Result<(Display, String), getrandom::Error> {
+    let token = new_token()?;
+    let display = Display {
+        id: uuid::Uuid::new_v4().to_string(),
+        name: name.to_string(),
+        sections: sections.to_vec(),
+        scope: Scope::installation(),
+        token_hash: token_hash(&token),
+        created_at: now,
+        revoked: false,
+    };
+    Ok((display, token))
+}
+
+/// An authenticated reader: whose calls it sees and which sections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reader {
+    /// The display's id; `None` for the sandbox visitor (no record).
+    pub display_id: Option<String>,
+    pub name: String,
+    pub scope: Scope,
+    /// Empty = every section.
+    pub sections: Vec<String>,
+}
+
+impl Reader {
+    fn from_display(display: Display) -> Reader {
+        Reader {
+            display_id: Some(display.id),
+            name: display.name,
+            scope: display.scope,
+            sections: display.sections,
+        }
+    }
+
+    /// Whether this reader sees a call of `section`; a call without a section
+    /// is seen by every display of the scope (never filtered out of sight).
+    pub fn sees_section(&self, section: Option<&str>) -> bool {
+        match section {
+            Some(section) if !self.sections.is_empty() => {
+                self.sections.iter().any(|shown| shown == section)
+            }
+            _ => true,
+        }
+    }
+}
+
+/// The bearer token of `Authorization: Bearer <token>`, if any.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|token| !token.is_empty())
+}
+
+/// Authenticates a reader by `token` (from the header or, on the live
+/// socket, the query), else in sandbox mode by the test page's cookie.
+/// Missing, unknown and revoked tokens are all the same 401.
+pub async fn authenticate(
+    state: &AppState,
+    token: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<Reader, ApiError> {
+    if let Some(token) = token {
+        let display = state
+            .store
+            .display_by_token_hash(&token_hash(token))
+            .await?;
+        return match display {
+            Some(display) if !display.revoked => Ok(Reader::from_display(display)),
+            Some(revoked) => {
+                tracing::warn!(display_id = %revoked.id, "revoked display token refused");
+                Err(ApiError::Unauthorized)
+            }
+            None => {
+                tracing::warn!("unknown display token refused");
+                Err(ApiError::Unauthorized)
+            }
+        };
+    }
+    if state.is_sandbox()
+        && let Some(consumer) = crate::http::sandbox::consumer_from_cookie(state, headers).await?
+    {
+        return Ok(Reader {
+            display_id: None,
+            name: "Sandbox".to_string(),
+            scope: Scope::consumer(&consumer.id),
+            sections: Vec::new(),
+        });
+    }
+    Err(ApiError::Unauthorized)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_64_hex_digits_and_only_their_hash_is_kept() {
+        let (display, token) = new_display("Flur 1", &[], crate::domain::wire_time::now()).unwrap();
+        assert_eq!(token.len(), 2 * TOKEN_BYTES);
+        assert!(token.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(display.token_hash, token_hash(&token));
+        assert_ne!(display.token_hash, token);
+        assert_eq!(display.scope, Scope::installation());
+    }
+
+    #[test]
+    fn token_hash_is_sha256_hex() {
+        // printf abc | sha256sum
+        assert_eq!(
+            token_hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn bearer_token_is_read_case_insensitively_and_never_empty() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer_token(&headers), None);
+        headers.insert(header::AUTHORIZATION, "bearer abc".parse().unwrap());
+        assert_eq!(bearer_token(&headers), Some("abc"));
+        headers.insert(header::AUTHORIZATION, "Bearer ".parse().unwrap());
+        assert_eq!(bearer_token(&headers), None);
+        headers.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
+        assert_eq!(bearer_token(&headers), None);
+    }
+
+    #[test]
+    fn sections_filter_calls_but_never_hide_a_call_without_section() {
+        let reader = Reader {
+            display_id: None,
+            name: String::new(),
+            scope: Scope::installation(),
+            sections: vec!["A".into()],
+        };
+        assert!(reader.sees_section(Some("A")));
+        assert!(!reader.sees_section(Some("B")));
+        assert!(reader.sees_section(None));
+    }
+}

@@ -1,0 +1,199 @@
+//! `POST /api/v1/display` (spec 4.1): open a call, or close every call on an address.
+
+use chrono::{DateTime, Utc};
+
+use crate::Mode;
+use crate::app::AppState;
+use crate::domain::model::{CallType, ElementChange, NewCall};
+use crate::domain::wire_time;
+use crate::http::error::ApiError;
+use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
+use crate::request::parse::{DisplayAction, DisplayRequest, parse_display};
+use crate::request::validation::{FieldErrors, message};
+use crate::signing::replay;
+use crate::store::{AddressSnapshot, CloseOutcome, OpenOutcome};
+use crate::wire::{CallRecord, success};
+
+pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+    // Step 1: the body.
+    let envelope = super::envelope(request)?;
+    // Step 2: structure, including the query, all errors at once.
+    let mut query_errors = FieldErrors::new();
+    let include_type = include_type(request, &mut query_errors);
+    let parsed = match parse_display(&envelope, state.settings.time_zone) {
+        Ok(parsed) => query_errors.into_result(parsed)?,
+        Err(mut errors) => {
+            errors.extend(query_errors);
+            return Err(errors.into());
+        }
+    };
+    // Step 3: the signature.
+    let consumer = super::authenticate(state, &parsed.credentials).await?;
+    let scope = state.scope_for(&consumer);
+    // Step 4: state.
+    let now = wire_time::now();
+    // "The current time" of the spec's open and close: a signed request time
+    // stands in for it (see `replay`), so that a client's open and close keep
+    // their order on its own clock, and a repeated close never closes a call
+    // opened after it was signed.
+    let request_time = replay::request_time(parsed.credentials.signed_at, now);
+    let snapshot = state.store.snapshot(&scope, &parsed.target).await?;
+    let types = state.call_types().await?;
+    check_state(state, &parsed, &snapshot, &types)?;
+
+    let policy = state.element_policy();
+    let change = ElementChange {
+        address: parsed.target.clone(),
+        battery: parsed.status.battery,
+        position: parsed.status.position.clone(),
+        reachable: parsed.status.reachable,
+        at: now,
+    };
+    let changes_element = snapshot.changes_element(&change, policy);
+    let shown_types = include_type.then_some(types.as_slice());
+    let zone = state.settings.time_zone;
+
+    match &parsed.action {
+        DisplayAction::Open { event, created_at } => {
+            let call = new_call(
+                &parsed,
+                event,
+                created_at.unwrap_or(request_time),
+                &snapshot,
+                &consumer.id,
+            );
+            // The store decides whether the event is open already (spec 4.1).
+            let outcome = state
+                .store
+                .open_call(&scope, &call, &snapshot, &change, policy)
+                .await?;
+            let (status, call) = match &outcome {
+                OpenOutcome::Opened(call) => {
+                    state.publish_calls(&scope, std::slice::from_ref(call), &types);
+                    (201, call)
+                }
+                OpenOutcome::AlreadyOpen(call) => (200, call),
+                OpenOutcome::UnknownElement => return Err(unknown_address()),
+            };
+            if changes_element {
+                state.publish_element_of(&scope, &parsed.target).await;
+            }
+            tracing::info!(
+                consumer = %consumer.id,
+                address = %call.address,
+                event = %call.event,
+                call_id = call.id,
+                reopened = status == 200,
+                "call opened"
+            );
+            let record = CallRecord::new(call, shown_types, zone, now);
+            Ok(json_response(status, success(&record)))
+        }
+        DisplayAction::Close { closed_at } => {
+            let closed_at = closed_at.unwrap_or(request_time);
+            // The store closes the snapshot's closable calls (DECISIONS §5).
+            let outcome = state
+                .store
+                .close_calls(
+                    &scope,
+                    &parsed.target,
+                    &snapshot,
+                    closed_at,
+                    Some(&consumer.id),
+                    &change,
+                    policy,
+                )
+                .await?;
+            let closed = match outcome {
+                CloseOutcome::Closed(closed) => closed,
+                CloseOutcome::UnknownElement => return Err(unknown_address()),
+            };
+            state.publish_calls(&scope, &closed, &types);
+            if changes_element {
+                state.publish_element_of(&scope, &parsed.target).await;
+            }
+            tracing::info!(
+                consumer = %consumer.id,
+                address = %parsed.target,
+                closed = closed.len(),
+                "calls closed"
+            );
+            let records: Vec<CallRecord<'_>> = closed
+                .iter()
+                .map(|call| CallRecord::new(call, shown_types, zone, now))
+                .collect();
+            Ok(json_response(200, success(&records)))
+        }
+    }
+}
+
+/// The element vanished after the snapshot (an admin removed it
+/// meanwhile): the same 422 as an unregistered address.
+fn unknown_address() -> ApiError {
+    let mut errors = FieldErrors::new();
+    errors.add("address", message::invalid_choice("address"));
+    errors.into()
+}
+
+/// `?include=type` shows the call type; any other value is a 422 `include`.
+fn include_type(request: &ApiRequest, errors: &mut FieldErrors) -> bool {
+    match query_param(request, "include").as_deref() {
+        None => false,
+        Some("type") => true,
+        Some(_) => {
+            errors.add("include", message::invalid_choice("include"));
+            false
+        }
+    }
+}
+
+/// Step 4: the element must be registered in production, and an opened
+/// event must be a configured call type. Both are reported together.
+fn check_state(
+    state: &AppState,
+    request: &DisplayRequest,
+    snapshot: &AddressSnapshot,
+    types: &[CallType],
+) -> Result<(), ApiError> {
+    let mut errors = FieldErrors::new();
+    if state.settings.mode == Mode::Production && snapshot.element.is_none() {
+        errors.add("address", message::invalid_choice("address"));
+    }
+    if let DisplayAction::Open { event, .. } = &request.action
+        && !types.iter().any(|t| &t.name == event)
+    {
+        errors.add("data.event", message::invalid_choice("data.event"));
+    }
+    Ok(errors.into_result(())?)
+}
+
+/// The call to store: code and position as sent, else the element's;
+/// `opened_by` is the consumer that signed the request (audit, DECISIONS §13).
+fn new_call(
+    request: &DisplayRequest,
+    event: &str,
+    opened_at: DateTime<Utc>,
+    snapshot: &AddressSnapshot,
+    opened_by: &str,
+) -> NewCall {
+    let element = snapshot.element.as_ref();
+    NewCall {
+        address: request.target.clone(),
+        event: event.to_string(),
+        position: request
+            .status
+            .position
+            .clone()
+            .or_else(|| element.and_then(|e| e.position.clone())),
+        section: request.section.clone(),
+        attribute: request.attribute.clone(),
+        element_code: request
+            .code
+            .clone()
+            .or_else(|| element.map(|e| e.code.clone()))
+            .unwrap_or_default(),
+        element_name: element.map(|e| e.name.clone()).unwrap_or_default(),
+        opened_at,
+        opened_by: Some(opened_by.to_string()),
+    }
+}

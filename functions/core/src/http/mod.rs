@@ -1,0 +1,14 @@
+//! The API over HTTP, shared by the Lambda functions and the local server:
+//! request and response shapes ([`io`]), every error and its body
+//! ([`error`]), which path is which endpoint ([`router`]), one handler per
+//! endpoint ([`handlers`]), who may read as a display ([`displays`]), and the
+//! two pages: the sandbox's test page ([`sandbox`]) and the corridor display
+//! ([`display_page`]).
+
+pub mod display_page;
+pub mod displays;
+pub mod error;
+pub mod handlers;
+pub mod io;
+pub mod router;
+pub mod sandbox;

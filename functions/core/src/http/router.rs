@@ -1,0 +1,181 @@
+//! Which endpoint a path is, and the one place where an [`ApiError`] becomes
+//! its documented response: also the 404 of a path that is no endpoint (or
+//! not this function's) and the 413 of a body too large to read. The Lambda
+//! functions call [`serve_only`] with their own endpoints; the local server
+//! calls [`serve`] for every path and [`unreadable_body`] when it stopped
+//! reading a body.
+
+use std::time::Instant;
+
+use http::Method;
+
+use crate::app::AppState;
+use crate::http::display_page;
+use crate::http::error::ApiError;
+use crate::http::handlers;
+use crate::http::io::{ApiRequest, ApiResponse, error_response};
+use crate::http::sandbox;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Display,
+    Element,
+    CallTypes,
+    /// Sandbox only (DECISIONS §8).
+    SandboxConsumers,
+    /// Sandbox only.
+    SandboxState,
+    /// The test page at `/`, sandbox only.
+    TestPage,
+    /// The display page at `/display`, both modes (DECISIONS §11).
+    DisplayPage,
+    /// Displays: the open calls (DECISIONS §11).
+    DisplayCalls,
+    /// Displays: the elements and those that need attention (DECISIONS §12).
+    DisplayElements,
+}
+
+impl Endpoint {
+    pub const ALL: [Endpoint; 9] = [
+        Endpoint::Display,
+        Endpoint::Element,
+        Endpoint::CallTypes,
+        Endpoint::SandboxConsumers,
+        Endpoint::SandboxState,
+        Endpoint::TestPage,
+        Endpoint::DisplayPage,
+        Endpoint::DisplayCalls,
+        Endpoint::DisplayElements,
+    ];
+
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::Display => "/api/v1/display",
+            Endpoint::Element => "/api/v1/element",
+            Endpoint::CallTypes => "/api/v1/display/call-types",
+            Endpoint::SandboxConsumers => "/api/v1/sandbox/consumers",
+            Endpoint::SandboxState => "/api/v1/sandbox/state",
+            Endpoint::TestPage => "/",
+            Endpoint::DisplayPage => "/display",
+            Endpoint::DisplayCalls => "/api/v1/display/calls",
+            Endpoint::DisplayElements => "/api/v1/display/elements",
+        }
+    }
+
+    pub fn method(self) -> Method {
+        match self {
+            Endpoint::Display | Endpoint::Element | Endpoint::SandboxConsumers => Method::POST,
+            Endpoint::CallTypes
+            | Endpoint::SandboxState
+            | Endpoint::TestPage
+            | Endpoint::DisplayPage
+            | Endpoint::DisplayCalls
+            | Endpoint::DisplayElements => Method::GET,
+        }
+    }
+
+    fn allow_header(self) -> &'static str {
+        if self.method() == Method::POST {
+            "POST"
+        } else {
+            "GET"
+        }
+    }
+
+    pub fn sandbox_only(self) -> bool {
+        matches!(
+            self,
+            Endpoint::SandboxConsumers | Endpoint::SandboxState | Endpoint::TestPage
+        )
+    }
+
+    /// The endpoint at `path`, if any (exact match; no trailing slash).
+    pub fn from_path(path: &str) -> Option<Endpoint> {
+        Endpoint::ALL.into_iter().find(|e| e.path() == path)
+    }
+}
+
+/// Serves any path: 404 for unknown paths (and sandbox paths in production).
+pub async fn serve(state: &AppState, request: ApiRequest) -> ApiResponse {
+    match Endpoint::from_path(request.uri().path()) {
+        Some(endpoint) => serve_endpoint(state, endpoint, request).await,
+        None => refuse(&request, &ApiError::NotFound),
+    }
+}
+
+/// Serves `request` when its path is one of `endpoints` (a Lambda function's
+/// own); any other path is the documented 404, as if it did not exist.
+pub async fn serve_only(
+    state: &AppState,
+    endpoints: &[Endpoint],
+    request: ApiRequest,
+) -> ApiResponse {
+    match Endpoint::from_path(request.uri().path()) {
+        Some(endpoint) if endpoints.contains(&endpoint) => {
+            serve_endpoint(state, endpoint, request).await
+        }
+        _ => refuse(&request, &ApiError::NotFound),
+    }
+}
+
+/// The answer to a request whose body the server stopped reading: 413 when
+/// it was over [`crate::http::io::MAX_BODY_BYTES`], else 400 (it ended
+/// before its announced length). `request` carries no body.
+pub fn unreadable_body(request: &ApiRequest, too_large: bool) -> ApiResponse {
+    let error = if too_large {
+        ApiError::PayloadTooLarge
+    } else {
+        ApiError::Malformed(UNREADABLE_BODY.to_string())
+    };
+    refuse(request, &error)
+}
+
+/// The 400 for a body that could not be read to its end.
+const UNREADABLE_BODY: &str = "Der Anfragekörper konnte nicht vollständig gelesen werden.";
+
+/// Answers `error` before any handler ran, logged like every answer.
+fn refuse(request: &ApiRequest, error: &ApiError) -> ApiResponse {
+    let response = error_response(error);
+    log(request, &response, Instant::now());
+    response
+}
+
+/// Serves one endpoint: 405 for another method, else its handler; every error
+/// becomes its documented body.
+pub async fn serve_endpoint(
+    state: &AppState,
+    endpoint: Endpoint,
+    request: ApiRequest,
+) -> ApiResponse {
+    let started = Instant::now();
+    let result = if endpoint.sandbox_only() && !state.is_sandbox() {
+        Err(ApiError::NotFound)
+    } else if request.method() != endpoint.method() {
+        Err(ApiError::MethodNotAllowed(endpoint.allow_header()))
+    } else {
+        match endpoint {
+            Endpoint::Display => handlers::display::handle(state, &request).await,
+            Endpoint::Element => handlers::element::handle(state, &request).await,
+            Endpoint::CallTypes => handlers::call_types::list(state).await,
+            Endpoint::SandboxConsumers => sandbox::create_consumer(state, &request).await,
+            Endpoint::SandboxState => sandbox::state(state, &request).await,
+            Endpoint::TestPage => sandbox::page(state, &request).await,
+            Endpoint::DisplayPage => display_page::page(state, &request).await,
+            Endpoint::DisplayCalls => handlers::display_read::calls(state, &request).await,
+            Endpoint::DisplayElements => handlers::display_read::elements(state, &request).await,
+        }
+    };
+    let response = result.unwrap_or_else(|error| error_response(&error));
+    log(&request, &response, started);
+    response
+}
+
+fn log(request: &ApiRequest, response: &ApiResponse, started: Instant) {
+    let status = response.status().as_u16();
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if status >= 500 {
+        tracing::error!(method = %request.method(), path = request.uri().path(), status, elapsed_ms, "request");
+    } else {
+        tracing::info!(method = %request.method(), path = request.uri().path(), status, elapsed_ms, "request");
+    }
+}

@@ -1,0 +1,7 @@
+//! From a request body to a typed request (spec 2, DECISIONS §3): the JSON
+//! envelope with `data` as sent ([`envelope`]), the 422 catalogue
+//! ([`validation`]) and the display and element requests ([`parse`]).
+
+pub mod envelope;
+pub mod parse;
+pub mod validation;

@@ -1,0 +1,305 @@
+//! Field validation (spec 7.1, DECISIONS §3): all errors of a request at once,
+//! keyed Laravel style (`address`, `data.event`, `data.0.battery`), with German
+//! messages in Laravel's voice.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
+
+use crate::domain::wire_time;
+
+/// The most characters a text field (position, section, code, address…) may have.
+pub const MAX_TEXT_CHARS: usize = 255;
+
+/// Field errors in the order they were found; serialises as the `errors` object.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FieldErrors(Vec<(String, Vec<String>)>);
+
+impl FieldErrors {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(&mut self, key: &str, message: String) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some((_, messages)) => messages.push(message),
+            None => self.0.push((key.to_string(), vec![message])),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| k.as_str())
+    }
+
+    pub fn extend(&mut self, other: FieldErrors) {
+        for (key, messages) in other.0 {
+            for message in messages {
+                self.add(&key, message);
+            }
+        }
+    }
+
+    /// `Ok(value)` when nothing was found, else the errors.
+    pub fn into_result<T>(self, value: T) -> Result<T, FieldErrors> {
+        if self.is_empty() {
+            Ok(value)
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl Serialize for FieldErrors {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, messages) in &self.0 {
+            map.serialize_entry(key, messages)?;
+        }
+        map.end()
+    }
+}
+
+/// The message texts. `key` is the field key as it appears in `errors`.
+pub mod message {
+    pub fn required(key: &str) -> String {
+        format!("{key} muss ausgefüllt werden.")
+    }
+    pub fn event_required(key: &str) -> String {
+        format!("{key} muss ausgefüllt werden, wenn data.closed nicht true ist.")
+    }
+    pub fn invalid_choice(key: &str) -> String {
+        format!("Der gewählte Wert für {key} ist ungültig.")
+    }
+    pub fn string(key: &str) -> String {
+        format!("{key} muss eine Zeichenkette sein.")
+    }
+    pub fn max_chars(key: &str, max: usize) -> String {
+        format!("{key} darf maximal {max} Zeichen haben.")
+    }
+    pub fn no_control_characters(key: &str) -> String {
+        format!("{key} darf keine Steuerzeichen enthalten.")
+    }
+    pub fn uuid(key: &str) -> String {
+        format!("{key} muss ein UUID sein.")
+    }
+    pub fn integer(key: &str) -> String {
+        format!("{key} muss eine ganze Zahl sein.")
+    }
+    pub fn number(key: &str) -> String {
+        format!("{key} muss eine Zahl sein.")
+    }
+    pub fn between(key: &str, min: u32, max: u32) -> String {
+        format!("{key} muss zwischen {min} und {max} liegen.")
+    }
+    pub fn boolean(key: &str) -> String {
+        format!("{key} muss wahr oder falsch sein.")
+    }
+    pub fn date_format(key: &str) -> String {
+        format!("{key} muss dem Format Y-m-d H:i:s entsprechen.")
+    }
+    pub fn object(key: &str) -> String {
+        format!("{key} muss ein Objekt sein.")
+    }
+    pub fn object_or_array(key: &str) -> String {
+        format!("{key} muss ein Objekt oder ein Array sein.")
+    }
+    pub fn min_items(key: &str, min: usize) -> String {
+        format!("{key} muss mindestens {min} Element haben.")
+    }
+    pub fn max_items(key: &str, max: usize) -> String {
+        format!("{key} darf maximal {max} Elemente haben.")
+    }
+    pub fn prohibited_in_multi_form(key: &str) -> String {
+        format!("{key} darf im Mehrfachformat nicht angegeben werden.")
+    }
+}
+
+/// An optional integer (`null` = absent); `1.0` and `"1"` are not integers.
+pub fn optional_integer(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<i64> {
+    match present(value) {
+        None => None,
+        Some(Value::Number(n)) if n.as_i64().is_some() => n.as_i64(),
+        Some(_) => {
+            errors.add(key, message::integer(key));
+            None
+        }
+    }
+}
+
+/// `null` counts as absent, like a missing key, as does a blank string for
+/// required fields (Laravel's `required`).
+fn present(value: Option<&Value>) -> Option<&Value> {
+    value.filter(|v| !v.is_null())
+}
+
+/// A required string of at most [`MAX_TEXT_CHARS`] characters, not blank.
+pub fn required_text(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<String> {
+    match present(value) {
+        None => {
+            errors.add(key, message::required(key));
+            None
+        }
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            errors.add(key, message::required(key));
+            None
+        }
+        Some(_) => optional_text(errors, key, value),
+    }
+}
+
+/// An optional string of at most [`MAX_TEXT_CHARS`] characters, without
+/// control characters (Unicode Cc: `\u0000`–`\u001f`, DEL, C1): an address
+/// or a position is one line of text on a display, and `"A\u0000"` must not
+/// be a second element that looks like `"A"`.
+pub fn optional_text(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<String> {
+    match present(value)? {
+        Value::String(s) if s.chars().count() > MAX_TEXT_CHARS => {
+            errors.add(key, message::max_chars(key, MAX_TEXT_CHARS));
+            None
+        }
+        Value::String(s) if s.chars().any(char::is_control) => {
+            errors.add(key, message::no_control_characters(key));
+            None
+        }
+        Value::String(s) => Some(s.clone()),
+        _ => {
+            errors.add(key, message::string(key));
+            None
+        }
+    }
+}
+
+/// An optional JSON boolean (no `"true"`, no `1`: the spec says boolean).
+pub fn optional_bool(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<bool> {
+    match present(value)? {
+        Value::Bool(b) => Some(*b),
+        _ => {
+            errors.add(key, message::boolean(key));
+            None
+        }
+    }
+}
+
+/// An optional battery level: a JSON number from 0 to 100 inclusive.
+pub fn optional_battery(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<f64> {
+    match present(value)? {
+        Value::Number(n) => match n.as_f64() {
+            // `+ 0.0` turns -0 into 0, so `-0` is stored and shown as 0.
+            Some(level) if (0.0..=100.0).contains(&level) => Some(level + 0.0),
+            _ => {
+                errors.add(key, message::between(key, 0, 100));
+                None
+            }
+        },
+        _ => {
+            errors.add(key, message::number(key));
+            None
+        }
+    }
+}
+
+/// An optional wire time `YYYY-MM-DD HH:MM:SS` in the installation's zone.
+pub fn optional_time(
+    errors: &mut FieldErrors,
+    key: &str,
+    value: Option<&Value>,
+    zone: Tz,
+) -> Option<DateTime<Utc>> {
+    match present(value)? {
+        Value::String(s) => match wire_time::parse_local(s, zone) {
+            Some(t) => Some(t),
+            None => {
+                errors.add(key, message::date_format(key));
+                None
+            }
+        },
+        _ => {
+            errors.add(key, message::date_format(key));
+            None
+        }
+    }
+}
+
+/// Whether `text` has the canonical UUID shape `8-4-4-4-12` hex digits.
+pub fn is_uuid(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn errors_serialise_in_the_order_found() {
+        let mut errors = FieldErrors::new();
+        errors.add("address", message::required("address"));
+        errors.add("data.event", message::event_required("data.event"));
+        assert_eq!(
+            serde_json::to_string(&errors).unwrap(),
+            r#"{"address":["address muss ausgefüllt werden."],"data.event":["data.event muss ausgefüllt werden, wenn data.closed nicht true ist."]}"#
+        );
+    }
+
+    #[test]
+    fn battery_bounds() {
+        let mut errors = FieldErrors::new();
+        assert_eq!(
+            optional_battery(&mut errors, "b", Some(&json!(0))),
+            Some(0.0)
+        );
+        assert_eq!(
+            optional_battery(&mut errors, "b", Some(&json!(100))),
+            Some(100.0)
+        );
+        assert_eq!(
+            optional_battery(&mut errors, "b", Some(&json!(80.5))),
+            Some(80.5)
+        );
+        assert!(errors.is_empty());
+        assert_eq!(
+            optional_battery(&mut errors, "b", Some(&json!(100.01))),
+            None
+        );
+        assert_eq!(optional_battery(&mut errors, "b", Some(&json!("80"))), None);
+        assert_eq!(
+            serde_json::to_value(&errors).unwrap(),
+            json!({"b": ["b muss zwischen 0 und 100 liegen.", "b muss eine Zahl sein."]})
+        );
+    }
+
+    #[test]
+    fn text_has_no_control_characters() {
+        let mut errors = FieldErrors::new();
+        assert_eq!(
+            optional_text(&mut errors, "p", Some(&json!("Bett 1 – Fenster ä"))),
+            Some("Bett 1 – Fenster ä".to_string())
+        );
+        for text in ["a\u{0}b", "a\nb", "\t", "a\u{7f}", "a\u{85}"] {
+            assert_eq!(optional_text(&mut errors, "p", Some(&json!(text))), None);
+        }
+        assert_eq!(
+            serde_json::to_value(&errors).unwrap(),
+            json!({"p": vec!["p darf keine Steuerzeichen enthalten."; 5]})
+        );
+    }
+
+    #[test]
+    fn uuid_shape() {
+        assert!(is_uuid("6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f"));
+        assert!(is_uuid("6F1C7D2E-5A8B-4C3D-9E0F-1A2B3C4D5E6F"));
+        assert!(!is_uuid("6f1c7d2e5a8b4c3d9e0f1a2b3c4d5e6f"));
+        assert!(!is_uuid("{6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f}"));
+        assert!(!is_uuid("6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6g"));
+    }
+}

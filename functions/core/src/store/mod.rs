@@ -1,0 +1,211 @@
+//! Persistence behind traits, so that the handlers neither know nor care
+//! whether SQLite (locally) or DynamoDB (in AWS) keeps the data.
+//!
+//! [`Store`] is what the request path uses: the API's writes and the
+//! displays' reads. The sandbox's bookkeeping ([`SandboxStore`]) and the admin
+//! command's operations ([`admin::AdminStore`]) are traits of their own, so
+//! the request path keeps a small, audited surface. [`Backend`] is all three,
+//! what each store crate implements and the wiring hands out.
+//!
+//! Every method is one atomic step: a store never leaves a request half-written.
+//! The domain decides *what* to write; the store guarantees *how* it lands
+//! (the open-call uniqueness rule and all-or-nothing element batches are
+//! enforced by the store, because only it can do so under concurrency).
+
+pub mod admin;
+pub mod cache;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::domain::model::{
+    Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
+    NewCall, Scope,
+};
+
+/// A failure of the store itself (not of the request).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Throttled or unreachable after retries: worth retrying later (503).
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    /// Anything else (500).
+    #[error("store failure: {0}")]
+    Internal(String),
+}
+
+/// The element and the open calls of one address, read together.
+#[derive(Debug, Clone, Default)]
+pub struct AddressSnapshot {
+    pub element: Option<Element>,
+    /// Open calls on the address, oldest first.
+    pub open_calls: Vec<Call>,
+}
+
+impl AddressSnapshot {
+    /// The open call of `event` on the address: opening that event again
+    /// answers this call and stores nothing new (spec 4.1).
+    pub fn open_call_of(&self, event: &str) -> Option<&Call> {
+        self.open_calls.iter().find(|call| call.event == event)
+    }
+
+    /// The open calls a close at `closed_at` closes: a replayed or late close
+    /// never closes a call opened after it (DECISIONS §5).
+    pub fn closable(&self, closed_at: DateTime<Utc>) -> impl Iterator<Item = &Call> {
+        self.open_calls
+            .iter()
+            .filter(move |call| call.opened_at <= closed_at)
+    }
+
+    /// Whether a request with `change` writes its element: status fields
+    /// sent, or a sandbox address seen for the first time.
+    pub fn changes_element(&self, change: &ElementChange, policy: ElementPolicy) -> bool {
+        !change.is_empty() || (policy == ElementPolicy::CreateMissing && self.element.is_none())
+    }
+}
+
+/// The result of [`Store::open_call`].
+#[derive(Debug, Clone)]
+pub enum OpenOutcome {
+    /// A new call was stored.
+    Opened(Call),
+    /// A call of the same event was already open on the address; nothing new
+    /// was stored (the element change was still applied).
+    AlreadyOpen(Call),
+    /// `MustExist`, and the element vanished after the snapshot (an admin
+    /// removed it): nothing was written; the request's 422 `address`.
+    UnknownElement,
+}
+
+/// The result of [`Store::close_calls`].
+#[derive(Debug, Clone)]
+pub enum CloseOutcome {
+    /// The calls this request closed (none when none was closable), and the
+    /// element change was applied.
+    Closed(Vec<Call>),
+    /// `MustExist`, and the element vanished after the snapshot: nothing was
+    /// written; the request's 422 `address`.
+    UnknownElement,
+}
+
+/// The result of [`Store::update_elements`].
+#[derive(Debug)]
+pub enum ElementsOutcome {
+    /// Every change was written; the resulting elements, in the order given.
+    Updated(Vec<Element>),
+    /// `MustExist` and these addresses are not registered; nothing was written.
+    Unknown(Vec<String>),
+}
+
+/// What the request path needs: the API's reads and writes, the displays' reads.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// A consumer by id (lowercase UUID), or `None`.
+    async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError>;
+
+    /// Every configured call type, ordered by id.
+    async fn call_types(&self) -> Result<Vec<CallType>, StoreError>;
+
+    /// The element and open calls of an address, in one consistent read.
+    async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError>;
+
+    /// Opens `call` on the address of `snapshot`, and applies `element`,
+    /// atomically. The store decides with [`AddressSnapshot::open_call_of`]:
+    /// an event already open there is answered with that call and only the
+    /// element is written (when [`AddressSnapshot::changes_element`]); one
+    /// opened by a concurrent request meanwhile is answered the same way.
+    /// With `CreateMissing` an unknown element is created; with `MustExist`
+    /// one that vanished after the snapshot is [`OpenOutcome::UnknownElement`].
+    async fn open_call(
+        &self,
+        scope: &Scope,
+        call: &NewCall,
+        snapshot: &AddressSnapshot,
+        element: &ElementChange,
+        policy: ElementPolicy,
+    ) -> Result<OpenOutcome, StoreError>;
+
+    /// Closes the [`AddressSnapshot::closable`] calls of `snapshot` that are
+    /// still open, at `closed_at`, by consumer `closed_by` (kept for the
+    /// audit, DECISIONS §13), and applies `element`, atomically. Returns the
+    /// calls this request closed (one closed by a concurrent request
+    /// meanwhile is not among them).
+    #[allow(clippy::too_many_arguments)]
+    async fn close_calls(
+        &self,
+        scope: &Scope,
+        address: &str,
+        snapshot: &AddressSnapshot,
+        closed_at: DateTime<Utc>,
+        closed_by: Option<&str>,
+        element: &ElementChange,
+        policy: ElementPolicy,
+    ) -> Result<CloseOutcome, StoreError>;
+
+    /// Applies element changes (at most one per address) all or nothing.
+    async fn update_elements(
+        &self,
+        scope: &Scope,
+        changes: &[ElementChange],
+        policy: ElementPolicy,
+    ) -> Result<ElementsOutcome, StoreError>;
+
+    /// Every open call of a scope (the displays' snapshot, DECISIONS §11), in
+    /// any order. Consistent: a call whose open was acknowledged before the
+    /// read is in it, one whose close was acknowledged is not.
+    async fn open_calls(&self, scope: &Scope) -> Result<Vec<Call>, StoreError>;
+
+    /// Every element of `scope`, ordered by address (supervision, admin).
+    async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError>;
+
+    /// The display whose token hashes to `token_hash` (lowercase hex SHA-256),
+    /// revoked or not, or `None`.
+    async fn display_by_token_hash(&self, token_hash: &str) -> Result<Option<Display>, StoreError>;
+}
+
+/// What the test server (sandbox mode, DECISIONS §8) keeps beyond the API:
+/// its visitors, their recent data and their hash mismatches.
+#[async_trait]
+pub trait SandboxStore: Store {
+    /// Stores a new consumer.
+    async fn create_consumer(&self, consumer: &Consumer) -> Result<(), StoreError>;
+
+    /// The newest calls of a scope, open ones first (sandbox page).
+    async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError>;
+
+    /// The most recently updated elements of a scope (sandbox page).
+    async fn recent_elements(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<Element>, StoreError>;
+
+    /// Removes expired sandbox consumers and their data. Stores with native
+    /// expiry (DynamoDB TTL) need not do anything.
+    async fn purge_expired(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
+
+    /// Remembers a hash mismatch of a sandbox consumer (its scope) for the test
+    /// page. Keeps the newest [`HashMismatch::KEPT`] of the scope and drops the
+    /// older ones; each expires after [`HashMismatch::LIFETIME_HOURS`] (a store
+    /// with native expiry may leave that to the database).
+    async fn record_hash_mismatch(
+        &self,
+        scope: &Scope,
+        mismatch: &HashMismatch,
+    ) -> Result<(), StoreError>;
+
+    /// The scope's kept hash mismatches, newest first (by `at`, then the later
+    /// recorded first), at most `limit` and at most [`HashMismatch::KEPT`].
+    async fn recent_hash_mismatches(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<HashMismatch>, StoreError>;
+}
+
+/// Everything a store crate implements: the request path, the sandbox's
+/// bookkeeping and the admin's operations. The wiring opens one and hands
+/// each part the trait it needs.
+pub trait Backend: SandboxStore + admin::AdminStore {}
+
+impl<T: SandboxStore + admin::AdminStore> Backend for T {}

@@ -1,0 +1,209 @@
+//! The live feed of displays (DECISIONS §11): one message per change to a
+//! call or an element, pushed to every connected display of the scope.
+//!
+//! The messages are built here, without any transport: the local server
+//! carries them over its WebSocket from the in-process [`LiveHub`], the AWS
+//! broadcast function over API Gateway's WebSocket API from DynamoDB Streams.
+//! Handlers publish after the store has committed, so a display never sees a
+//! change that was not written.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::domain::model::{Call, CallType, Element, Scope};
+use crate::wire::{CallRecord, ElementRecord};
+
+/// One change as displays are told about it.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type")]
+pub enum LiveMessage<'a> {
+    #[serde(rename = "call.opened")]
+    CallOpened { version: i64, call: CallRecord<'a> },
+    #[serde(rename = "call.closed")]
+    CallClosed { version: i64, call: CallRecord<'a> },
+    #[serde(rename = "element.updated")]
+    ElementUpdated {
+        version: i64,
+        element: ElementRecord<'a>,
+    },
+}
+
+impl<'a> LiveMessage<'a> {
+    /// `call.opened` or `call.closed`, after the call's state.
+    pub fn call(call: &'a Call, types: &'a [CallType], zone: Tz, now: DateTime<Utc>) -> Self {
+        let record = CallRecord::for_display(call, types, zone, now);
+        let version = call.version();
+        if call.closed_at.is_some() {
+            LiveMessage::CallClosed {
+                version,
+                call: record,
+            }
+        } else {
+            LiveMessage::CallOpened {
+                version,
+                call: record,
+            }
+        }
+    }
+
+    pub fn element(element: &'a Element, zone: Tz) -> Self {
+        LiveMessage::ElementUpdated {
+            version: element.version,
+            element: ElementRecord::for_display(element, zone),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("live messages always serialise")
+    }
+}
+
+/// The answer to a client's `{"action":"ping"}`.
+pub const PONG: &str = r#"{"type":"pong"}"#;
+
+/// Whether a client's text frame is the ping of DECISIONS §11.
+pub fn is_ping(frame: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Action<'a> {
+        action: &'a str,
+    }
+    serde_json::from_str::<Action<'_>>(frame).is_ok_and(|frame| frame.action == "ping")
+}
+
+/// A change ready to send: its scope and section decide who gets it.
+#[derive(Debug)]
+pub struct LiveEvent {
+    pub scope: Scope,
+    /// The call's section; `None` for elements and calls without one.
+    pub section: Option<String>,
+    /// The message's JSON text, built once for every receiver.
+    pub message: String,
+}
+
+/// In-process fan-out from the writers to the connected displays.
+///
+/// A bounded broadcast ring: a write never waits for a reader. A reader that
+/// falls more than [`LiveHub::CAPACITY`] events behind gets `Lagged` and is
+/// dropped by its connection (the display reconnects and re-reads the
+/// snapshot), so one stalled display costs the others nothing.
+#[derive(Clone)]
+pub struct LiveHub {
+    sender: broadcast::Sender<Arc<LiveEvent>>,
+}
+
+impl LiveHub {
+    /// Events a reader may fall behind before it is dropped.
+    pub const CAPACITY: usize = 1024;
+
+    pub fn new() -> Self {
+        let (sender, _) = broadcast::channel(Self::CAPACITY);
+        LiveHub { sender }
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<LiveEvent>> {
+        self.sender.subscribe()
+    }
+
+    /// Sends a change to every current reader (none connected: dropped).
+    pub fn publish(&self, event: LiveEvent) {
+        let _ = self.sender.send(Arc::new(event));
+    }
+
+    pub fn publish_call(
+        &self,
+        scope: &Scope,
+        call: &Call,
+        types: &[CallType],
+        zone: Tz,
+        now: DateTime<Utc>,
+    ) {
+        self.publish(LiveEvent {
+            scope: scope.clone(),
+            section: call.section.clone(),
+            message: LiveMessage::call(call, types, zone, now).to_json(),
+        });
+    }
+
+    pub fn publish_element(&self, scope: &Scope, element: &Element, zone: Tz) {
+        self.publish(LiveEvent {
+            scope: scope.clone(),
+            section: None,
+            message: LiveMessage::element(element, zone).to_json(),
+        });
+    }
+}
+
+impl Default for LiveHub {
+    fn default() -> Self {
+        LiveHub::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reader_that_falls_behind_learns_it_and_writers_never_wait() {
+        let hub = LiveHub::new();
+        let mut stalled = hub.subscribe();
+        for i in 0..LiveHub::CAPACITY + 10 {
+            hub.publish(LiveEvent {
+                scope: Scope::installation(),
+                section: None,
+                message: i.to_string(),
+            });
+        }
+        assert_eq!(
+            stalled.try_recv().unwrap_err(),
+            broadcast::error::TryRecvError::Lagged(10)
+        );
+    }
+
+    #[test]
+    fn messages_have_the_documented_shape() {
+        let call = Call {
+            id: 7,
+            address: "A".into(),
+            event: "Notruf".into(),
+            position: None,
+            section: Some("S1".into()),
+            attribute: None,
+            element_code: "c".into(),
+            element_name: "n".into(),
+            opened_at: "2026-01-05T09:00:00Z".parse().unwrap(),
+            closed_at: None,
+            opened_by: Some("6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f".into()),
+            closed_by: None,
+        };
+        let types = crate::domain::call_types::default_call_types();
+        let now = "2026-01-05T09:00:10Z".parse().unwrap();
+        let opened: serde_json::Value = serde_json::from_str(
+            &LiveMessage::call(&call, &types, chrono_tz::Europe::Berlin, now).to_json(),
+        )
+        .unwrap();
+        assert_eq!(opened["type"], "call.opened");
+        assert_eq!(opened["version"], 1);
+        assert_eq!(opened["call"]["opened_at"], "2026-01-05 10:00:00");
+        assert_eq!(opened["call"]["duration"], 10);
+        assert_eq!(opened["call"]["type"]["name"], "Notruf");
+        let closed = Call {
+            closed_at: Some(now),
+            ..call
+        };
+        let text = LiveMessage::call(&closed, &types, chrono_tz::Europe::Berlin, now).to_json();
+        assert!(text.starts_with(r#"{"type":"call.closed","version":2,"call":{"id":7,"#));
+        assert!(!text.contains("opened_by"), "the audit stays off the wire");
+    }
+
+    #[test]
+    fn pings_are_recognised_and_nothing_else() {
+        assert!(is_ping(r#"{"action":"ping"}"#));
+        assert!(!is_ping(r#"{"action":"pong"}"#));
+        assert!(!is_ping("ping"));
+    }
+}

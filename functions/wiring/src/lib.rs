@@ -1,0 +1,159 @@
+//! Which store a process works on, opened in one place for every binary: the
+//! Lambda functions (DynamoDB, settings from the stack's environment), the
+//! local server (the embedded store, or DynamoDB at an endpoint) and the
+//! admin command (either). Core stays free of AWS and SQLite types; this
+//! crate is where they meet it.
+//!
+//! The process gets one [`Backend`] and hands each part the trait it needs:
+//! the handlers the request path's [`Store`](nurse_call_core::Store) (and the
+//! sandbox its [`SandboxStore`](nurse_call_core::store::SandboxStore)), the
+//! admin command the [`AdminStore`](nurse_call_core::store::admin::AdminStore).
+
+use std::sync::Arc;
+
+#[cfg(feature = "embedded")]
+use std::path::PathBuf;
+
+use nurse_call_core::config::CallRetention;
+use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::store::Backend;
+use nurse_call_core::store::cache::DEFAULT_TTL;
+use nurse_call_core::{AppState, Settings};
+
+#[cfg(feature = "dynamodb")]
+pub use nurse_call_dynamodb::TableNames;
+/// The embedded store's file name in its folder.
+#[cfg(feature = "embedded")]
+pub use nurse_call_sqlite::FILE_NAME as EMBEDDED_FILE;
+
+/// Where the data is.
+#[derive(Debug, Clone)]
+pub enum StoreChoice {
+    /// The embedded store: SQLite in `data_dir/nurse-call.sqlite3`.
+    #[cfg(feature = "embedded")]
+    Embedded { data_dir: PathBuf },
+    /// DynamoDB: at `endpoint` (moto, DynamoDB Local), or in AWS when
+    /// `None` (credentials and region from the usual AWS environment).
+    #[cfg(feature = "dynamodb")]
+    DynamoDb {
+        endpoint: Option<String>,
+        tables: TableNames,
+    },
+}
+
+/// What opening does besides connecting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prepare {
+    /// Connect only (the Lambda functions: the stack made and seeded the
+    /// tables; the admin command: it checks the store itself).
+    Nothing,
+    /// Create missing DynamoDB tables and seed the default call types where
+    /// none of that name exists (the local server).
+    TablesAndCallTypes,
+}
+
+impl StoreChoice {
+    /// A Lambda function's store: DynamoDB, the tables named by the stack's
+    /// variables; `DYNAMODB_ENDPOINT` points it at moto in tests.
+    #[cfg(feature = "dynamodb")]
+    pub fn lambda_from_env() -> Self {
+        StoreChoice::DynamoDb {
+            endpoint: non_empty(std::env::var("DYNAMODB_ENDPOINT").ok()),
+            tables: TableNames::from_env(),
+        }
+    }
+
+    /// DynamoDB at `endpoint` when one is given, else the embedded store in
+    /// `data_dir` (the local server's and the admin command's default).
+    #[cfg(all(feature = "embedded", feature = "dynamodb"))]
+    pub fn local(data_dir: PathBuf, endpoint: Option<String>, tables: TableNames) -> Self {
+        match non_empty(endpoint) {
+            Some(endpoint) => StoreChoice::DynamoDb {
+                endpoint: Some(endpoint),
+                tables,
+            },
+            None => StoreChoice::Embedded { data_dir },
+        }
+    }
+
+    /// What the store is, for logs and messages.
+    pub fn describe(&self) -> String {
+        match self {
+            #[cfg(feature = "embedded")]
+            StoreChoice::Embedded { data_dir } => {
+                format!("embedded store {}", data_dir.join(EMBEDDED_FILE).display())
+            }
+            #[cfg(feature = "dynamodb")]
+            StoreChoice::DynamoDb { endpoint, tables } => format!(
+                "DynamoDB {}, tables {}, {}, {}",
+                endpoint
+                    .as_deref()
+                    .map_or_else(|| "in AWS".to_string(), |e| format!("at {e}")),
+                tables.call_types,
+                tables.consumers,
+                tables.data
+            ),
+        }
+    }
+
+    /// Opens the store; closed calls expire after `retention`.
+    pub async fn open(
+        &self,
+        retention: CallRetention,
+        prepare: Prepare,
+    ) -> Result<Arc<dyn Backend>, String> {
+        let store: Arc<dyn Backend> = match self {
+            #[cfg(feature = "embedded")]
+            StoreChoice::Embedded { data_dir } => {
+                let store = nurse_call_sqlite::SqliteStore::open_dir(data_dir)
+                    .map_err(|e| e.to_string())?;
+                tracing::info!(file = %store.path().display(), "using the embedded store");
+                Arc::new(store)
+            }
+            #[cfg(feature = "dynamodb")]
+            StoreChoice::DynamoDb { endpoint, tables } => {
+                let store =
+                    nurse_call_dynamodb::DynamoStore::connect(endpoint.as_deref(), tables.clone())
+                        .await
+                        .with_call_retention(retention);
+                if prepare == Prepare::TablesAndCallTypes {
+                    let created = store.create_missing_tables().await.map_err(|e| {
+                        format!("cannot prepare the tables at {}: {e}", self.describe())
+                    })?;
+                    tracing::info!(?created, "tables prepared");
+                }
+                tracing::info!(endpoint = ?endpoint, tables = ?store.tables(), "using DynamoDB");
+                Arc::new(store)
+            }
+        };
+        // The embedded store has no expiry of its own: the local server's
+        // purge applies the retention to it (`purge_closed_calls`).
+        let _ = retention;
+        if prepare == Prepare::TablesAndCallTypes {
+            store
+                .seed_call_types(&default_call_types())
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(store)
+    }
+}
+
+/// A Lambda function's state: the store behind the request path, call types
+/// and consumers cached for [`DEFAULT_TTL`] (admin edits visible within 60 s,
+/// DECISIONS §7).
+pub fn lambda_state(store: Arc<dyn Backend>, settings: Settings) -> AppState {
+    AppState::new(store, settings).with_cache(DEFAULT_TTL)
+}
+
+/// The local server's state: no cache, so an admin's edit shows at once.
+pub fn local_state(store: Arc<dyn Backend>, settings: Settings) -> AppState {
+    AppState::new(store, settings)
+}
+
+#[cfg(feature = "dynamodb")]
+fn non_empty(value: Option<String>) -> Option<String> {
+    value
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
