@@ -59,7 +59,7 @@ impl AppState {
     /// Tells connected displays about calls that were just written; `types`
     /// are the call types the handler already read for the request.
     pub fn publish_calls(&self, scope: &Scope, calls: &[Call], types: &[CallType]) {
-        if let Some(hub) = &self.live {
+        if let Some(hub) = self.listened_hub() {
             let now = crate::domain::wire_time::now();
             for call in calls {
                 hub.publish_call(scope, call, types, self.settings.time_zone, now);
@@ -69,7 +69,7 @@ impl AppState {
 
     /// Tells connected displays about elements that were just written.
     pub fn publish_elements(&self, scope: &Scope, elements: &[Element]) {
-        if let Some(hub) = &self.live {
+        if let Some(hub) = self.listened_hub() {
             for element in elements {
                 hub.publish_element(scope, element, self.settings.time_zone);
             }
@@ -80,7 +80,7 @@ impl AppState {
     /// (the open and close transactions return no element) and publishes it.
     /// Only with a live feed, so the Lambda functions pay no extra read.
     pub async fn publish_element_of(&self, scope: &Scope, address: &str) {
-        if self.live.is_none() {
+        if self.listened_hub().is_none() {
             return;
         }
         match self.store.snapshot(scope, address).await {
@@ -91,6 +91,14 @@ impl AppState {
             }
             Err(error) => tracing::warn!(%error, "live feed: element not re-read"),
         }
+    }
+
+    /// The live feed, when a display is connected to it: with none, a write
+    /// builds no message and reads nothing back (under load with no display,
+    /// the element's re-read after every display request cost a fifth more
+    /// CPU per request, docs/performance.md).
+    fn listened_hub(&self) -> Option<&LiveHub> {
+        self.live.as_ref().filter(|hub| hub.has_listeners())
     }
 
     /// Whose data an authenticated consumer works on (see [`Scope`]).

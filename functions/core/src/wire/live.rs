@@ -108,6 +108,14 @@ impl LiveHub {
         self.sender.subscribe()
     }
 
+    /// Whether any display is connected. Writers skip building messages
+    /// (and the element's re-read) when none is: a display subscribes before
+    /// it reads its snapshot, so a write checked here before it subscribed
+    /// is in that snapshot.
+    pub fn has_listeners(&self) -> bool {
+        self.sender.receiver_count() > 0
+    }
+
     /// Sends a change to every current reader (none connected: dropped).
     pub fn publish(&self, event: LiveEvent) {
         let _ = self.sender.send(Arc::new(event));
