@@ -94,17 +94,19 @@ impl StoreArgs {
 
     /// `--dynamodb-endpoint` (or the variable), `--dynamodb`, else the file.
     fn choice(&self) -> StoreChoice {
-        if self.dynamodb && self.endpoint().is_none() {
-            return StoreChoice::DynamoDb {
+        match self.endpoint() {
+            Some(endpoint) => StoreChoice::DynamoDb {
+                endpoint: Some(endpoint.to_string()),
+                tables: self.tables(),
+            },
+            None if self.dynamodb => StoreChoice::DynamoDb {
                 endpoint: None,
                 tables: self.tables(),
-            };
+            },
+            None => StoreChoice::Embedded {
+                data_dir: self.data_dir.clone(),
+            },
         }
-        StoreChoice::local(
-            self.data_dir.clone(),
-            self.endpoint().map(str::to_string),
-            self.tables(),
-        )
     }
 
     fn endpoint(&self) -> Option<&str> {

@@ -63,16 +63,25 @@ impl StoreChoice {
         }
     }
 
-    /// DynamoDB at `endpoint` when one is given, else the embedded store in
-    /// `data_dir` (the local server's and the admin command's default).
-    #[cfg(all(feature = "embedded", feature = "dynamodb"))]
-    pub fn local(data_dir: PathBuf, endpoint: Option<String>, tables: TableNames) -> Self {
+    /// DynamoDB at `endpoint` when one is given (tables named by the
+    /// environment, as in the stack), else the embedded store in `data_dir`:
+    /// the local server's choice. A build without the `dynamodb` feature
+    /// (`cargo run -p local-server`, for a quick first build) says how to
+    /// get one when an endpoint is given.
+    #[cfg(feature = "embedded")]
+    pub fn local(data_dir: PathBuf, endpoint: Option<String>) -> Result<Self, String> {
         match non_empty(endpoint) {
-            Some(endpoint) => StoreChoice::DynamoDb {
+            None => Ok(StoreChoice::Embedded { data_dir }),
+            #[cfg(feature = "dynamodb")]
+            Some(endpoint) => Ok(StoreChoice::DynamoDb {
                 endpoint: Some(endpoint),
-                tables,
-            },
-            None => StoreChoice::Embedded { data_dir },
+                tables: TableNames::from_env(),
+            }),
+            #[cfg(not(feature = "dynamodb"))]
+            Some(endpoint) => Err(format!(
+                "this build has no DynamoDB support, so it cannot use {endpoint}: \
+                 build it with `cargo run -p local-server --features dynamodb`"
+            )),
         }
     }
 
@@ -151,7 +160,6 @@ pub fn local_state(store: Arc<dyn Backend>, settings: Settings) -> AppState {
     AppState::new(store, settings)
 }
 
-#[cfg(feature = "dynamodb")]
 fn non_empty(value: Option<String>) -> Option<String> {
     value
         .map(|v| v.trim().to_string())
