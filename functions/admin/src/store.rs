@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use nurse_call_core::config::CallRetention;
 use nurse_call_core::store::{Backend, StoreError};
-use nurse_call_wiring::{EMBEDDED_FILE, Prepare, StoreChoice, TableNames};
+use nurse_call_wiring::{EMBEDDED_FILE, StoreChoice, TableNames};
 
 use crate::failure::Failure;
 
@@ -83,7 +83,7 @@ impl StoreArgs {
         // The admin command never expires calls itself: the retention only
         // matters to the service's own closes.
         let store = choice
-            .open(CallRetention::default(), Prepare::Nothing)
+            .open(CallRetention::default())
             .await
             .map_err(|error| Failure::from(StoreError::Internal(error)).in_store(&description))?;
         match store.check().await {

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use lambda_http::{Body, Error, Request, Response, service_fn};
 
 use nurse_call_core::{AppState, Endpoint, Mode, Settings, logging, serve_only};
-use nurse_call_wiring::{Prepare, StoreChoice, lambda_state};
+use nurse_call_wiring::{StoreChoice, lambda_state};
 
 /// Serves `endpoints` (by path) until the Lambda runtime stops the process.
 /// A path that is none of them gets the documented 404, a wrong method 405.
@@ -50,8 +50,6 @@ pub async fn handle(state: &AppState, endpoints: &[Endpoint], request: Request) 
 async fn build_state() -> Result<AppState, Error> {
     let settings = Settings::from_env(Mode::Production)?;
     let choice = StoreChoice::lambda_from_env();
-    let store = choice
-        .open(settings.call_retention, Prepare::Nothing)
-        .await?;
+    let store = choice.open_service(settings.call_retention).await?;
     Ok(lambda_state(store, settings))
 }

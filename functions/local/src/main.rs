@@ -28,7 +28,7 @@ use nurse_call_core::http::router::unreadable_body;
 use nurse_call_core::store::Backend;
 use nurse_call_core::wire::live::LiveHub;
 use nurse_call_core::{AppState, Mode, Settings, logging, serve};
-use nurse_call_wiring::{Prepare, StoreChoice, local_state};
+use nurse_call_wiring::{StoreChoice, local_state};
 
 /// Serves the nurse-call API, the sandbox endpoints and the test page locally.
 #[derive(Debug, Parser)]
@@ -107,9 +107,7 @@ async fn run(args: Args) -> Result<(), String> {
         live_url: args.live_url.clone(),
     };
     let choice = StoreChoice::local(args.data_dir.clone(), args.dynamodb_endpoint.clone())?;
-    let store = choice
-        .open(settings.call_retention, Prepare::TablesAndCallTypes)
-        .await?;
+    let store = choice.open_prepared(settings.call_retention).await?;
     if let Some(path) = &args.seed {
         seed::apply(store.as_ref(), path).await?;
     }

@@ -16,8 +16,8 @@ use std::path::PathBuf;
 
 use nurse_call_core::config::CallRetention;
 use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::store::Backend;
 use nurse_call_core::store::cache::DEFAULT_TTL;
+use nurse_call_core::store::{Backend, SandboxStore};
 use nurse_call_core::{AppState, Settings};
 
 #[cfg(feature = "dynamodb")]
@@ -39,17 +39,6 @@ pub enum StoreChoice {
         endpoint: Option<String>,
         tables: TableNames,
     },
-}
-
-/// What opening does besides connecting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Prepare {
-    /// Connect only (the Lambda functions: the stack made and seeded the
-    /// tables; the admin command: it checks the store itself).
-    Nothing,
-    /// Create missing DynamoDB tables and seed the default call types where
-    /// none of that name exists (the local server).
-    TablesAndCallTypes,
 }
 
 impl StoreChoice {
@@ -105,53 +94,92 @@ impl StoreChoice {
         }
     }
 
-    /// Opens the store; closed calls expire after `retention`.
-    pub async fn open(
+    /// The store of the request path (the Lambda functions); closed calls
+    /// expire after `retention`. Its trait object carries no admin
+    /// operation, so none of them is linked into a function's zip.
+    // Without DynamoDB nothing expires by itself: `retention` goes unused.
+    #[cfg_attr(not(feature = "dynamodb"), allow(unused_variables))]
+    pub async fn open_service(
         &self,
         retention: CallRetention,
-        prepare: Prepare,
-    ) -> Result<Arc<dyn Backend>, String> {
-        let store: Arc<dyn Backend> = match self {
+    ) -> Result<Arc<dyn SandboxStore>, String> {
+        Ok(match self {
             #[cfg(feature = "embedded")]
-            StoreChoice::Embedded { data_dir } => {
-                let store = nurse_call_sqlite::SqliteStore::open_dir(data_dir)
-                    .map_err(|e| e.to_string())?;
-                tracing::info!(file = %store.path().display(), "using the embedded store");
-                Arc::new(store)
-            }
+            StoreChoice::Embedded { data_dir } => Arc::new(open_embedded(data_dir)?),
             #[cfg(feature = "dynamodb")]
             StoreChoice::DynamoDb { endpoint, tables } => {
-                let store =
-                    nurse_call_dynamodb::DynamoStore::connect(endpoint.as_deref(), tables.clone())
-                        .await
-                        .with_call_retention(retention);
-                if prepare == Prepare::TablesAndCallTypes {
-                    let created = store.create_missing_tables().await.map_err(|e| {
-                        format!("cannot prepare the tables at {}: {e}", self.describe())
-                    })?;
-                    tracing::info!(?created, "tables prepared");
-                }
-                tracing::info!(endpoint = ?endpoint, tables = ?store.tables(), "using DynamoDB");
-                Arc::new(store)
+                Arc::new(connect_dynamodb(endpoint, tables, retention).await)
             }
-        };
-        // The embedded store has no expiry of its own: the local server's
-        // purge applies the retention to it (`purge_closed_calls`).
-        let _ = retention;
-        if prepare == Prepare::TablesAndCallTypes {
-            store
-                .seed_call_types(&default_call_types())
+        })
+    }
+
+    /// The whole store, admin operations included (the admin command).
+    #[cfg_attr(not(feature = "dynamodb"), allow(unused_variables))]
+    pub async fn open(&self, retention: CallRetention) -> Result<Arc<dyn Backend>, String> {
+        Ok(match self {
+            #[cfg(feature = "embedded")]
+            StoreChoice::Embedded { data_dir } => Arc::new(open_embedded(data_dir)?),
+            #[cfg(feature = "dynamodb")]
+            StoreChoice::DynamoDb { endpoint, tables } => {
+                Arc::new(connect_dynamodb(endpoint, tables, retention).await)
+            }
+        })
+    }
+
+    /// The whole store, made ready to serve (the local server): missing
+    /// DynamoDB tables created, the default call types seeded where none of
+    /// that name exists.
+    pub async fn open_prepared(
+        &self,
+        retention: CallRetention,
+    ) -> Result<Arc<dyn Backend>, String> {
+        // Irrefutable in a build with DynamoDB only (the Lambdas'), which
+        // never prepares.
+        #[cfg(feature = "dynamodb")]
+        #[allow(irrefutable_let_patterns)]
+        if let StoreChoice::DynamoDb { endpoint, tables } = self {
+            let store = connect_dynamodb(endpoint, tables, retention).await;
+            let created = store
+                .create_missing_tables()
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| format!("cannot prepare the tables at {}: {e}", self.describe()))?;
+            tracing::info!(?created, "tables prepared");
         }
+        let store = self.open(retention).await?;
+        store
+            .seed_call_types(&default_call_types())
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(store)
     }
+}
+
+/// The embedded store has no expiry of its own: the local server's purge
+/// applies the retention to it (`purge_closed_calls`).
+#[cfg(feature = "embedded")]
+fn open_embedded(data_dir: &std::path::Path) -> Result<nurse_call_sqlite::SqliteStore, String> {
+    let store = nurse_call_sqlite::SqliteStore::open_dir(data_dir).map_err(|e| e.to_string())?;
+    tracing::info!(file = %store.path().display(), "using the embedded store");
+    Ok(store)
+}
+
+#[cfg(feature = "dynamodb")]
+async fn connect_dynamodb(
+    endpoint: &Option<String>,
+    tables: &TableNames,
+    retention: CallRetention,
+) -> nurse_call_dynamodb::DynamoStore {
+    let store = nurse_call_dynamodb::DynamoStore::connect(endpoint.as_deref(), tables.clone())
+        .await
+        .with_call_retention(retention);
+    tracing::info!(endpoint = ?endpoint, tables = ?store.tables(), "using DynamoDB");
+    store
 }
 
 /// A Lambda function's state: the store behind the request path, call types
 /// and consumers cached for [`DEFAULT_TTL`] (admin edits visible within 60 s,
 /// DECISIONS §7).
-pub fn lambda_state(store: Arc<dyn Backend>, settings: Settings) -> AppState {
+pub fn lambda_state(store: Arc<dyn SandboxStore>, settings: Settings) -> AppState {
     AppState::new(store, settings).with_cache(DEFAULT_TTL)
 }
 
