@@ -161,26 +161,27 @@ impl DynamoStore {
         }
     }
 
-    /// The element and the open calls of an address, each open call with its
-    /// lock's `ttl` (sandbox items carry one), in one consistent `Query`.
+    /// The element and the open calls of an address, oldest first, in one
+    /// consistent `Query`.
     async fn read_address(
         &self,
         scope: &Scope,
         address: &str,
-    ) -> Result<(Option<Element>, Vec<(Call, Option<i64>)>), StoreError> {
-        let mut element = None;
-        let mut open = Vec::new();
+    ) -> Result<AddressSnapshot, StoreError> {
+        let mut snapshot = AddressSnapshot::default();
         for item in self.query_partition(&address_pk(scope, address)).await? {
             match get_s(&item, "sk").as_deref() {
-                Some(ELEMENT_SK) => element = Some(element_from_item(&item)?),
+                Some(ELEMENT_SK) => snapshot.element = Some(element_from_item(&item)?),
                 Some(sk) if sk.starts_with(OPEN_PREFIX) => {
-                    open.push((call_from_item(&item)?, get_n(&item, tables::TTL_ATTRIBUTE)));
+                    snapshot.open_calls.push(call_from_item(&item)?);
                 }
                 _ => {}
             }
         }
-        open.sort_by(|(a, _), (b, _)| a.opened_at.cmp(&b.opened_at).then(a.id.cmp(&b.id)));
-        Ok((element, open))
+        snapshot
+            .open_calls
+            .sort_by(|a, b| a.opened_at.cmp(&b.opened_at).then(a.id.cmp(&b.id)));
+        Ok(snapshot)
     }
 
     /// Epoch seconds at which a call opened at `opened_at` and closed at
@@ -563,11 +564,7 @@ impl Store for DynamoStore {
     }
 
     async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {
-        let (element, open) = self.read_address(scope, address).await?;
-        Ok(AddressSnapshot {
-            element,
-            open_calls: open.into_iter().map(|(call, _)| call).collect(),
-        })
+        self.read_address(scope, address).await
     }
 
     async fn open_call(
@@ -681,10 +678,11 @@ impl Store for DynamoStore {
         for attempt in 1..=TRANSACTION_ATTEMPTS {
             if attempt > 1 || read_first {
                 // Another close got some of them first: read again, close the rest.
-                let (_, open) = self.read_address(scope, address).await?;
-                closing = open
+                closing = self
+                    .read_address(scope, address)
+                    .await?
+                    .open_calls
                     .into_iter()
-                    .map(|(call, _)| call)
                     .filter(|call| requested.contains(&call.id))
                     .collect();
             }

@@ -129,23 +129,24 @@ impl StoreChoice {
     /// The whole store, made ready to serve (the local server): missing
     /// DynamoDB tables created, the default call types seeded where none of
     /// that name exists.
+    #[cfg_attr(not(feature = "dynamodb"), allow(unused_variables))]
     pub async fn open_prepared(
         &self,
         retention: CallRetention,
     ) -> Result<Arc<dyn Backend>, String> {
-        // Irrefutable in a build with DynamoDB only (the Lambdas'), which
-        // never prepares.
-        #[cfg(feature = "dynamodb")]
-        #[allow(irrefutable_let_patterns)]
-        if let StoreChoice::DynamoDb { endpoint, tables } = self {
-            let store = connect_dynamodb(endpoint, tables, retention).await;
-            let created = store
-                .create_missing_tables()
-                .await
-                .map_err(|e| format!("cannot prepare the tables at {}: {e}", self.describe()))?;
-            tracing::info!(?created, "tables prepared");
-        }
-        let store = self.open(retention).await?;
+        let store: Arc<dyn Backend> = match self {
+            #[cfg(feature = "embedded")]
+            StoreChoice::Embedded { data_dir } => Arc::new(open_embedded(data_dir)?),
+            #[cfg(feature = "dynamodb")]
+            StoreChoice::DynamoDb { endpoint, tables } => {
+                let store = connect_dynamodb(endpoint, tables, retention).await;
+                let created = store.create_missing_tables().await.map_err(|e| {
+                    format!("cannot prepare the tables at {}: {e}", self.describe())
+                })?;
+                tracing::info!(?created, "tables prepared");
+                Arc::new(store)
+            }
+        };
         store
             .seed_call_types(&default_call_types())
             .await

@@ -97,10 +97,7 @@ impl Endpoint {
 
 /// Serves any path: 404 for unknown paths (and sandbox paths in production).
 pub async fn serve(state: &AppState, request: ApiRequest) -> ApiResponse {
-    match Endpoint::from_path(request.uri().path()) {
-        Some(endpoint) => serve_endpoint(state, endpoint, request).await,
-        None => refuse(&request, &ApiError::NotFound),
-    }
+    serve_only(state, &Endpoint::ALL, request).await
 }
 
 /// Serves `request` when its path is one of `endpoints` (a Lambda function's
