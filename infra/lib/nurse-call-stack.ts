@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { CfnOutput, CfnResource, Duration, RemovalPolicy, Stack, StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -15,9 +15,11 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as cr from 'aws-cdk-lib/custom-resources';
-import { Construct, IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 
 import { DEFAULT_CALL_TYPES, callTypeItem } from './call-types';
+import { CHECKOV, skipCheckov } from './checkov';
+import { BY_CONNECTION_INDEX, Live } from './live';
 
 /** `production`, or `sandbox` (the test server of spec 5.3), DECISIONS §1. */
 export type ServiceMode = 'production' | 'sandbox';
@@ -32,13 +34,13 @@ export interface NurseCallStackProps extends StackProps {
   readonly mode: ServiceMode;
   /** IANA zone of the times on the wire. @default Europe/Berlin */
   readonly timeZone?: string;
-  /** Steady-state requests per second of the API stage. @default 50 */
+  /** Steady-state requests per second of each API stage (HTTP, and WebSocket: connects and messages). @default 50 */
   readonly throttleRateLimit?: number;
-  /** Burst of the API stage (requests). @default 100 */
+  /** Burst of each API stage (requests). @default 100 */
   readonly throttleBurstLimit?: number;
   /** Memory of each function in MB. @default 256 */
   readonly lambdaMemoryMb?: number;
-  /** Timeout of each function. @default 10 seconds */
+  /** Timeout of each function but the broadcast ({@link BROADCAST_TIMEOUT}). @default 10 seconds */
   readonly lambdaTimeout?: Duration;
   /**
    * The folder of the cargo-lambda output: `<lambdaDir>/<function>/bootstrap.zip`
@@ -66,22 +68,54 @@ export interface NurseCallStackProps extends StackProps {
 }
 
 /** The Lambda functions: cargo-lambda's output folder names (scripts/build-lambdas). */
-export type FunctionName = 'display' | 'element' | 'call-types' | 'sandbox';
+export type FunctionName =
+  | 'display'
+  | 'display-read'
+  | 'element'
+  | 'call-types'
+  | 'sandbox'
+  | 'live-connect'
+  | 'broadcast';
 
-/** The routes of each function (DECISIONS §8, spec 4). */
+/**
+ * The HTTP API routes of each function (DECISIONS §8, §11, spec 4).
+ * live-connect serves the WebSocket API's `$connect` and `$disconnect`, and
+ * broadcast the data table's stream (infra/lib/live.ts): no HTTP routes.
+ */
 export const ROUTES: Record<FunctionName, string[]> = {
   display: ['/api/v1/display'],
+  'display-read': ['/api/v1/display/calls', '/api/v1/display/elements', '/display'],
   element: ['/api/v1/element'],
   'call-types': ['/api/v1/display/call-types'],
   sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state'],
+  'live-connect': [],
+  broadcast: [],
 };
 
 /** The functions of a stack in `mode`: the sandbox function only in sandbox stacks. */
 export function functionsOf(mode: ServiceMode): FunctionName[] {
-  return mode === 'sandbox'
-    ? ['display', 'element', 'call-types', 'sandbox']
-    : ['display', 'element', 'call-types'];
+  return [
+    'display',
+    'display-read',
+    'element',
+    'call-types',
+    ...(mode === 'sandbox' ? (['sandbox'] as const) : []),
+    'live-connect',
+    'broadcast',
+  ];
 }
+
+/** The functions behind HTTP API routes: the request path (they get CALL_RETENTION_DAYS). */
+export function httpFunctionsOf(mode: ServiceMode): FunctionName[] {
+  return functionsOf(mode).filter((name) => ROUTES[name].length > 0);
+}
+
+/**
+ * The broadcast's timeout: a batch of up to 100 stream records, each posted
+ * to every connection of its scope. A timed-out batch is retried (split in
+ * two), so this bounds how long a stuck batch holds up its shard.
+ */
+export const BROADCAST_TIMEOUT = Duration.seconds(30);
 
 const INSTALLATION = /^[a-z][a-z0-9-]{0,39}$/;
 
@@ -101,65 +135,9 @@ const SEEDING_PROVIDER_ID = 'AWS679f53fac002430cb0da5b7982bd2287';
 export const DEFAULT_SANDBOX_RESERVED_CONCURRENCY = 5;
 
 /**
- * The checkov findings (scripts/test) that do not apply, with their reason.
- * Any other finding fails the test command.
- */
-const CHECKOV = {
-  noVpc: {
-    id: 'CKV_AWS_117',
-    comment: 'No VPC: the function reaches only DynamoDB, over its public HTTPS endpoint; a VPC would add NAT or endpoint cost and cold-start time, and protect nothing',
-  },
-  noDlq: {
-    id: 'CKV_AWS_116',
-    comment: 'Invoked synchronously by API Gateway: a failure is answered to the client, which retries; no asynchronous event is left to keep',
-  },
-  plainEnvironment: {
-    id: 'CKV_AWS_173',
-    comment: 'The environment holds no secret (mode, time zone, table names, retention); Lambda encrypts it at rest with its AWS-managed key',
-  },
-  noCapInProduction: {
-    id: 'CKV_AWS_115',
-    comment: "Production: a cap would refuse real nurse calls; the API stage's throttling bounds the load and the throttles alarm watches",
-  },
-  seedingDlq: {
-    id: 'CKV_AWS_116',
-    comment: 'The seeding provider is invoked by CloudFormation at stack creation; a failure fails the deploy, nothing to keep',
-  },
-  seedingConcurrency: {
-    id: 'CKV_AWS_115',
-    comment: 'The seeding provider runs once, at stack creation (ten conditional puts); nothing to cap',
-  },
-  sandboxTableKey: {
-    id: 'CKV_AWS_119',
-    comment: 'Sandbox: throwaway test data expiring after 30 days; encrypted at rest with the AWS-owned key, no customer key to pay for',
-  },
-  sandboxRecovery: {
-    id: 'CKV_AWS_28',
-    comment: 'Sandbox: throwaway test data, deleted with the stack; nothing to recover',
-  },
-  sandboxLogKey: {
-    id: 'CKV_AWS_158',
-    comment: 'Sandbox: logs of test traffic, encrypted at rest by CloudWatch Logs; no customer key (cost)',
-  },
-  sandboxTopicKey: {
-    id: 'CKV_AWS_26',
-    comment: "Sandbox: alarm mails carry no care data; CloudWatch cannot publish to SNS's AWS-managed key, and the sandbox has no customer key",
-  },
-} as const;
-
-type CheckovSkip = (typeof CHECKOV)[keyof typeof CHECKOV];
-
-/** Suppresses checkov findings on a construct's CloudFormation resource (metadata `checkov.skip`). */
-function skipCheckov(construct: IConstruct, ...skips: CheckovSkip[]): void {
-  const resource = (construct.node.defaultChild ?? construct) as CfnResource;
-  const existing: CheckovSkip[] = resource.getMetadata('checkov')?.skip ?? [];
-  resource.addMetadata('checkov', { skip: [...existing, ...skips] });
-}
-
-/**
  * One installation: the HTTP API, one Lambda function per endpoint family,
- * the three DynamoDB tables of docs/data-model.md, alarms, and the seeded
- * call types.
+ * the three DynamoDB tables of docs/data-model.md, the displays' live
+ * delivery (infra/lib/live.ts), alarms, and the seeded call types.
  */
 export class NurseCallStack extends Stack {
   readonly api: apigwv2.HttpApi;
@@ -168,6 +146,8 @@ export class NurseCallStack extends Stack {
   readonly tables: { callTypes: dynamodb.Table; consumers: dynamodb.Table; data: dynamodb.Table };
   /** The installation's key (production only). */
   readonly key?: kms.Key;
+  /** The displays' live delivery: WebSocket API, connections, stream subscription. */
+  readonly live: Live;
 
   constructor(scope: Construct, id: string, props: NurseCallStackProps) {
     super(scope, id, props);
@@ -208,7 +188,7 @@ export class NurseCallStack extends Stack {
     const logRemoval = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     // --- The installation's key (production only): the tables, the log
-    // groups and the alarm topic are encrypted with it, so reading a table
+    // groups, the alarm topic and the broadcast's failure queue are encrypted with it, so reading a table
     // takes an IAM permission on this key as well as on the table, CloudTrail
     // records every use of it, and disabling it makes the data, its backups
     // and the logs unreadable at once. KMS rotates it yearly. It outlives a
@@ -218,7 +198,7 @@ export class NurseCallStack extends Stack {
     // requests for nothing worth protecting.
     this.key = production
       ? new kms.Key(this, 'DataKey', {
-          description: `nurse-call ${installation}: the tables, the log groups and the alarm topic`,
+          description: `nurse-call ${installation}: the tables, the log groups, the alarm topic and the broadcast failure queue`,
           alias: `alias/nurse-call-${installation}`,
           enableKeyRotation: true,
           removalPolicy: RemovalPolicy.RETAIN,
@@ -268,6 +248,8 @@ export class NurseCallStack extends Stack {
       partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
       timeToLiveAttribute: 'ttl',
+      // Every change, before and after, for the broadcast (infra/lib/live.ts).
+      stream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
     });
     data.addGlobalSecondaryIndex({
       indexName: BY_SCOPE_INDEX,
@@ -282,10 +264,37 @@ export class NurseCallStack extends Stack {
       }
     }
 
-    // --- Functions. Least privilege: exactly the DynamoDB actions each one's
-    // code issues (functions/store-dynamodb/src/). TransactWriteItems
-    // has no IAM action of its own; it needs the action of each item in it.
+    // Every log group: the stack's retention; in production encrypted with
+    // the installation's key.
+    const logGroup = (id: string, removalPolicy: RemovalPolicy): logs.LogGroup => {
+      const group = new logs.LogGroup(this, id, { retention: logRetention, removalPolicy, encryptionKey: key });
+      if (!key) {
+        skipCheckov(group, CHECKOV.sandboxLogKey);
+      }
+      return group;
+    };
+    const throttle = {
+      rateLimit: props.throttleRateLimit ?? 50,
+      burstLimit: props.throttleBurstLimit ?? 100,
+    };
+
+    // --- Live delivery (DECISIONS §11, infra/lib/live.ts): the WebSocket
+    // API, the connections table, the failure queue; the functions below
+    // are wired into it once they exist.
+    this.live = new Live(this, 'Live', {
+      installation,
+      key,
+      throttle,
+      accessLogs: logGroup('LiveAccessLogs', logRemoval),
+    });
+    const connections = this.live.connections;
+
+    // --- Functions. Least privilege: exactly the actions each one's code
+    // issues (functions/store-dynamodb/src/ and the live functions of the
+    // contract of issue 13). TransactWriteItems has no IAM action of its
+    // own; it needs the action of each item in it.
     const byScopeArn = `${data.tableArn}/index/${BY_SCOPE_INDEX}`;
+    const byConnectionArn = `${connections.tableArn}/index/${BY_CONNECTION_INDEX}`;
     const access: Record<FunctionName, iam.PolicyStatementProps[]> = {
       // authenticate; call types; snapshot (Query pk), open (TransactWriteItems:
       // Put lock + Put call + Update element; GetItem of the existing lock),
@@ -305,6 +314,15 @@ export class NurseCallStack extends Stack {
           ],
           resources: [data.tableArn],
         },
+      ],
+      // the display by its token's hash (GetItem; in sandbox stacks also the
+      // test page's consumer, for its cookie); call types to sort and
+      // describe the calls; the open calls from the scope's open-call index
+      // partition (Query), the elements from the by_scope index (Query).
+      'display-read': [
+        { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+        { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+        { actions: ['dynamodb:Query'], resources: [data.tableArn, byScopeArn] },
       ],
       // authenticate; single form UpdateItem, multi form TransactWriteItems of
       // Updates, then BatchGetItem of the elements.
@@ -330,6 +348,36 @@ export class NurseCallStack extends Stack {
         { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
         { actions: ['dynamodb:Query'], resources: [data.tableArn, byScopeArn] },
       ],
+      // $connect: the display by its token's hash, or in sandbox stacks the
+      // visitor's consumer (GetItem); records the connection (PutItem).
+      // $disconnect: finds the connection's scope (Query of by_connection),
+      // removes it (DeleteItem).
+      'live-connect': [
+        { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+        { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], resources: [connections.tableArn] },
+        { actions: ['dynamodb:Query'], resources: [byConnectionArn] },
+      ],
+      // call types for the call records; the scope's connections (Query),
+      // a gone one removed (DeleteItem); posts to this API's connections
+      // only; failed batches to its queue (the stream read itself is granted
+      // by the event source mapping: infra/lib/live.ts).
+      broadcast: [
+        { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+        { actions: ['dynamodb:Query', 'dynamodb:DeleteItem'], resources: [connections.tableArn] },
+        { actions: ['execute-api:ManageConnections'], resources: [this.live.postToConnectionsArn] },
+        { actions: ['sqs:SendMessage'], resources: [this.live.failures.queueArn] },
+        // Sending to a queue encrypted with the installation's key: a data
+        // key for the message, through SQS only.
+        ...(key
+          ? [
+              {
+                actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+                resources: [key.keyArn],
+                conditions: { StringEquals: { 'kms:ViaService': `sqs.${this.region}.amazonaws.com` } },
+              },
+            ]
+          : []),
+      ],
     };
 
     // With the installation's key, DynamoDB uses it on behalf of the caller:
@@ -351,30 +399,39 @@ export class NurseCallStack extends Stack {
       ];
     };
 
-    const environment = {
+    // Environment (DECISIONS §10): what every function reads, plus each
+    // one's own. The request path's functions keep calls for
+    // CALL_RETENTION_DAYS; the live functions write no calls.
+    const common = {
       SERVICE_MODE: mode,
       SERVICE_TIME_ZONE: timeZone,
       CALL_TYPES_TABLE: callTypes.tableName,
       CONSUMERS_TABLE: consumers.tableName,
       DATA_TABLE: data.tableName,
-      CALL_RETENTION_DAYS: String(callRetentionDays),
-      RUST_LOG: 'info',
+    };
+    const requestPath = { ...common, CALL_RETENTION_DAYS: String(callRetentionDays), RUST_LOG: 'info' };
+    const environments: Record<FunctionName, Record<string, string>> = {
+      display: requestPath,
+      'display-read': { ...requestPath, DISPLAY_LIVE_URL: this.live.url },
+      element: requestPath,
+      'call-types': requestPath,
+      sandbox: requestPath,
+      'live-connect': { ...common, CONNECTIONS_TABLE: connections.tableName, RUST_LOG: 'info' },
+      broadcast: {
+        ...common,
+        CONNECTIONS_TABLE: connections.tableName,
+        LIVE_MANAGEMENT_ENDPOINT: this.live.managementEndpoint,
+        RUST_LOG: 'info',
+      },
     };
     const descriptions: Record<FunctionName, string> = {
       display: 'POST /api/v1/display: open and close calls',
+      'display-read': 'GET /api/v1/display/calls, /api/v1/display/elements and the display page /display',
       element: 'POST /api/v1/element: element status',
       'call-types': 'GET /api/v1/display/call-types, and the 404 of unknown paths',
       sandbox: 'Test server: GET /, /api/v1/sandbox/consumers, /api/v1/sandbox/state',
-    };
-
-    // Every log group: the stack's retention; in production encrypted with
-    // the installation's key.
-    const logGroup = (id: string, removalPolicy: RemovalPolicy): logs.LogGroup => {
-      const group = new logs.LogGroup(this, id, { retention: logRetention, removalPolicy, encryptionKey: key });
-      if (!key) {
-        skipCheckov(group, CHECKOV.sandboxLogKey);
-      }
-      return group;
+      'live-connect': 'WebSocket $connect (checks the display token, records the connection) and $disconnect',
+      broadcast: "The data table's stream: each change of a call or element to the displays connected",
     };
 
     for (const name of functionsOf(mode)) {
@@ -383,6 +440,7 @@ export class NurseCallStack extends Stack {
       if (!fs.existsSync(zip)) {
         throw new Error(`${zip} is missing: build the functions first (scripts/build-lambdas)`);
       }
+      const stream = name === 'broadcast';
       const fn = new lambda.Function(this, `${id}Function`, {
         description: `nurse-call ${installation} (${mode}): ${descriptions[name]}`,
         // The cargo-lambda build: a `bootstrap` executable for Graviton
@@ -400,37 +458,41 @@ export class NurseCallStack extends Stack {
         // of 1.5 s) and the handler then answers 503 with Retry-After. 10 s
         // is above that: room for a cold start plus one slow and one failing
         // operation, so the client gets the documented 503 and not a bare
-        // API Gateway error from a killed invocation.
-        timeout: props.lambdaTimeout ?? Duration.seconds(10),
+        // API Gateway error from a killed invocation. The broadcast answers
+        // no client: BROADCAST_TIMEOUT.
+        timeout: stream ? BROADCAST_TIMEOUT : (props.lambdaTimeout ?? Duration.seconds(10)),
         // A public test server must neither run up the bill nor take the
         // account's concurrency from other functions; production is bounded
-        // by the stage's throttling instead (a cap there refuses real calls).
+        // by the stages' throttling and the stream's shards instead (a cap
+        // there refuses real calls or delays displays).
         reservedConcurrentExecutions: production ? undefined : reservedConcurrency,
-        environment,
+        environment: environments[name],
         logGroup: logGroup(`${id}Logs`, logRemoval),
       });
       for (const statement of [...access[name], ...keyAccess(access[name])]) {
         fn.addToRolePolicy(new iam.PolicyStatement(statement));
       }
-      skipCheckov(fn, CHECKOV.noVpc, CHECKOV.noDlq, CHECKOV.plainEnvironment);
+      skipCheckov(fn, CHECKOV.noVpc, stream ? CHECKOV.streamDlq : CHECKOV.noDlq, CHECKOV.plainEnvironment);
       if (production) {
-        skipCheckov(fn, CHECKOV.noCapInProduction);
+        skipCheckov(fn, stream ? CHECKOV.streamCapInProduction : CHECKOV.noCapInProduction);
       }
       this.functions[name] = fn;
     }
+    const fns = this.functions as Record<FunctionName, lambda.Function>;
+    this.live.routeConnections(fns['live-connect']);
+    const liveAlarms = this.live.subscribe(fns.broadcast, data);
 
     // --- API: exactly the routes of the spec (plus the sandbox's in sandbox
     // mode). `ANY` so that a wrong method reaches the function, which answers
     // the documented 405; everything else reaches the call-types function,
     // which answers the documented 404.
-    const fns = this.functions as Record<FunctionName, lambda.Function>;
     this.api = new apigwv2.HttpApi(this, 'Api', {
       apiName: `nurse-call-${installation}`,
       description: `nurse-call ${installation} (${mode})`,
       createDefaultStage: false,
       defaultIntegration: new HttpLambdaIntegration('DefaultIntegration', fns['call-types']),
     });
-    for (const name of functionsOf(mode)) {
+    for (const name of httpFunctionsOf(mode)) {
       const integration = new HttpLambdaIntegration(`${pascal(name)}Integration`, fns[name]);
       for (const routePath of ROUTES[name]) {
         this.api.addRoutes({ path: routePath, methods: [apigwv2.HttpMethod.ANY], integration });
@@ -440,10 +502,8 @@ export class NurseCallStack extends Stack {
     this.stage = this.api.addStage('DefaultStage', {
       stageName: '$default',
       autoDeploy: true,
-      throttle: {
-        rateLimit: props.throttleRateLimit ?? 50,
-        burstLimit: props.throttleBurstLimit ?? 100,
-      },
+      throttle,
+      // `$context.path` is the path alone: the query string is never logged.
       accessLogSettings: {
         destination: new apigwv2.LogGroupLogDestination(accessLogs),
         format: apigw.AccessLogFormat.custom(
@@ -499,8 +559,9 @@ export class NurseCallStack extends Stack {
     }
     skipCheckov(seedingProvider, CHECKOV.noVpc, CHECKOV.seedingDlq, CHECKOV.seedingConcurrency);
 
-    // --- Alarms: the API's 5xx share, and throttles and errors of each
-    // function (an error is a crash or a timeout: the handlers always answer).
+    // --- Alarms: the API's 5xx share, throttles and errors of each function
+    // (an error is a crash or a timeout: the handlers always answer), and the
+    // broadcast's failure queue and iterator age.
     // In production the topic is encrypted with the installation's key, which
     // CloudWatch may use to publish this stack's alarms.
     const topic = props.alarmEmail
@@ -525,7 +586,7 @@ export class NurseCallStack extends Stack {
         skipCheckov(topic, CHECKOV.sandboxTopicKey);
       }
     }
-    const alarms: cloudwatch.Alarm[] = [];
+    const alarms: cloudwatch.Alarm[] = [...liveAlarms];
     const period = Duration.minutes(5);
     const rate = new cloudwatch.MathExpression({
       label: 'API 5xx rate (%)',
@@ -576,6 +637,10 @@ export class NurseCallStack extends Stack {
 
     // --- Outputs: what the admin command and the docs need.
     new CfnOutput(this, 'ApiUrl', { value: this.stage.url, description: 'Base URL of the API' });
+    new CfnOutput(this, 'LiveUrl', {
+      value: this.live.url,
+      description: "The displays' live socket (WebSocket API stage; the display page gets it as DISPLAY_LIVE_URL)",
+    });
     new CfnOutput(this, 'CallTypesTableName', {
       value: callTypes.tableName,
       description: 'Call types (admins edit them in the DynamoDB console)',

@@ -13,7 +13,7 @@ import { describe, it } from 'node:test';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as logs from 'aws-cdk-lib/aws-logs';
 
-import { FunctionName, ServiceMode, functionsOf } from '../lib/nurse-call-stack';
+import { FunctionName, ServiceMode, functionsOf, httpFunctionsOf } from '../lib/nurse-call-stack';
 import {
   Json,
   cdkJsonContext,
@@ -102,9 +102,9 @@ describe('the installation key (production)', () => {
     });
   });
 
-  it('encrypts the three tables', () => {
+  it('encrypts the four tables', () => {
     const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
-    for (const suffix of ['call-types', 'consumers', 'data']) {
+    for (const suffix of ['call-types', 'consumers', 'data', 'connections']) {
       assert.deepEqual(
         tables[tableId(template, suffix)].Properties.SSESpecification,
         { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: { 'Fn::GetAtt': [keyId(template), 'Arn'] } },
@@ -115,7 +115,7 @@ describe('the installation key (production)', () => {
 
   it('encrypts every log group, and CloudWatch Logs of the region may use it for this account’s log groups only', () => {
     const groups = resourcesOf(template, 'AWS::Logs::LogGroup');
-    assert.equal(Object.keys(groups).length, functionsOf('production').length + 2);
+    assert.equal(Object.keys(groups).length, functionsOf('production').length + 3);
     for (const [id, group] of Object.entries(groups)) {
       assert.deepEqual(group.Properties.KmsKeyId, { 'Fn::GetAtt': [keyId(template), 'Arn'] }, id);
     }
@@ -148,7 +148,7 @@ describe('the installation key (production)', () => {
     // Every alarm of the stack falls under the pattern: none would be dropped.
     const prefix = pattern.slice(pattern.lastIndexOf(':') + 1, -1);
     const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length);
+    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 2);
     for (const alarm of alarms) {
       assert.ok(String(alarm.Properties.AlarmName).startsWith(prefix), alarm.Properties.AlarmName);
     }
@@ -179,10 +179,12 @@ describe('the installation key (production)', () => {
   // read, encrypt too to write.
   const read = ['kms:Decrypt', 'kms:DescribeKey'];
   const write = [...read, 'kms:Encrypt', 'kms:GenerateDataKey'].sort();
-  const expected: Record<Exclude<FunctionName, 'sandbox'> | 'seeding', string[]> = {
+  const expected: Record<Exclude<FunctionName, 'sandbox' | 'broadcast'> | 'seeding', string[]> = {
     display: write,
+    'display-read': read,
     element: write,
     'call-types': read,
+    'live-connect': write,
     seeding: write,
   };
   for (const [name, actions] of Object.entries(expected)) {
@@ -202,13 +204,56 @@ describe('the installation key (production)', () => {
       assert.equal(joined(statement.Condition.StringEquals['kms:ViaService']), 'dynamodb.${AWS::Region}.amazonaws.com');
     });
   }
+
+  it('broadcast: through DynamoDB to write, through SQS to send a failure record, and to read the stream', () => {
+    const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'broadcast')];
+    const statements = kmsStatements(template, roleOf(fn)).map((statement) => ({
+      actions: [statement.Action].flat().sort(),
+      resource: statement.Resource,
+      viaService: statement.Condition ? joined(statement.Condition.StringEquals['kms:ViaService']) : undefined,
+      conditions: Object.keys(statement.Condition ?? {}),
+    }));
+    const key = { 'Fn::GetAtt': [keyId(template), 'Arn'] };
+    const sorted = (list: Json[]) => list.map((s) => JSON.stringify(s)).sort();
+    assert.deepEqual(
+      sorted(statements),
+      sorted([
+        {
+          actions: write,
+          resource: key,
+          viaService: 'dynamodb.${AWS::Region}.amazonaws.com',
+          conditions: ['StringEquals'],
+        },
+        {
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          resource: key,
+          viaService: 'sqs.${AWS::Region}.amazonaws.com',
+          conditions: ['StringEquals'],
+        },
+        // The event source mapping's stream read (CDK's grantStreamRead):
+        // stream records are encrypted with the table's key.
+        { actions: read, resource: key, viaService: undefined, conditions: [] },
+      ]),
+    );
+  });
+
+  it('encrypts the broadcast failure queue', () => {
+    const queues = Object.values(resourcesOf(template, 'AWS::SQS::Queue'));
+    assert.equal(queues.length, 1);
+    assert.deepEqual(queues[0].Properties.KmsMasterKeyId, { 'Fn::GetAtt': [keyId(template), 'Arn'] });
+    assert.equal(queues[0].Properties.SqsManagedSseEnabled, undefined);
+  });
 });
 
 describe('the sandbox keeps the AWS-owned encryption', () => {
   const template = templates.sandbox;
 
-  it('no key; tables, log groups and topic without a customer key; no KMS permission anywhere', () => {
+  it('no key; tables, log groups and topic without a customer key, the queue with SQS-managed keys; no KMS permission anywhere', () => {
     template.resourceCountIs('AWS::KMS::Key', 0);
+    for (const queue of Object.values(resourcesOf(template, 'AWS::SQS::Queue'))) {
+      assert.equal(queue.Properties.KmsMasterKeyId, undefined);
+      assert.equal(queue.Properties.SqsManagedSseEnabled, true);
+    }
     for (const table of Object.values(resourcesOf(template, 'AWS::DynamoDB::Table'))) {
       assert.equal(table.Properties.SSESpecification, undefined);
     }
@@ -259,10 +304,10 @@ describe('reserved concurrency', () => {
 
 describe('call retention', () => {
   for (const mode of MODES) {
-    it(`${mode}: every function gets CALL_RETENTION_DAYS=400 by default; calls expire on the data table's ttl`, () => {
+    it(`${mode}: every request-path function gets CALL_RETENTION_DAYS=400 by default; calls expire on the data table's ttl`, () => {
       const template = templates[mode];
       const functions = resourcesOf(template, 'AWS::Lambda::Function');
-      for (const name of functionsOf(mode)) {
+      for (const name of httpFunctionsOf(mode)) {
         assert.equal(functions[functionId(template, name)].Properties.Environment.Variables.CALL_RETENTION_DAYS, '400', name);
       }
       const data = resourcesOf(template, 'AWS::DynamoDB::Table')[tableId(template, 'data')];
@@ -273,7 +318,7 @@ describe('call retention', () => {
   it('the retention comes from the props', () => {
     const template = synth('production', { callRetentionDays: 730 });
     const functions = resourcesOf(template, 'AWS::Lambda::Function');
-    for (const name of functionsOf('production')) {
+    for (const name of httpFunctionsOf('production')) {
       assert.equal(functions[functionId(template, name)].Properties.Environment.Variables.CALL_RETENTION_DAYS, '730', name);
     }
   });
@@ -317,8 +362,9 @@ describe('call retention', () => {
       (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Runtime === 'provided.al2023',
     );
     assert.equal(services.length, functionsOf('sandbox').length);
+    const retentions = services.map((fn) => fn.Properties.Environment.Variables.CALL_RETENTION_DAYS).filter(Boolean);
+    assert.deepEqual(retentions, httpFunctionsOf('sandbox').map(() => '90'));
     for (const fn of services) {
-      assert.equal(fn.Properties.Environment.Variables.CALL_RETENTION_DAYS, '90');
       assert.equal(fn.Properties.ReservedConcurrentExecutions, 3);
     }
   });
@@ -340,21 +386,24 @@ describe('checkov suppressions', () => {
   // Exactly these, and nothing else: a new suppression is a decision made here.
   const expected: Record<ServiceMode, Record<string, number>> = {
     production: {
-      // The three service functions and the seeding provider: no VPC, no DLQ.
-      'AWS::Lambda::Function: CKV_AWS_115': 4, // no cap: production functions; the seeding provider
-      'AWS::Lambda::Function: CKV_AWS_116': 4,
-      'AWS::Lambda::Function: CKV_AWS_117': 4,
-      'AWS::Lambda::Function: CKV_AWS_173': 3, // the service functions' environment holds no secret
+      'AWS::DynamoDB::Table: CKV_AWS_28': 1, // the connections table: nothing to recover
+      // The six service functions and the seeding provider: no VPC, no DLQ
+      // (the broadcast's failures go to its event source mapping's queue).
+      'AWS::Lambda::Function: CKV_AWS_115': 7, // no cap: production functions; the seeding provider
+      'AWS::Lambda::Function: CKV_AWS_116': 7,
+      'AWS::Lambda::Function: CKV_AWS_117': 7,
+      'AWS::Lambda::Function: CKV_AWS_173': 6, // the service functions' environment holds no secret
     },
     sandbox: {
-      'AWS::DynamoDB::Table: CKV_AWS_119': 3, // AWS-owned encryption
-      'AWS::DynamoDB::Table: CKV_AWS_28': 3, // no point-in-time recovery
+      'AWS::DynamoDB::Table: CKV_AWS_119': 4, // AWS-owned encryption
+      'AWS::DynamoDB::Table: CKV_AWS_28': 4, // no point-in-time recovery
       'AWS::Lambda::Function: CKV_AWS_115': 1, // the seeding provider only: the service functions are capped
-      'AWS::Lambda::Function: CKV_AWS_116': 5,
-      'AWS::Lambda::Function: CKV_AWS_117': 5,
-      'AWS::Lambda::Function: CKV_AWS_173': 4,
-      'AWS::Logs::LogGroup: CKV_AWS_158': 6, // CloudWatch Logs' own encryption
+      'AWS::Lambda::Function: CKV_AWS_116': 8,
+      'AWS::Lambda::Function: CKV_AWS_117': 8,
+      'AWS::Lambda::Function: CKV_AWS_173': 7,
+      'AWS::Logs::LogGroup: CKV_AWS_158': 10, // CloudWatch Logs' own encryption
       'AWS::SNS::Topic: CKV_AWS_26': 1, // no customer key for the alarm topic
+      'AWS::SQS::Queue: CKV_AWS_27': 1, // the broadcast failure queue: SQS-managed keys
     },
   };
 

@@ -13,7 +13,15 @@ import { Template } from 'aws-cdk-lib/assertions';
 
 import { FunctionName, NurseCallStack, NurseCallStackProps, ServiceMode } from '../lib/nurse-call-stack';
 
-const ALL_FUNCTIONS: FunctionName[] = ['display', 'element', 'call-types', 'sandbox'];
+export const ALL_FUNCTIONS: FunctionName[] = [
+  'display',
+  'display-read',
+  'element',
+  'call-types',
+  'sandbox',
+  'live-connect',
+  'broadcast',
+];
 
 /** Temporary folders of this process, removed when it exits. */
 const temporary: string[] = [];
@@ -93,7 +101,7 @@ export function functionId(template: Template, name: FunctionName): string {
   return ids[0];
 }
 
-/** The logical id of the table named `<suffix>` (call-types, consumers, data). */
+/** The logical id of the table named `<suffix>` (call-types, consumers, data, connections). */
 export function tableId(template: Template, suffix: string): string {
   const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
   const ids = Object.keys(tables).filter((id) => String(tables[id].Properties.TableName).endsWith(`-${suffix}`));
@@ -105,13 +113,21 @@ export function tableId(template: Template, suffix: string): string {
 
 /**
  * A readable name for an IAM resource of the template: `call-types`,
- * `consumers`, `data`, or `data/index/by_scope`.
+ * `consumers`, `data`, `connections`, an index such as
+ * `data/index/by_scope`, or `data/stream` (the table's stream).
  */
 export function resourceName(template: Template, resource: Json): string {
+  if (resource === '*') {
+    return '*';
+  }
   const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
-  const tableOf = (id: string) => String(tables[id].Properties.TableName).replace(/^nurse-call-[a-z0-9-]+?-(call-types|consumers|data)$/, '$1');
+  const tableOf = (id: string) =>
+    String(tables[id].Properties.TableName).replace(/^nurse-call-[a-z0-9-]+?-(call-types|consumers|data|connections)$/, '$1');
   if (resource?.['Fn::GetAtt']?.[1] === 'Arn' && tables[resource['Fn::GetAtt'][0]]) {
     return tableOf(resource['Fn::GetAtt'][0]);
+  }
+  if (resource?.['Fn::GetAtt']?.[1] === 'StreamArn' && tables[resource['Fn::GetAtt'][0]]) {
+    return `${tableOf(resource['Fn::GetAtt'][0])}/stream`;
   }
   const join = resource?.['Fn::Join'];
   if (join && join[0] === '' && join[1].length === 2 && join[1][0]?.['Fn::GetAtt']?.[1] === 'Arn') {
@@ -148,9 +164,15 @@ export function dynamoPermissions(template: Template, roleId: string): Record<st
   return Object.fromEntries(Object.entries(permissions).map(([k, v]) => [k, [...v].sort()]));
 }
 
-/** Resolves `{Ref}`/`{Fn::GetAtt}` of a function to its name in the stack. */
+/**
+ * Resolves `{Ref}`/`{Fn::GetAtt}` of a function to its name in the stack,
+ * also inside a joined invocation URI (`arn:…:apigateway:…/functions/<arn>/invocations`).
+ */
 export function functionNameOf(template: Template, ref: Json): string {
-  const id: string | undefined = ref?.Ref ?? ref?.['Fn::GetAtt']?.[0];
+  const parts: Json[] = ref?.['Fn::Join']?.[1] ?? [ref];
+  const ids = parts.map((part) => part?.Ref ?? part?.['Fn::GetAtt']?.[0]).filter((id) => typeof id === 'string');
+  const functions = resourcesOf(template, 'AWS::Lambda::Function');
+  const id: string | undefined = ids.find((candidate) => functions[candidate]);
   for (const name of ALL_FUNCTIONS) {
     try {
       if (functionId(template, name) === id) {
@@ -163,15 +185,36 @@ export function functionNameOf(template: Template, ref: Json): string {
   return `unknown ${JSON.stringify(ref)}`;
 }
 
-/** Route key → the function name its integration invokes. */
-export function routesOf(template: Template): Record<string, string> {
+/** The logical id of the only API of this protocol (`HTTP` or `WEBSOCKET`). */
+export function apiId(template: Template, protocol: 'HTTP' | 'WEBSOCKET'): string {
+  const apis = resourcesOf(template, 'AWS::ApiGatewayV2::Api');
+  const ids = Object.keys(apis).filter((id) => apis[id].Properties.ProtocolType === protocol);
+  if (ids.length !== 1) {
+    throw new Error(`expected one ${protocol} API, found ${ids.join(', ') || 'none'}`);
+  }
+  return ids[0];
+}
+
+/** Resources of one type that belong to the API of this protocol (by their `ApiId`). */
+export function apiResourcesOf(template: Template, type: string, protocol: 'HTTP' | 'WEBSOCKET'): Record<string, Json> {
+  const api = apiId(template, protocol);
+  return Object.fromEntries(
+    Object.entries(resourcesOf(template, type)).filter(([, resource]) => resource.Properties.ApiId?.Ref === api),
+  );
+}
+
+/** Route key → the function name its integration invokes (`MOCK` for a mock integration). */
+export function routesOf(template: Template, protocol: 'HTTP' | 'WEBSOCKET' = 'HTTP'): Record<string, string> {
   const integrations = resourcesOf(template, 'AWS::ApiGatewayV2::Integration');
-  const routes = resourcesOf(template, 'AWS::ApiGatewayV2::Route');
+  const routes = apiResourcesOf(template, 'AWS::ApiGatewayV2::Route', protocol);
   const result: Record<string, string> = {};
   for (const route of Object.values(routes)) {
     const target = route.Properties.Target['Fn::Join'][1];
     const integration = integrations[target[1].Ref];
-    result[route.Properties.RouteKey] = functionNameOf(template, integration.Properties.IntegrationUri);
+    result[route.Properties.RouteKey] =
+      integration.Properties.IntegrationType === 'MOCK'
+        ? 'MOCK'
+        : functionNameOf(template, integration.Properties.IntegrationUri);
   }
   return result;
 }

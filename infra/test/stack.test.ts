@@ -13,9 +13,10 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as logs from 'aws-cdk-lib/aws-logs';
 
 import { DEFAULT_CALL_TYPES } from '../lib/call-types';
-import { FunctionName, NurseCallStack, ServiceMode, functionsOf } from '../lib/nurse-call-stack';
+import { FunctionName, NurseCallStack, ServiceMode, functionsOf, httpFunctionsOf } from '../lib/nurse-call-stack';
 import {
   Json,
+  apiResourcesOf,
   cdkJsonContext,
   dynamoPermissions,
   functionId,
@@ -40,6 +41,9 @@ describe('routes', () => {
   it('production has exactly the routes of the spec, each to its function, and $default to call-types', () => {
     assert.deepEqual(routesOf(templates.production), {
       'ANY /api/v1/display': 'display',
+      'ANY /api/v1/display/calls': 'display-read',
+      'ANY /api/v1/display/elements': 'display-read',
+      'ANY /display': 'display-read',
       'ANY /api/v1/element': 'element',
       'ANY /api/v1/display/call-types': 'call-types',
       $default: 'call-types',
@@ -49,6 +53,9 @@ describe('routes', () => {
   it('sandbox adds the page and the two sandbox endpoints, to the sandbox function', () => {
     assert.deepEqual(routesOf(templates.sandbox), {
       'ANY /api/v1/display': 'display',
+      'ANY /api/v1/display/calls': 'display-read',
+      'ANY /api/v1/display/elements': 'display-read',
+      'ANY /display': 'display-read',
       'ANY /api/v1/element': 'element',
       'ANY /api/v1/display/call-types': 'call-types',
       'ANY /': 'sandbox',
@@ -59,11 +66,14 @@ describe('routes', () => {
   });
 
   for (const mode of MODES) {
-    it(`${mode}: one HTTP API, Lambda proxy integrations with payload format 2.0, no authorizer`, () => {
+    it(`${mode}: one HTTP API (and the WebSocket API of live.test.ts), Lambda proxy integrations with payload format 2.0, no authorizer`, () => {
       const template = templates[mode];
-      template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-      template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
-      for (const integration of Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Integration'))) {
+      template.resourceCountIs('AWS::ApiGatewayV2::Api', 2);
+      const protocols = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Api')).map((api) => api.Properties.ProtocolType);
+      assert.deepEqual(protocols.sort(), ['HTTP', 'WEBSOCKET']);
+      const integrations = Object.values(apiResourcesOf(template, 'AWS::ApiGatewayV2::Integration', 'HTTP'));
+      assert.equal(integrations.length, httpFunctionsOf(mode).length + 1, 'one per function with routes, and $default');
+      for (const integration of integrations) {
         assert.equal(integration.Properties.IntegrationType, 'AWS_PROXY');
         assert.equal(integration.Properties.PayloadFormatVersion, '2.0');
       }
@@ -87,17 +97,34 @@ describe('functions', () => {
         assert.deepEqual(fn.Properties.Architectures, ['arm64']);
         assert.equal(fn.Properties.Handler, 'bootstrap');
         assert.equal(fn.Properties.MemorySize, 256);
-        assert.equal(fn.Properties.Timeout, 10);
+        // The broadcast answers no client (BROADCAST_TIMEOUT).
+        assert.equal(fn.Properties.Timeout, name === 'broadcast' ? 30 : 10, name);
         assert.match(fn.Properties.Code.S3Key, /^[0-9a-f]{64}\.zip$/);
-        assert.deepEqual(fn.Properties.Environment.Variables, {
+        const common = {
           SERVICE_MODE: mode,
           SERVICE_TIME_ZONE: 'Europe/Berlin',
           CALL_TYPES_TABLE: { Ref: tableId(template, 'call-types') },
           CONSUMERS_TABLE: { Ref: tableId(template, 'consumers') },
           DATA_TABLE: { Ref: tableId(template, 'data') },
-          CALL_RETENTION_DAYS: '400',
           RUST_LOG: 'info',
-        });
+        };
+        const variables = fn.Properties.Environment.Variables;
+        if (name === 'live-connect' || name === 'broadcast') {
+          // The contract of issue 13; the rest of theirs in live.test.ts.
+          assert.deepEqual(
+            Object.fromEntries(Object.entries(variables).filter(([key]) => key in common)),
+            common,
+            name,
+          );
+          assert.equal(variables.CALL_RETENTION_DAYS, undefined, name);
+        } else if (name === 'display-read') {
+          assert.deepEqual(
+            { ...variables, DISPLAY_LIVE_URL: undefined },
+            { ...common, CALL_RETENTION_DAYS: '400', DISPLAY_LIVE_URL: undefined },
+          );
+        } else {
+          assert.deepEqual(variables, { ...common, CALL_RETENTION_DAYS: '400' }, name);
+        }
       }
     });
   }
@@ -115,8 +142,15 @@ describe('functions', () => {
     }
   });
 
+  it('scripts/build-lambdas builds and checks the zip of every function a stack deploys', () => {
+    const script = fs.readFileSync(path.join(REPO, 'scripts', 'build-lambdas'), 'utf8');
+    const list = /^functions=\(([^)]*)\)$/m.exec(script);
+    assert.ok(list, 'the functions=(…) line of scripts/build-lambdas');
+    assert.deepEqual(list[1].trim().split(/\s+/).sort(), [...functionsOf('sandbox')].sort());
+  });
+
   it('production has no sandbox function, and does not need its zip', () => {
-    const lambdaDir = placeholderLambdaDir(['display', 'element', 'call-types']);
+    const lambdaDir = placeholderLambdaDir(functionsOf('production'));
     const template = Template.fromStack(
       new NurseCallStack(offlineApp(), 'NoSandboxZip', { installation: 'x', mode: 'production', lambdaDir }),
     );
@@ -133,7 +167,7 @@ describe('functions', () => {
       const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
       assert.equal(fn.Properties.Environment.Variables.SERVICE_TIME_ZONE, 'America/New_York');
       assert.equal(fn.Properties.MemorySize, 512);
-      assert.equal(fn.Properties.Timeout, 15);
+      assert.equal(fn.Properties.Timeout, name === 'broadcast' ? 30 : 15, name);
     }
   });
 
@@ -148,9 +182,13 @@ describe('functions', () => {
       assert.doesNotThrow(() => synth('production', { timeZone: zone }));
     }
     assert.throws(
-      () => synth('sandbox', { lambdaDir: placeholderLambdaDir(['display', 'element', 'call-types']) }),
+      () => synth('sandbox', { lambdaDir: placeholderLambdaDir(functionsOf('production')) }),
       /sandbox.bootstrap\.zip is missing/,
     );
+    for (const name of ['display-read', 'live-connect', 'broadcast'] as const) {
+      const lambdaDir = placeholderLambdaDir(functionsOf('production').filter((other) => other !== name));
+      assert.throws(() => synth('production', { lambdaDir }), new RegExp(`${name}.bootstrap\\.zip is missing`), name);
+    }
   });
 });
 
@@ -167,6 +205,27 @@ describe('least privilege', () => {
     },
     'call-types': {
       'call-types': ['dynamodb:Scan'],
+    },
+    // The token's display (in sandbox stacks also the cookie's consumer),
+    // call types, the open-call index partition and the by_scope index.
+    'display-read': {
+      consumers: ['dynamodb:GetItem'],
+      'call-types': ['dynamodb:Scan'],
+      data: ['dynamodb:Query'],
+      'data/index/by_scope': ['dynamodb:Query'],
+    },
+    'live-connect': {
+      consumers: ['dynamodb:GetItem'],
+      connections: ['dynamodb:DeleteItem', 'dynamodb:PutItem'],
+      'connections/index/by_connection': ['dynamodb:Query'],
+    },
+    // The stream read is the event source mapping's (ListStreams has no
+    // resource of its own: it lists the account's stream ARNs, no data).
+    broadcast: {
+      'call-types': ['dynamodb:Scan'],
+      connections: ['dynamodb:DeleteItem', 'dynamodb:Query'],
+      'data/stream': ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+      '*': ['dynamodb:ListStreams'],
     },
     sandbox: {
       consumers: ['dynamodb:GetItem', 'dynamodb:PutItem'],
@@ -203,7 +262,9 @@ describe('least privilege', () => {
           for (const action of [statement.Action].flat()) {
             assert.ok(!String(action).includes('*'), `wildcard action ${action}`);
           }
-          if ([statement.Action].flat().some((a: string) => a.startsWith('dynamodb:'))) {
+          const actions: string[] = [statement.Action].flat();
+          // ListStreams alone: it supports no narrower resource.
+          if (actions.some((a) => a.startsWith('dynamodb:')) && actions.join() !== 'dynamodb:ListStreams') {
             assert.ok(!JSON.stringify(statement.Resource).includes('"*"'), 'wildcard DynamoDB resource');
           }
         }
@@ -215,9 +276,9 @@ describe('least privilege', () => {
 describe('tables', () => {
   for (const mode of MODES) {
     const production = mode === 'production';
-    it(`${mode}: the three tables of docs/data-model.md, on-demand, TTL on ttl for consumers and data`, () => {
+    it(`${mode}: the three tables of docs/data-model.md (and the connections table of live.test.ts), on-demand, TTL on ttl for consumers and data`, () => {
       const template = templates[mode];
-      template.resourceCountIs('AWS::DynamoDB::Table', 3);
+      template.resourceCountIs('AWS::DynamoDB::Table', 4);
       const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
       const props = (suffix: string) => tables[tableId(template, suffix)].Properties;
       const prefix = `nurse-call-test-${mode}-`;
@@ -251,6 +312,10 @@ describe('tables', () => {
         },
       ]);
       assert.deepEqual(props('data').TimeToLiveSpecification, { AttributeName: 'ttl', Enabled: true });
+      // Every change, before and after, for the broadcast.
+      assert.deepEqual(props('data').StreamSpecification, { StreamViewType: 'NEW_AND_OLD_IMAGES' });
+      assert.equal(props('call-types').StreamSpecification, undefined);
+      assert.equal(props('consumers').StreamSpecification, undefined);
 
       for (const table of Object.values(tables)) {
         assert.equal(table.Properties.BillingMode, 'PAY_PER_REQUEST');
@@ -259,7 +324,9 @@ describe('tables', () => {
     });
 
     it(`${mode}: ${production ? 'point-in-time recovery, deletion protection, retained' : 'destroyable: no recovery, no protection, deleted with the stack'}`, () => {
-      for (const table of Object.values(resourcesOf(templates[mode], 'AWS::DynamoDB::Table'))) {
+      const tables = resourcesOf(templates[mode], 'AWS::DynamoDB::Table');
+      for (const suffix of ['call-types', 'consumers', 'data']) {
+        const table = tables[tableId(templates[mode], suffix)];
         assert.equal(table.Properties.PointInTimeRecoverySpecification?.PointInTimeRecoveryEnabled ?? false, production);
         assert.equal(table.Properties.DeletionProtectionEnabled ?? false, production);
         assert.equal(table.DeletionPolicy, production ? 'Retain' : 'Delete');
@@ -273,7 +340,9 @@ describe('API stage', () => {
   for (const mode of MODES) {
     it(`${mode}: the $default stage deploys automatically, throttled, with access logs`, () => {
       const template = templates[mode];
-      template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
+      // And the WebSocket API's stage `live` (live.test.ts).
+      template.resourceCountIs('AWS::ApiGatewayV2::Stage', 2);
+      assert.equal(Object.keys(apiResourcesOf(template, 'AWS::ApiGatewayV2::Stage', 'HTTP')).length, 1);
       template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
         StageName: '$default',
         AutoDeploy: true,
@@ -286,11 +355,24 @@ describe('API stage', () => {
     });
   }
 
-  it('throttling limits come from the props', () => {
-    synth('production', { throttleRateLimit: 7, throttleBurstLimit: 13 }).hasResourceProperties(
-      'AWS::ApiGatewayV2::Stage',
-      { DefaultRouteSettings: { ThrottlingRateLimit: 7, ThrottlingBurstLimit: 13 } },
-    );
+  it('throttling limits come from the props, for the HTTP and the WebSocket stage', () => {
+    const template = synth('production', { throttleRateLimit: 7, throttleBurstLimit: 13 });
+    const stages = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Stage'));
+    assert.deepEqual(stages.map((stage) => stage.Properties.StageName).sort(), ['$default', 'live']);
+    for (const stage of stages) {
+      assert.deepEqual(stage.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 7, ThrottlingBurstLimit: 13 });
+    }
+  });
+
+  it('the access log names the path without its query string (tokens and hashes never reach it)', () => {
+    const stage = Object.values(apiResourcesOf(templates.production, 'AWS::ApiGatewayV2::Stage', 'HTTP'))[0];
+    const format: Record<string, string> = JSON.parse(stage.Properties.AccessLogSettings.Format);
+    // HTTP APIs: `$context.path` is the path alone; nothing else here carries the query.
+    assert.equal(format.path, '$context.path');
+    for (const [field, variable] of Object.entries(format)) {
+      assert.match(variable, /^\$context\.[A-Za-z.]+$/, field);
+      assert.doesNotMatch(variable, /query|rawPath|requestOverride|\$request\.|\$input/i, field);
+    }
   });
 });
 
@@ -300,8 +382,8 @@ describe('logs', () => {
     it(`${mode}: every log group keeps ${days} days, and every function logs to one of them`, () => {
       const template = templates[mode];
       const groups = resourcesOf(template, 'AWS::Logs::LogGroup');
-      // One per function, the API's access logs, the seeding provider's.
-      assert.equal(Object.keys(groups).length, functionsOf(mode).length + 2);
+      // One per function, the two APIs' access logs, the seeding provider's.
+      assert.equal(Object.keys(groups).length, functionsOf(mode).length + 3);
       for (const group of Object.values(groups)) {
         assert.equal(group.Properties.RetentionInDays, days);
       }
@@ -322,10 +404,10 @@ describe('logs', () => {
 
 describe('alarms', () => {
   for (const mode of MODES) {
-    it(`${mode}: API 5xx rate, and throttles and errors of each function`, () => {
+    it(`${mode}: API 5xx rate, throttles and errors of each function (and the broadcast's two of live.test.ts)`, () => {
       const template = templates[mode];
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length);
+      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 2);
 
       const rate = alarms.filter((a) => a.Properties.Metrics);
       assert.equal(rate.length, 1);
@@ -442,7 +524,7 @@ describe('seeded call types', () => {
 
 describe('outputs', () => {
   for (const mode of MODES) {
-    it(`${mode}: API URL and the three table names${mode === 'production' ? ', the key' : ''}`, () => {
+    it(`${mode}: API URL, live URL and the three table names${mode === 'production' ? ', the key' : ''}`, () => {
       const template = templates[mode];
       const outputs = template.toJSON().Outputs;
       assert.deepEqual(
@@ -453,6 +535,7 @@ describe('outputs', () => {
           'ConsumersTableName',
           ...(mode === 'production' ? ['DataKeyArn'] : []),
           'DataTableName',
+          'LiveUrl',
         ],
       );
       if (mode === 'production') {
@@ -497,16 +580,21 @@ describe('the CDK app (bin/nurse-call.js)', () => {
     });
     assert.equal(status, 0, stderr);
     const template = JSON.parse(fs.readFileSync(path.join(outdir, 'NurseCall-st-marien.template.json'), 'utf8'));
-    const stage = Object.values(template.Resources as Record<string, Json>).find(
+    const stages = Object.values(template.Resources as Record<string, Json>).filter(
       (r) => r.Type === 'AWS::ApiGatewayV2::Stage',
     );
-    assert.deepEqual(stage.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 });
+    // The HTTP stage and the WebSocket stage alike.
+    assert.equal(stages.length, 2);
+    for (const stage of stages) {
+      assert.deepEqual(stage.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 });
+    }
     const tableNames = Object.values(template.Resources as Record<string, Json>)
       .filter((r) => r.Type === 'AWS::DynamoDB::Table')
       .map((r) => r.Properties.TableName)
       .sort();
     assert.deepEqual(tableNames, [
       'nurse-call-st-marien-call-types',
+      'nurse-call-st-marien-connections',
       'nurse-call-st-marien-consumers',
       'nurse-call-st-marien-data',
     ]);

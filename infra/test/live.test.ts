@@ -1,0 +1,590 @@
+/**
+ * Live delivery in AWS (DECISIONS §11; the contract of issue 13): the
+ * WebSocket API and its routes, the stage and its access log, the
+ * connections table, the data table's stream and the broadcast's event
+ * source mapping, the failure queue, the alarms, each live function's exact
+ * permissions and environment, the display-read routes and the LiveUrl
+ * output. Offline, on the synthesized templates of both modes.
+ */
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { Template } from 'aws-cdk-lib/assertions';
+
+import { ServiceMode, functionsOf } from '../lib/nurse-call-stack';
+import {
+  Json,
+  apiId,
+  apiResourcesOf,
+  functionId,
+  resourcesOf,
+  routesOf,
+  synth,
+  tableId,
+} from './helpers';
+
+const MODES: ServiceMode[] = ['production', 'sandbox'];
+// With the alarm topic, as scripts/test synthesizes them for cfn-lint and checkov.
+const templates: Record<ServiceMode, Template> = {
+  production: synth('production', { alarmEmail: 'ops@example.org' }),
+  sandbox: synth('sandbox', { alarmEmail: 'ops@example.org' }),
+};
+
+/** The only resource of a type among `resources`. */
+function only(resources: Record<string, Json>, what: string): [string, Json] {
+  const entries = Object.entries(resources);
+  assert.equal(entries.length, 1, `expected one ${what}, found ${entries.length}`);
+  return entries[0];
+}
+
+/**
+ * A template value as text: `Fn::Join` joined, pseudo parameters as
+ * `${AWS::Region}`, other `Ref`s as `{<logical id>}`, `Fn::GetAtt` as
+ * `{<logical id>.<attribute>}`.
+ */
+function text(value: Json): string {
+  if (typeof value === 'string') {
+    return value;
+  }
+  if (value?.Ref) {
+    return String(value.Ref).startsWith('AWS::') ? `\${${value.Ref}}` : `{${value.Ref}}`;
+  }
+  if (value?.['Fn::GetAtt']) {
+    return `{${value['Fn::GetAtt'][0]}.${value['Fn::GetAtt'][1]}}`;
+  }
+  if (value?.['Fn::Join']) {
+    return value['Fn::Join'][1].map(text).join(value['Fn::Join'][0]);
+  }
+  throw new Error(`cannot render ${JSON.stringify(value)}`);
+}
+
+/** What an IAM resource is, readably: `table connections`, `key`, `queue …`, or its text. */
+function resourceOf(template: Template, resource: Json): string {
+  const resources = template.toJSON().Resources as Record<string, Json>;
+  const named = (id: string): string | undefined => {
+    const target = resources[id];
+    switch (target?.Type) {
+      case 'AWS::DynamoDB::Table':
+        return `table ${String(target.Properties.TableName).replace(/^nurse-call-test-[a-z]+-/, '')}`;
+      case 'AWS::KMS::Key':
+        return 'key';
+      case 'AWS::SQS::Queue':
+        return `queue ${target.Properties.QueueName}`;
+      default:
+        return undefined;
+    }
+  };
+  const getAtt = resource?.['Fn::GetAtt'];
+  if (getAtt && getAtt[1] === 'Arn' && named(getAtt[0])) {
+    return named(getAtt[0]) as string;
+  }
+  if (getAtt && getAtt[1] === 'StreamArn' && named(getAtt[0])) {
+    return `${named(getAtt[0])} stream`;
+  }
+  const join = resource?.['Fn::Join'];
+  if (join && join[1][0]?.['Fn::GetAtt']?.[1] === 'Arn' && named(join[1][0]['Fn::GetAtt'][0])) {
+    return `${named(join[1][0]['Fn::GetAtt'][0])}${join[1].slice(1).map(text).join('')}`;
+  }
+  return text(resource);
+}
+
+/** Every statement of a role's policies, readably, sorted: what the role may do. */
+function permissionsOf(template: Template, name: Parameters<typeof functionId>[1]): string[] {
+  const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
+  const roleId = fn.Properties.Role['Fn::GetAtt'][0];
+  const statements: string[] = [];
+  for (const policy of Object.values(resourcesOf(template, 'AWS::IAM::Policy'))) {
+    if (!(policy.Properties.Roles ?? []).some((role: Json) => role.Ref === roleId)) {
+      continue;
+    }
+    for (const statement of policy.Properties.PolicyDocument.Statement) {
+      assert.equal(statement.Effect, 'Allow');
+      const conditions = Object.entries(statement.Condition ?? {}).flatMap(([operator, values]) =>
+        Object.entries(values as Record<string, Json>).map(([key, value]) => `${operator} ${key}=${text(value)}`),
+      );
+      statements.push(
+        [
+          [statement.Action].flat().sort().join(', '),
+          'on',
+          [statement.Resource].flat().map((r: Json) => resourceOf(template, r)).sort().join(', '),
+          ...(conditions.length ? ['if', conditions.sort().join(' and ')] : []),
+        ].join(' '),
+      );
+    }
+  }
+  return statements.sort();
+}
+
+/** The managed policies of a function's role (logs only). */
+function managedPoliciesOf(template: Template, name: Parameters<typeof functionId>[1]): string[] {
+  const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
+  const role = resourcesOf(template, 'AWS::IAM::Role')[fn.Properties.Role['Fn::GetAtt'][0]];
+  return (role.Properties.ManagedPolicyArns ?? []).map(text);
+}
+
+const DYNAMODB_VIA = 'StringEquals kms:ViaService=dynamodb.${AWS::Region}.amazonaws.com';
+const SQS_VIA = 'StringEquals kms:ViaService=sqs.${AWS::Region}.amazonaws.com';
+
+/**
+ * Whether a stream record matches a Lambda filter pattern of the form used
+ * here (objects nest, arrays list the values allowed).
+ */
+function matches(pattern: Json, record: Json): boolean {
+  return Object.entries(pattern).every(([key, expected]) =>
+    Array.isArray(expected)
+      ? expected.includes(record?.[key])
+      : typeof expected === 'object' && matches(expected, record?.[key]),
+  );
+}
+
+for (const mode of MODES) {
+  const template = templates[mode];
+  const production = mode === 'production';
+  const websocket = () => apiId(template, 'WEBSOCKET');
+  const functionRef = (name: Parameters<typeof functionId>[1]) => ({ Ref: functionId(template, name) });
+  const liveUrl = () => `wss://{${websocket()}}.execute-api.\${AWS::Region}.\${AWS::URLSuffix}/live`;
+
+  describe(`${mode}: the WebSocket API`, () => {
+    it('one WebSocket API, named after the installation, routing on the body\'s action', () => {
+      const [, api] = only(
+        Object.fromEntries(
+          Object.entries(resourcesOf(template, 'AWS::ApiGatewayV2::Api')).filter(
+            ([, a]) => a.Properties.ProtocolType === 'WEBSOCKET',
+          ),
+        ),
+        'WebSocket API',
+      );
+      assert.equal(api.Properties.Name, `nurse-call-test-${mode}-live`);
+      assert.equal(api.Properties.RouteSelectionExpression, '$request.body.action');
+    });
+
+    it('exactly $connect and $disconnect to live-connect, and ping answered by a MOCK integration', () => {
+      assert.deepEqual(routesOf(template, 'WEBSOCKET'), {
+        $connect: 'live-connect',
+        $disconnect: 'live-connect',
+        ping: 'MOCK',
+      });
+      for (const route of Object.values(apiResourcesOf(template, 'AWS::ApiGatewayV2::Route', 'WEBSOCKET'))) {
+        // The token is checked by live-connect itself (a 401 refuses the upgrade).
+        assert.equal(route.Properties.AuthorizationType, 'NONE');
+        assert.equal(route.Properties.ApiKeyRequired ?? false, false);
+      }
+    });
+
+    it('$connect and $disconnect: one Lambda proxy integration, and API Gateway may invoke live-connect for those two routes of this API only', () => {
+      const integrations = Object.values(apiResourcesOf(template, 'AWS::ApiGatewayV2::Integration', 'WEBSOCKET')).filter(
+        (i) => i.Properties.IntegrationType !== 'MOCK',
+      );
+      assert.equal(integrations.length, 1);
+      assert.equal(integrations[0].Properties.IntegrationType, 'AWS_PROXY');
+      assert.equal(
+        text(integrations[0].Properties.IntegrationUri),
+        `arn:\${AWS::Partition}:apigateway:\${AWS::Region}:lambda:path/2015-03-31/functions/{${functionId(template, 'live-connect')}.Arn}/invocations`,
+      );
+      const permissions = Object.values(resourcesOf(template, 'AWS::Lambda::Permission')).filter(
+        (p) => p.Properties.FunctionName['Fn::GetAtt']?.[0] === functionId(template, 'live-connect'),
+      );
+      assert.deepEqual(
+        permissions.map((p) => `${p.Properties.Principal} ${p.Properties.Action} ${text(p.Properties.SourceArn)}`).sort(),
+        ['$connect', '$disconnect'].map(
+          (route) =>
+            `apigateway.amazonaws.com lambda:InvokeFunction arn:\${AWS::Partition}:execute-api:\${AWS::Region}:\${AWS::AccountId}:{${websocket()}}/*${route}`,
+        ),
+      );
+    });
+
+    it('ping is two-way and answered {"type":"pong"} by API Gateway, without a Lambda', () => {
+      const routes = apiResourcesOf(template, 'AWS::ApiGatewayV2::Route', 'WEBSOCKET');
+      const [routeId, route] = only(
+        Object.fromEntries(Object.entries(routes).filter(([, r]) => r.Properties.RouteKey === 'ping')),
+        'ping route',
+      );
+      const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref;
+      const integration = resourcesOf(template, 'AWS::ApiGatewayV2::Integration')[integrationId];
+      // The MOCK's status comes from its request template, always the one of `$default`.
+      assert.equal(integration.Properties.IntegrationType, 'MOCK');
+      assert.equal(integration.Properties.TemplateSelectionExpression, '\\$default');
+      assert.deepEqual(Object.keys(integration.Properties.RequestTemplates), ['$default']);
+      assert.deepEqual(JSON.parse(integration.Properties.RequestTemplates.$default), { statusCode: 200 });
+      // Its integration response maps any answer to the pong.
+      const [, response] = only(
+        Object.fromEntries(
+          Object.entries(resourcesOf(template, 'AWS::ApiGatewayV2::IntegrationResponse')).filter(
+            ([, r]) => r.Properties.IntegrationId.Ref === integrationId,
+          ),
+        ),
+        'integration response of ping',
+      );
+      assert.deepEqual(response.Properties.ApiId, { Ref: websocket() });
+      assert.equal(response.Properties.IntegrationResponseKey, '$default');
+      assert.equal(response.Properties.TemplateSelectionExpression, '\\$default');
+      assert.deepEqual(Object.keys(response.Properties.ResponseTemplates), ['$default']);
+      assert.deepEqual(JSON.parse(response.Properties.ResponseTemplates.$default), { type: 'pong' });
+      // Two-way: a route response, selected for every answer.
+      assert.equal(route.Properties.RouteResponseSelectionExpression, '$default');
+      const [, routeResponse] = only(
+        Object.fromEntries(
+          Object.entries(resourcesOf(template, 'AWS::ApiGatewayV2::RouteResponse')).filter(
+            ([, r]) => r.Properties.RouteId.Ref === routeId,
+          ),
+        ),
+        'route response of ping',
+      );
+      assert.equal(routeResponse.Properties.RouteResponseKey, '$default');
+      // No function behind it.
+      assert.ok(
+        !Object.values(resourcesOf(template, 'AWS::Lambda::Permission')).some((p) =>
+          text(p.Properties.SourceArn ?? '').endsWith('ping'),
+        ),
+      );
+    });
+
+    // The throttling from the props: stack.test.ts, for both stages.
+    it('stage `live`: deployed automatically, throttled like the HTTP stage, access logs without query strings', () => {
+      const [, stage] = only(apiResourcesOf(template, 'AWS::ApiGatewayV2::Stage', 'WEBSOCKET'), 'WebSocket stage');
+      assert.equal(stage.Properties.StageName, 'live');
+      assert.equal(stage.Properties.AutoDeploy, true);
+      assert.deepEqual(stage.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+      const group = stage.Properties.AccessLogSettings.DestinationArn['Fn::GetAtt'];
+      assert.equal(group[1], 'Arn');
+      assert.equal(resourcesOf(template, 'AWS::Logs::LogGroup')[group[0]].Properties.RetentionInDays, production ? 90 : 14);
+      // Its own log group: not a function's, not the HTTP API's.
+      const httpStage = Object.values(apiResourcesOf(template, 'AWS::ApiGatewayV2::Stage', 'HTTP'))[0];
+      assert.notEqual(httpStage.Properties.AccessLogSettings.DestinationArn['Fn::GetAtt'][0], group[0]);
+      const format: Record<string, string> = JSON.parse(stage.Properties.AccessLogSettings.Format);
+      assert.deepEqual(format, {
+        requestId: '$context.requestId',
+        connectionId: '$context.connectionId',
+        eventType: '$context.eventType',
+        routeKey: '$context.routeKey',
+        status: '$context.status',
+        ip: '$context.identity.sourceIp',
+        requestTime: '$context.requestTime',
+        integrationError: '$context.integration.error',
+        error: '$context.error.message',
+      });
+      // The token travels in the $connect query string: nothing here may carry it.
+      for (const variable of Object.values(format)) {
+        assert.doesNotMatch(variable, /query|path|\$request\.|\$input|header/i);
+      }
+    });
+
+    it('the output LiveUrl is the stage\'s wss:// URL, and the display page gets the same as DISPLAY_LIVE_URL', () => {
+      const outputs = template.toJSON().Outputs;
+      assert.equal(text(outputs.LiveUrl.Value), liveUrl());
+      const displayRead = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'display-read')];
+      assert.equal(text(displayRead.Properties.Environment.Variables.DISPLAY_LIVE_URL), liveUrl());
+    });
+  });
+
+  describe(`${mode}: the connections table`, () => {
+    it('scope + connection_id, on-demand, TTL on ttl, the by_connection index (keys only)', () => {
+      const table = resourcesOf(template, 'AWS::DynamoDB::Table')[tableId(template, 'connections')];
+      const props = table.Properties;
+      assert.equal(props.TableName, `nurse-call-test-${mode}-connections`);
+      assert.deepEqual(props.KeySchema, [
+        { AttributeName: 'scope', KeyType: 'HASH' },
+        { AttributeName: 'connection_id', KeyType: 'RANGE' },
+      ]);
+      assert.deepEqual(
+        [...props.AttributeDefinitions].sort((a: Json, b: Json) => a.AttributeName.localeCompare(b.AttributeName)),
+        [
+          { AttributeName: 'connection_id', AttributeType: 'S' },
+          { AttributeName: 'scope', AttributeType: 'S' },
+        ],
+      );
+      assert.equal(props.BillingMode, 'PAY_PER_REQUEST');
+      assert.deepEqual(props.TimeToLiveSpecification, { AttributeName: 'ttl', Enabled: true });
+      assert.deepEqual(props.GlobalSecondaryIndexes, [
+        {
+          IndexName: 'by_connection',
+          KeySchema: [{ AttributeName: 'connection_id', KeyType: 'HASH' }],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+      ]);
+      assert.equal(props.StreamSpecification, undefined);
+    });
+
+    it(`throwaway: no recovery, no protection, deleted with the stack; ${production ? "encrypted with the installation's key" : 'AWS-owned encryption'}`, () => {
+      const table = resourcesOf(template, 'AWS::DynamoDB::Table')[tableId(template, 'connections')];
+      assert.equal(table.Properties.PointInTimeRecoverySpecification?.PointInTimeRecoveryEnabled ?? false, false);
+      assert.equal(table.Properties.DeletionProtectionEnabled ?? false, false);
+      assert.equal(table.DeletionPolicy, 'Delete');
+      assert.equal(table.UpdateReplacePolicy, 'Delete');
+      if (production) {
+        const keyId = Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0];
+        assert.deepEqual(table.Properties.SSESpecification, {
+          SSEEnabled: true,
+          SSEType: 'KMS',
+          KMSMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] },
+        });
+      } else {
+        assert.equal(table.Properties.SSESpecification, undefined);
+      }
+      // Suppressed with its own reason, not the data tables'.
+      const skips: Json[] = table.Metadata.checkov.skip;
+      assert.match(skips.find((s) => s.id === 'CKV_AWS_28').comment, /connections.*2 h 10 min/);
+    });
+  });
+
+  describe(`${mode}: the broadcast's subscription to the data table's stream`, () => {
+    it('the data table streams new and old images', () => {
+      const data = resourcesOf(template, 'AWS::DynamoDB::Table')[tableId(template, 'data')];
+      assert.deepEqual(data.Properties.StreamSpecification, { StreamViewType: 'NEW_AND_OLD_IMAGES' });
+    });
+
+    it('one event source mapping: latency first, partial batch failures, bounded retries, bisect, 5 minutes, the filter, the failure queue', () => {
+      const [, mapping] = only(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'), 'event source mapping');
+      const [queueId] = only(resourcesOf(template, 'AWS::SQS::Queue'), 'queue');
+      const pattern = mapping.Properties.FilterCriteria.Filters.map((f: Json) => JSON.parse(f.Pattern));
+      assert.deepEqual(pattern, [
+        { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: ['call', 'element'] } } } },
+      ]);
+      assert.deepEqual(
+        { ...mapping.Properties, FilterCriteria: undefined },
+        {
+          FunctionName: functionRef('broadcast'),
+          EventSourceArn: { 'Fn::GetAtt': [tableId(template, 'data'), 'StreamArn'] },
+          StartingPosition: 'LATEST',
+          BatchSize: 100,
+          MaximumBatchingWindowInSeconds: 0,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+          MaximumRetryAttempts: 3,
+          BisectBatchOnFunctionError: true,
+          MaximumRecordAgeInSeconds: 300,
+          ParallelizationFactor: 1,
+          DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
+          FilterCriteria: undefined,
+        },
+      );
+    });
+
+    it('the filter lets through new and changed calls and elements only', () => {
+      const [, mapping] = only(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'), 'event source mapping');
+      const pattern = JSON.parse(mapping.Properties.FilterCriteria.Filters[0].Pattern);
+      const record = (eventName: string, sk: string) => ({
+        eventName,
+        dynamodb: { Keys: { pk: { S: 'installation#Zimmer-101' }, sk: { S: sk } } },
+      });
+      for (const [eventName, sk, wanted] of [
+        ['INSERT', 'call', true], // a call opened
+        ['MODIFY', 'call', true], // a call closed
+        ['INSERT', 'element', true], // an element created (sandbox)
+        ['MODIFY', 'element', true], // an element updated
+        ['REMOVE', 'call', false], // expired by TTL
+        ['REMOVE', 'element', false],
+        ['INSERT', 'open#Normalruf', false], // the open-call lock
+        ['INSERT', '00000000000000000042', false], // an open-call index item
+        ['INSERT', 'mismatch#1', false], // a sandbox hash mismatch
+      ] as const) {
+        assert.equal(matches(pattern, record(eventName, sk)), wanted, `${eventName} ${sk}`);
+      }
+    });
+
+    it('the broadcast: 30 s to post a batch, its log group, the contract\'s environment', () => {
+      const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'broadcast')];
+      assert.equal(fn.Properties.Timeout, 30);
+      assert.deepEqual(
+        Object.fromEntries(Object.entries(fn.Properties.Environment.Variables).map(([k, v]) => [k, text(v)])),
+        {
+          SERVICE_MODE: mode,
+          SERVICE_TIME_ZONE: 'Europe/Berlin',
+          CALL_TYPES_TABLE: `{${tableId(template, 'call-types')}}`,
+          CONSUMERS_TABLE: `{${tableId(template, 'consumers')}}`,
+          DATA_TABLE: `{${tableId(template, 'data')}}`,
+          CONNECTIONS_TABLE: `{${tableId(template, 'connections')}}`,
+          LIVE_MANAGEMENT_ENDPOINT: `https://{${websocket()}}.execute-api.\${AWS::Region}.\${AWS::URLSuffix}/live`,
+          RUST_LOG: 'info',
+        },
+      );
+      // Its DLQ and concurrency findings carry the stream's reasons, not the request path's.
+      const skips: Json[] = fn.Metadata.checkov.skip;
+      assert.match(skips.find((s) => s.id === 'CKV_AWS_116').comment, /event source mapping/);
+      if (production) {
+        assert.match(skips.find((s) => s.id === 'CKV_AWS_115').comment, /stream bounds it/);
+      }
+    });
+  });
+
+  describe(`${mode}: the failure queue and the alarms`, () => {
+    it(`the queue keeps failure records 14 days, TLS only, ${production ? "encrypted with the installation's key" : 'SQS-managed encryption'}`, () => {
+      const [queueId, queue] = only(resourcesOf(template, 'AWS::SQS::Queue'), 'queue');
+      assert.equal(queue.Properties.QueueName, `nurse-call-test-${mode}-broadcast-failures`);
+      assert.equal(queue.Properties.MessageRetentionPeriod, 14 * 24 * 3600);
+      if (production) {
+        const keyId = Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0];
+        assert.deepEqual(queue.Properties.KmsMasterKeyId, { 'Fn::GetAtt': [keyId, 'Arn'] });
+      } else {
+        assert.equal(queue.Properties.SqsManagedSseEnabled, true);
+      }
+      const [, policy] = only(resourcesOf(template, 'AWS::SQS::QueuePolicy'), 'queue policy');
+      assert.deepEqual(policy.Properties.Queues, [{ Ref: queueId }]);
+      assert.deepEqual(policy.Properties.PolicyDocument.Statement, [
+        {
+          Action: 'sqs:*',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          Effect: 'Deny',
+          Principal: { AWS: '*' },
+          Resource: { 'Fn::GetAtt': [queueId, 'Arn'] },
+        },
+      ]);
+    });
+
+    it('alarms: a failure record in the queue, the stream running more than 30 s late, the broadcast\'s throttles and errors; all to the topic', () => {
+      const [queueId] = only(resourcesOf(template, 'AWS::SQS::Queue'), 'queue');
+      const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
+      const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
+      const alarm = (name: string) => {
+        const found = alarms.filter((a) => a.Properties.AlarmName === `nurse-call-test-${mode}-${name}`);
+        assert.equal(found.length, 1, name);
+        assert.deepEqual(found[0].Properties.AlarmActions, [{ Ref: topicId }], name);
+        assert.equal(found[0].Properties.TreatMissingData, 'notBreaching', name);
+        return found[0].Properties;
+      };
+      const failures = alarm('broadcast-failures');
+      assert.deepEqual(
+        {
+          namespace: failures.Namespace,
+          metric: failures.MetricName,
+          dimensions: failures.Dimensions,
+          statistic: failures.Statistic,
+          comparison: failures.ComparisonOperator,
+          threshold: failures.Threshold,
+        },
+        {
+          namespace: 'AWS/SQS',
+          metric: 'ApproximateNumberOfMessagesVisible',
+          dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+          statistic: 'Maximum',
+          comparison: 'GreaterThanOrEqualToThreshold',
+          threshold: 1,
+        },
+      );
+      const age = alarm('broadcast-iterator-age');
+      assert.deepEqual(
+        {
+          namespace: age.Namespace,
+          metric: age.MetricName,
+          dimensions: age.Dimensions,
+          statistic: age.Statistic,
+          comparison: age.ComparisonOperator,
+          threshold: age.Threshold,
+        },
+        {
+          namespace: 'AWS/Lambda',
+          metric: 'IteratorAge',
+          dimensions: [{ Name: 'FunctionName', Value: functionRef('broadcast') }],
+          statistic: 'Maximum',
+          comparison: 'GreaterThanThreshold',
+          threshold: 30_000,
+        },
+      );
+      for (const name of ['broadcast', 'live-connect', 'display-read']) {
+        assert.equal(alarm(`${name}-throttles`).MetricName, 'Throttles');
+        assert.equal(alarm(`${name}-errors`).MetricName, 'Errors');
+      }
+    });
+  });
+
+  describe(`${mode}: least privilege of the new functions (every statement of their roles)`, () => {
+    const api = () => `{${websocket()}}`;
+    const key = production ? ['key'] : [];
+    const expected: Record<'display-read' | 'live-connect' | 'broadcast', () => string[]> = {
+      'display-read': () => [
+        'dynamodb:GetItem on table consumers',
+        'dynamodb:Scan on table call-types',
+        'dynamodb:Query on table data, table data/index/by_scope',
+        ...key.map(() => `kms:Decrypt, kms:DescribeKey on key if ${DYNAMODB_VIA}`),
+      ],
+      'live-connect': () => [
+        'dynamodb:GetItem on table consumers',
+        'dynamodb:DeleteItem, dynamodb:PutItem on table connections',
+        'dynamodb:Query on table connections/index/by_connection',
+        ...key.map(() => `kms:Decrypt, kms:DescribeKey, kms:Encrypt, kms:GenerateDataKey on key if ${DYNAMODB_VIA}`),
+      ],
+      broadcast: () => [
+        'dynamodb:Scan on table call-types',
+        'dynamodb:DeleteItem, dynamodb:Query on table connections',
+        // POST to this API's stage `live` only: no GET, no DELETE, no other API or stage.
+        `execute-api:ManageConnections on arn:\${AWS::Partition}:execute-api:\${AWS::Region}:\${AWS::AccountId}:${api()}/live/POST/@connections/*`,
+        `sqs:SendMessage on queue nurse-call-test-${mode}-broadcast-failures`,
+        // The event source mapping's stream read (ListStreams has no narrower resource).
+        'dynamodb:DescribeStream, dynamodb:GetRecords, dynamodb:GetShardIterator on table data stream',
+        'dynamodb:ListStreams on *',
+        ...key.flatMap(() => [
+          `kms:Decrypt, kms:DescribeKey, kms:Encrypt, kms:GenerateDataKey on key if ${DYNAMODB_VIA}`,
+          `kms:Decrypt, kms:GenerateDataKey on key if ${SQS_VIA}`,
+          'kms:Decrypt, kms:DescribeKey on key',
+        ]),
+      ],
+    };
+    for (const [name, statements] of Object.entries(expected)) {
+      it(`${name}: exactly its statements, and only the basic execution role besides (logs)`, () => {
+        const fn = name as keyof typeof expected;
+        assert.deepEqual(permissionsOf(template, fn), statements().sort());
+        assert.deepEqual(managedPoliciesOf(template, fn), [
+          'arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole',
+        ]);
+      });
+    }
+
+    it('no other role may manage the WebSocket connections, or use the connections table', () => {
+      for (const name of functionsOf(mode).filter((n) => n !== 'broadcast' && n !== 'live-connect')) {
+        const permissions = permissionsOf(template, name).join('\n');
+        assert.doesNotMatch(permissions, /execute-api|table connections|sqs:/, name);
+      }
+    });
+  });
+
+  describe(`${mode}: the live-connect function`, () => {
+    it('the contract\'s environment, the request path\'s timeout', () => {
+      const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'live-connect')];
+      assert.equal(fn.Properties.Timeout, 10);
+      assert.deepEqual(
+        Object.fromEntries(Object.entries(fn.Properties.Environment.Variables).map(([k, v]) => [k, text(v)])),
+        {
+          SERVICE_MODE: mode,
+          SERVICE_TIME_ZONE: 'Europe/Berlin',
+          CALL_TYPES_TABLE: `{${tableId(template, 'call-types')}}`,
+          CONSUMERS_TABLE: `{${tableId(template, 'consumers')}}`,
+          DATA_TABLE: `{${tableId(template, 'data')}}`,
+          CONNECTIONS_TABLE: `{${tableId(template, 'connections')}}`,
+          RUST_LOG: 'info',
+        },
+      );
+    });
+  });
+
+  describe(`${mode}: the display-read function`, () => {
+    it('GET /api/v1/display/calls, /api/v1/display/elements and the page /display, on its own function', () => {
+      const routes = routesOf(template);
+      for (const path of ['/api/v1/display/calls', '/api/v1/display/elements', '/display']) {
+        assert.equal(routes[`ANY ${path}`], 'display-read', path);
+      }
+      assert.deepEqual(
+        Object.entries(routes)
+          .filter(([, fn]) => fn === 'display-read')
+          .map(([route]) => route)
+          .sort(),
+        ['ANY /api/v1/display/calls', 'ANY /api/v1/display/elements', 'ANY /display'],
+      );
+    });
+
+    it('the request path\'s environment plus DISPLAY_LIVE_URL', () => {
+      const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'display-read')];
+      assert.deepEqual(
+        Object.fromEntries(Object.entries(fn.Properties.Environment.Variables).map(([k, v]) => [k, text(v)])),
+        {
+          SERVICE_MODE: mode,
+          SERVICE_TIME_ZONE: 'Europe/Berlin',
+          CALL_TYPES_TABLE: `{${tableId(template, 'call-types')}}`,
+          CONSUMERS_TABLE: `{${tableId(template, 'consumers')}}`,
+          DATA_TABLE: `{${tableId(template, 'data')}}`,
+          CALL_RETENTION_DAYS: '400',
+          DISPLAY_LIVE_URL: liveUrl(),
+          RUST_LOG: 'info',
+        },
+      );
+    });
+  });
+}
