@@ -3,6 +3,9 @@
 //! the way a client does: raw bodies, signed with HMAC over
 //! `<target>.<consumer>.<data_json>`.
 //!
+//! With `BLACKBOX_BASE_URL` set the suite talks to a service it did not start
+//! instead ([`external`]).
+//!
 //! Nothing here links the service's crates: the signing, compaction and
 //! expected bodies are written again from the spec and DECISIONS, so that a
 //! mistake in the service is not repeated by the tests.
@@ -20,6 +23,8 @@ use reqwest::header::HeaderMap;
 use serde_json::value::RawValue;
 
 pub use serde_json::{Value, json};
+
+pub mod external;
 
 /// How long a server may take to log `listening`.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -108,6 +113,9 @@ fn table_prefix(data_dir: &Path) -> String {
 /// executable's profile folder (`target/<profile>/deps/<test>` →
 /// `target/<profile>/local-server`).
 pub fn server_binary() -> PathBuf {
+    if external::base_url().is_some() {
+        external::unavailable("the local-server binary");
+    }
     let hint = "run `cargo build --workspace --bins` first (or set LOCAL_SERVER_BIN)";
     let path = match std::env::var_os("LOCAL_SERVER_BIN") {
         Some(path) => PathBuf::from(path),
@@ -293,9 +301,11 @@ impl Options {
     }
 }
 
-/// A running `local-server`; killed when dropped.
+/// A running `local-server`, killed when dropped; or the external service
+/// ([`external`]), which has no process, logs or data folder of the test's.
 pub struct Server {
-    child: Child,
+    /// `None` for the external service.
+    child: Option<Child>,
     reader: Option<JoinHandle<()>>,
     logs: Arc<Mutex<Vec<String>>>,
     /// The server's stderr, line by line (also passed on to the test's stderr).
@@ -319,6 +329,20 @@ impl Server {
     }
 
     pub fn start(options: Options) -> Server {
+        if let Some(base) = external::base_url() {
+            external::check_options(&options);
+            return Server {
+                child: None,
+                reader: None,
+                logs: Arc::default(),
+                stderr_reader: None,
+                stderr_lines: Arc::default(),
+                base,
+                client: http_client(),
+                data_dir: PathBuf::new(),
+                _temp: None,
+            };
+        }
         let temp = match options.data_dir {
             Some(_) => None,
             None => Some(tempfile::tempdir().expect("temp data folder")),
@@ -426,22 +450,30 @@ impl Server {
                 panic!("local server did not log `listening` ({error}); its output:\n{logs}");
             }
         };
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .expect("HTTP client");
         Server {
-            child,
+            child: Some(child),
             reader: Some(reader),
             logs,
             stderr_reader: Some(stderr_reader),
             stderr_lines,
             base: format!("http://{addr}"),
-            client,
+            client: http_client(),
             data_dir,
             _temp: temp,
         }
+    }
+
+    /// The process, which only a server the test started has.
+    fn child(&self, what: &str) -> &Child {
+        self.child
+            .as_ref()
+            .unwrap_or_else(|| external::unavailable(what))
+    }
+
+    fn child_mut(&mut self, what: &str) -> &mut Child {
+        self.child
+            .as_mut()
+            .unwrap_or_else(|| external::unavailable(what))
     }
 
     /// `http://127.0.0.1:PORT`
@@ -450,20 +482,23 @@ impl Server {
     }
 
     pub fn data_dir(&self) -> &Path {
+        self.child("the server's data folder");
         &self.data_dir
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.child("the server's process id").id()
     }
 
     /// The JSON log lines the server wrote so far.
     pub fn logs(&self) -> Vec<String> {
+        self.child("the server's logs");
         self.logs.lock().expect("log lock").clone()
     }
 
     /// The lines the server wrote to stderr so far.
     pub fn stderr_lines(&self) -> Vec<String> {
+        self.child("the server's stderr");
         self.stderr_lines.lock().expect("stderr lock").clone()
     }
 
@@ -478,6 +513,7 @@ impl Server {
     /// Runs the admin command (`nurse-call-admin`) on this server's store:
     /// its SQLite file, or its tables on moto.
     pub fn admin(&self, args: &[&str]) -> AdminRun {
+        self.child("the admin command on the server's store");
         let mut command = Command::new(admin_binary());
         for name in [
             "DATA_DIR",
@@ -514,7 +550,9 @@ impl Server {
     /// Kills the process with SIGKILL, as a crash would (no shutdown, nothing
     /// flushed), and waits for it.
     pub fn kill(&mut self) -> ExitStatus {
-        self.child.kill().expect("SIGKILL sent");
+        self.child_mut("killing the server")
+            .kill()
+            .expect("SIGKILL sent");
         self.wait_exit()
     }
 
@@ -526,7 +564,8 @@ impl Server {
 
     /// Sends SIGTERM without waiting.
     pub fn send_sigterm(&self) {
-        let pid = libc::pid_t::try_from(self.child.id()).expect("pid fits pid_t");
+        let pid = libc::pid_t::try_from(self.child("a signal to the server").id())
+            .expect("pid fits pid_t");
         // SAFETY: `kill` only sends a signal to our own child process.
         let sent = unsafe { libc::kill(pid, libc::SIGTERM) };
         assert_eq!(sent, 0, "SIGTERM could not be sent");
@@ -534,7 +573,7 @@ impl Server {
 
     /// Whether the process has exited.
     pub fn has_exited(&mut self) -> bool {
-        self.child
+        self.child_mut("the server's exit")
             .try_wait()
             .expect("wait for the server")
             .is_some()
@@ -544,7 +583,8 @@ impl Server {
     pub fn wait_exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + STOP_TIMEOUT;
         loop {
-            if let Some(status) = self.child.try_wait().expect("wait for the server") {
+            let child = self.child_mut("the server's exit");
+            if let Some(status) = child.try_wait().expect("wait for the server") {
                 if let Some(reader) = self.reader.take() {
                     let _ = reader.join();
                 }
@@ -714,8 +754,10 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         if let Some(reader) = self.reader.take() {
             let _ = reader.join();
         }
@@ -723,6 +765,15 @@ impl Drop for Server {
             let _ = reader.join();
         }
     }
+}
+
+/// The HTTP client of a [`Server`]: no proxy (loopback), a timeout per request.
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("HTTP client")
 }
 
 // ---------------------------------------------------------------------------
