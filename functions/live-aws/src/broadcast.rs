@@ -31,6 +31,7 @@ use std::time::{Duration, Instant, SystemTime};
 use aws_lambda_events::dynamodb::EventRecord;
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 use futures_util::StreamExt;
+use serde::Deserialize;
 use serde_json::Value;
 
 use nurse_call_core::AppState;
@@ -121,7 +122,7 @@ impl Broadcaster {
         let mut batch = Batch::default();
         for (index, raw) in records.iter().enumerate() {
             tally.records += 1;
-            let record: EventRecord = match serde_json::from_value(raw.clone()) {
+            let record = match EventRecord::deserialize(raw) {
                 Ok(record) => record,
                 Err(error) => {
                     // Where, not what: the serde message may quote a value.

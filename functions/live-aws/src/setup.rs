@@ -62,9 +62,11 @@ impl Setup {
             .ok()
             .filter(|endpoint| !endpoint.trim().is_empty())
             .ok_or_else(|| format!("{MANAGEMENT_ENDPOINT_VAR} is not set"))?;
-        let poster = Poster::from_config(&self.sdk_config, endpoint.trim());
+        // `…/live/` and `…/live` are the same stage.
+        let endpoint = endpoint.trim().trim_end_matches('/');
+        let poster = Poster::from_config(&self.sdk_config, endpoint);
         tracing::info!(
-            management_endpoint = endpoint.trim(),
+            management_endpoint = endpoint,
             "posting through the WebSocket API"
         );
         Ok(Broadcaster::new(self.state, self.connections, poster))
