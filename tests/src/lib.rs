@@ -136,6 +136,19 @@ pub fn server_binary() -> PathBuf {
     path
 }
 
+/// A binary of the workspace next to the local server (all are built by
+/// `cargo build --workspace --bins`), e.g. the Lambda functions `broadcast`
+/// and `live-connect`, which tests run through a Lambda Runtime API.
+pub fn workspace_binary(name: &str) -> PathBuf {
+    let path = server_binary().with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{name} binary not found at {}: run `cargo build --workspace --bins` first",
+        path.display()
+    );
+    path
+}
+
 /// The `nurse-call-admin` binary: `NURSE_CALL_ADMIN_BIN`, else next to the
 /// local server (both are built by `cargo build --workspace --bins`).
 pub fn admin_binary() -> PathBuf {
@@ -484,6 +497,12 @@ impl Server {
     pub fn data_dir(&self) -> &Path {
         self.child("the server's data folder");
         &self.data_dir
+    }
+
+    /// The prefix of this server's table names on moto (`<prefix>data`, …),
+    /// for tests that reach its tables (and their streams) directly.
+    pub fn table_prefix(&self) -> String {
+        table_prefix(&self.data_dir)
     }
 
     pub fn pid(&self) -> u32 {

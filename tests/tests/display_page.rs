@@ -199,9 +199,11 @@ async fn display_via_test_page(browser: &Client, base: &str) -> Consumer {
         .find(Locator::Css("#display-link"))
         .await
         .expect("the test page links to the display page");
+    // The visitor's proof rides in the fragment, for a live socket on
+    // another host (AWS), which the cookie does not reach.
     assert_eq!(
         link.attr("href").await.expect("href").as_deref(),
-        Some("/display")
+        Some(format!("/display#consumer={}&proof={}", me.id, me.proof()).as_str())
     );
     link.click().await.expect("link followed");
     shows(
@@ -782,6 +784,53 @@ async fn a_display_token_opens_the_page_and_a_revoked_one_shows_the_login_screen
     .await;
     browser.close().await.expect("browser closes");
     stranger.close().await.expect("browser closes");
+}
+
+/// In an AWS sandbox stack the live socket is another host (the WebSocket
+/// API), which the test page's cookie does not reach: the page takes the
+/// visitor's proof from the link's fragment and hands it to the socket.
+/// Here the page is on 127.0.0.1 and its live URL on localhost, another host
+/// for the browser's cookies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_socket_on_another_host_gets_the_visitors_proof_from_the_link() {
+    if skip_browser_tests("a_live_socket_on_another_host_gets_the_visitors_proof_from_the_link") {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let server = Server::start(Options::sandbox().listen(&format!("127.0.0.1:{port}")).env(
+        "DISPLAY_LIVE_URL",
+        &format!("ws://localhost:{port}/api/v1/display/live"),
+    ));
+    let base = server.base_url().to_string();
+    let driver = Chromedriver::start().await;
+    let browser = driver.browser("other-host", 1280, 800).await;
+    let me = display_via_test_page(&browser, &base).await;
+    shows(
+        "the live socket connected",
+        Instant::now(),
+        LOAD_TIMEOUT,
+        || async { (text(&browser, "#live-status").await == "Live").then_some(()) },
+    )
+    .await;
+    assert_eq!(
+        browser.current_url().await.expect("url").fragment(),
+        None,
+        "the proof is taken out of the address bar"
+    );
+    let call = open(&server, &me, "Zimmer-301", r#"{"event":"Notruf"}"#).await;
+    let answered = Instant::now();
+    let took = measure(
+        "the call shown through the other host",
+        answered,
+        LIVE,
+        || async { tile_ids(&browser).await.contains(&id_of(&call)) },
+    )
+    .await;
+    assert!(took <= LIVE, "took {took:?}");
+    browser.close().await.expect("browser closes");
 }
 
 /// The page without a browser: served in both modes with the test page's

@@ -1,5 +1,6 @@
 //! The live feed of displays on the local server (DECISIONS §11):
-//! `GET /api/v1/display/live?token=…` upgraded to a WebSocket.
+//! `GET /api/v1/display/live?token=…` upgraded to a WebSocket (in sandbox
+//! mode also `?consumer=…&hash=…`, or the test page's cookie).
 //!
 //! Each connection subscribes to the in-process [`LiveHub`] *before* the
 //! upgrade completes, so nothing written after the client connected is
@@ -22,7 +23,7 @@ use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
 use nurse_call_core::AppState;
-use nurse_call_core::http::displays::{self, Reader};
+use nurse_call_core::http::displays::{self, Reader, SandboxProof};
 use nurse_call_core::http::error::ApiError;
 use nurse_call_core::http::io::error_response;
 use nurse_call_core::wire::live::{LiveEvent, PONG, is_ping};
@@ -48,7 +49,11 @@ pub async fn connect(
         .get("token")
         .map(String::as_str)
         .filter(|t| !t.is_empty());
-    let reader = match displays::authenticate(&state, token, &headers).await {
+    let proof = match (query.get("consumer"), query.get("hash")) {
+        (Some(consumer), Some(hash)) => Some(SandboxProof { consumer, hash }),
+        _ => None,
+    };
+    let reader = match displays::authenticate_live(&state, token, proof, &headers).await {
         Ok(reader) => reader,
         Err(error) => return answer(&error, &method, error.status()),
     };

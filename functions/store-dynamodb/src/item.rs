@@ -1,5 +1,6 @@
 //! Reading and writing DynamoDB items: attribute helpers and the item shapes
-//! of docs/data-model.md.
+//! of docs/data-model.md. Public for the AWS live feed, which reads the same
+//! items from the data table's stream (`nurse-call-live-aws`).
 
 use std::collections::HashMap;
 

@@ -15,7 +15,7 @@
 mod admin;
 mod client;
 mod error;
-mod item;
+pub mod item;
 mod mismatches;
 pub mod tables;
 
@@ -41,7 +41,8 @@ use nurse_call_core::store::{
 };
 
 pub use client::{MAX_ATTEMPTS, RequestCounter, Timeouts, sdk_config};
-use error::{build_error, classify};
+use error::build_error;
+pub use error::classify;
 use item::*;
 pub use tables::TableNames;
 
@@ -90,9 +91,14 @@ impl DynamoStore {
         tables: TableNames,
         timeouts: Timeouts,
     ) -> Self {
-        let config = sdk_config(endpoint, timeouts).await;
+        Self::from_sdk_config(&sdk_config(endpoint, timeouts).await, tables)
+    }
+
+    /// A store on a configuration made by [`sdk_config`], which other
+    /// clients of the same process (another service's) share.
+    pub fn from_sdk_config(config: &aws_config::SdkConfig, tables: TableNames) -> Self {
         let requests = RequestCounter::default();
-        let client = client::client(&config, &requests);
+        let client = client::client(config, &requests);
         DynamoStore::new(client, tables, requests)
     }
 

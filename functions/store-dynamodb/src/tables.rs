@@ -4,7 +4,8 @@
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
+    ProjectionType, ScalarAttributeType, StreamSpecification, StreamViewType,
+    TimeToLiveSpecification,
 };
 
 use nurse_call_core::store::StoreError;
@@ -15,6 +16,9 @@ use crate::error::{build_error, classify};
 pub const BY_SCOPE_INDEX: &str = "by_scope";
 /// The TTL attribute of sandbox items (epoch seconds).
 pub const TTL_ATTRIBUTE: &str = "ttl";
+/// The global secondary index of the connections table that finds a
+/// connection's scope by its id (`$disconnect` knows only the id).
+pub const BY_CONNECTION_INDEX: &str = "by_connection";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableNames {
@@ -143,6 +147,15 @@ pub async fn create_missing(
             .attribute_definitions(string_attribute("list_sk")?)
             .key_schema(key("pk", KeyType::Hash)?)
             .key_schema(key("sk", KeyType::Range)?)
+            // What the broadcast function reads in AWS (the displays' live
+            // feed): every change with its old and new item.
+            .stream_specification(
+                StreamSpecification::builder()
+                    .stream_enabled(true)
+                    .stream_view_type(StreamViewType::NewAndOldImages)
+                    .build()
+                    .map_err(build_error)?,
+            )
             .global_secondary_indexes(
                 GlobalSecondaryIndex::builder()
                     .index_name(BY_SCOPE_INDEX)
@@ -163,4 +176,52 @@ pub async fn create_missing(
         created.push(names.data.clone());
     }
     Ok(created)
+}
+
+/// The connections table of the WebSocket API (`CONNECTIONS_TABLE`, else
+/// `TABLE_PREFIX` plus `connections`): who is connected to the live feed.
+pub fn connections_table_from_env() -> String {
+    match std::env::var("CONNECTIONS_TABLE") {
+        Ok(name) if !name.trim().is_empty() => name,
+        _ => {
+            let prefix =
+                std::env::var("TABLE_PREFIX").unwrap_or_else(|_| "nurse-call-".to_string());
+            format!("{prefix}connections")
+        }
+    }
+}
+
+/// Creates the connections table as the stack does (tests; in AWS the stack
+/// owns it): partition key `scope`, sort key `connection_id`, the
+/// `by_connection` index (keys only), TTL on `ttl`. Returns whether it
+/// created it (`false`: it existed).
+pub async fn create_connections_table(client: &Client, name: &str) -> Result<bool, StoreError> {
+    if exists(client, name).await? {
+        return Ok(false);
+    }
+    client
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(string_attribute("scope")?)
+        .attribute_definitions(string_attribute("connection_id")?)
+        .key_schema(key("scope", KeyType::Hash)?)
+        .key_schema(key("connection_id", KeyType::Range)?)
+        .global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name(BY_CONNECTION_INDEX)
+                .key_schema(key("connection_id", KeyType::Hash)?)
+                .projection(
+                    Projection::builder()
+                        .projection_type(ProjectionType::KeysOnly)
+                        .build(),
+                )
+                .build()
+                .map_err(build_error)?,
+        )
+        .send()
+        .await
+        .map_err(classify)?;
+    enable_ttl(client, name).await?;
+    Ok(true)
 }

@@ -11,7 +11,7 @@ use http::{HeaderMap, header};
 use sha2::{Digest, Sha256};
 
 use crate::app::AppState;
-use crate::domain::model::{Display, Scope};
+use crate::domain::model::{Consumer, Display, Scope};
 use crate::http::error::ApiError;
 
 /// Random bytes in a display token (shown as twice as many hex digits).
@@ -69,15 +69,30 @@ impl Reader {
         }
     }
 
-    /// Whether this reader sees a call of `section`; a call without a section
-    /// is seen by every display of the scope (never filtered out of sight).
-    pub fn sees_section(&self, section: Option<&str>) -> bool {
-        match section {
-            Some(section) if !self.sections.is_empty() => {
-                self.sections.iter().any(|shown| shown == section)
-            }
-            _ => true,
+    /// The test page's visitor: every section of their own scope.
+    fn sandbox_visitor(consumer: &Consumer) -> Reader {
+        Reader {
+            display_id: None,
+            name: "Sandbox".to_string(),
+            scope: Scope::consumer(&consumer.id),
+            sections: Vec::new(),
         }
+    }
+
+    /// Whether this reader sees a call of `section` ([`sections_show`]).
+    pub fn sees_section(&self, section: Option<&str>) -> bool {
+        sections_show(&self.sections, section)
+    }
+}
+
+/// Whether a reader of `sections` (empty = every section) sees a call of
+/// `section`; a call without a section is seen by every display of the scope
+/// (never filtered out of sight). The live feed in AWS applies it to the
+/// sections kept with each connection.
+pub fn sections_show(sections: &[String], section: Option<&str>) -> bool {
+    match section {
+        Some(section) if !sections.is_empty() => sections.iter().any(|shown| shown == section),
+        _ => true,
     }
 }
 
@@ -119,14 +134,44 @@ pub async fn authenticate(
     if state.is_sandbox()
         && let Some(consumer) = crate::http::sandbox::consumer_from_cookie(state, headers).await?
     {
-        return Ok(Reader {
-            display_id: None,
-            name: "Sandbox".to_string(),
-            scope: Scope::consumer(&consumer.id),
-            sections: Vec::new(),
-        });
+        return Ok(Reader::sandbox_visitor(&consumer));
     }
     Err(ApiError::Unauthorized)
+}
+
+/// The sandbox visitor's proof on the live socket: `consumer` and `hash`
+/// (the proof of DECISIONS §8), for a socket on another host than the page
+/// (the WebSocket API in AWS), which the page's cookie does not reach.
+#[derive(Debug, Clone, Copy)]
+pub struct SandboxProof<'a> {
+    pub consumer: &'a str,
+    pub hash: &'a str,
+}
+
+/// Authenticates the live socket (DECISIONS §11): the display token, else in
+/// sandbox mode the visitor's proof, else the page's cookie. The same 401 for
+/// anything missing, unknown or revoked.
+pub async fn authenticate_live(
+    state: &AppState,
+    token: Option<&str>,
+    proof: Option<SandboxProof<'_>>,
+    headers: &HeaderMap,
+) -> Result<Reader, ApiError> {
+    if token.is_none()
+        && state.is_sandbox()
+        && let Some(proof) = proof
+    {
+        return match crate::http::sandbox::consumer_by_proof(state, proof.consumer, proof.hash)
+            .await?
+        {
+            Some(consumer) => Ok(Reader::sandbox_visitor(&consumer)),
+            None => {
+                tracing::warn!("sandbox proof refused on the live socket");
+                Err(ApiError::Unauthorized)
+            }
+        };
+    }
+    authenticate(state, token, headers).await
 }
 
 #[cfg(test)]

@@ -218,12 +218,23 @@ pub(crate) async fn consumer_from_cookie(
     let Some((id, hash)) = value.split_once('.') else {
         return Ok(None);
     };
+    consumer_by_proof(state, id, hash).await
+}
+
+/// The sandbox consumer `id` if `proof` is its [`proof`] (the cookie's pair,
+/// and the live socket's `consumer` and `hash` where the cookie does not
+/// reach, DECISIONS §8); `None` for anything else, expired consumers too.
+pub async fn consumer_by_proof(
+    state: &AppState,
+    id: &str,
+    proof: &str,
+) -> Result<Option<Consumer>, ApiError> {
     if !is_uuid(id) {
         return Ok(None);
     }
     Ok(known_consumer(state, id)
         .await?
-        .filter(|consumer| crate::signing::signature::verify(Some(consumer), &consumer.id, hash)))
+        .filter(|consumer| crate::signing::signature::verify(Some(consumer), &consumer.id, proof)))
 }
 
 async fn known_consumer(state: &AppState, id: &str) -> Result<Option<Consumer>, ApiError> {
@@ -422,6 +433,18 @@ fn type_badge(call_type: &crate::domain::model::CallType) -> String {
     )
 }
 
+/// The link to the display view of the visitor's scope. In AWS the live
+/// socket is another host (the WebSocket API), which the page's cookie does
+/// not reach: the display page takes the proof from the fragment (never sent
+/// to a server, so never in a log) and hands it to the socket.
+fn display_link(consumer: &Consumer) -> String {
+    format!(
+        "/display#consumer={}&proof={}",
+        consumer.id,
+        proof(consumer)
+    )
+}
+
 fn render_page(
     consumer: &Consumer,
     base_url: &str,
@@ -436,6 +459,7 @@ fn render_page(
     let openssl = format!("printf '%s' '{open_string}' | openssl dgst -sha256 -hmac '{secret}'");
     let type_names: Vec<String> = types.iter().map(type_badge).collect();
     include_str!("sandbox_page.html")
+        .replace("{{display_link}}", &escape_html(&display_link(consumer)))
         .replace("{{consumer}}", &escape_html(&consumer.id))
         .replace("{{secret}}", &escape_html(secret))
         .replace("{{base_url}}", &escape_html(base_url))

@@ -1,0 +1,165 @@
+//! From a record of the data table's DynamoDB stream to what displays are
+//! told (DECISIONS §11), without any I/O: which records are a change a
+//! display shows, and the message for it.
+//!
+//! A display shows open calls and elements, so three kinds of record count:
+//!
+//! - a call item (`sk` `call`) inserted open: `call.opened`;
+//! - a call item modified from open (no `closed_at` in the old image) to
+//!   closed: `call.closed`;
+//! - an element item (`sk` `element`) inserted, or modified with a larger
+//!   `version`: `element.updated`.
+//!
+//! Everything else is nothing to send: the open-call locks and index items
+//! (they repeat the call), hash mismatches, removals (TTL, erasure), a call's
+//! other modifications, an element write that changed nothing a display
+//! shows (the version stays). The images are read with the store's own item
+//! parsing (`nurse_call_dynamodb::item`), so the stream and the store cannot
+//! disagree about what an item means.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use aws_lambda_events::dynamodb::EventRecord;
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use nurse_call_core::domain::model::{Call, CallType, Element, Scope};
+use nurse_call_core::wire::live::{LiveEvent, LiveMessage};
+use nurse_call_dynamodb::item::{
+    CALL_SK, ELEMENT_SK, Item, call_from_item, element_from_item, get_n, get_s,
+};
+
+/// A change a display shows, read from one stream record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Opened (no `closed_at`) or closed: the message follows the call's state.
+    Call {
+        scope: Scope,
+        call: Call,
+    },
+    Element {
+        scope: Scope,
+        element: Element,
+    },
+}
+
+/// A record that should be a change but cannot be read (an item without a
+/// required attribute, a stream without old images). It is logged and
+/// skipped: retrying it would never succeed and would hold up every record
+/// behind it. The reason names attributes, never values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Poison(pub String);
+
+impl fmt::Display for Poison {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Change {
+    /// The change in `record`, if it is one a display shows.
+    pub fn from_record(record: &EventRecord) -> Result<Option<Change>, Poison> {
+        let operation = record.event_name.as_str();
+        if !matches!(operation, "INSERT" | "MODIFY") {
+            return Ok(None);
+        }
+        let keys = to_sdk(&record.change.keys);
+        let Some(sort_key) = get_s(&keys, "sk") else {
+            return Err(Poison("the record's keys have no string \"sk\"".into()));
+        };
+        let new = to_sdk(&record.change.new_image);
+        // INSERT has no old image; a MODIFY always has one on a stream with
+        // NEW_AND_OLD_IMAGES (the data table's, docs/data-model.md).
+        let old = match operation {
+            "INSERT" => None,
+            _ if record.change.old_image.is_empty() => {
+                return Err(Poison(
+                    "a MODIFY without an old image: the stream must carry NEW_AND_OLD_IMAGES"
+                        .into(),
+                ));
+            }
+            _ => Some(to_sdk(&record.change.old_image)),
+        };
+        match sort_key.as_str() {
+            CALL_SK => call_change(&new, old.as_ref()),
+            ELEMENT_SK => element_change(&new, old.as_ref()),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whose displays get it.
+    pub fn scope(&self) -> &Scope {
+        match self {
+            Change::Call { scope, .. } | Change::Element { scope, .. } => scope,
+        }
+    }
+
+    /// Whether its message needs the call types (a call's record carries its
+    /// type, DECISIONS §11).
+    pub fn needs_call_types(&self) -> bool {
+        matches!(self, Change::Call { .. })
+    }
+
+    /// The message, ready to send: a call's `duration` as of `now`.
+    pub fn into_event(self, types: &[CallType], zone: Tz, now: DateTime<Utc>) -> LiveEvent {
+        match self {
+            Change::Call { scope, call } => LiveEvent {
+                message: LiveMessage::call(&call, types, zone, now).to_json(),
+                section: call.section,
+                scope,
+            },
+            Change::Element { scope, element } => LiveEvent {
+                message: LiveMessage::element(&element, zone).to_json(),
+                section: None,
+                scope,
+            },
+        }
+    }
+}
+
+fn call_change(new: &Item, old: Option<&Item>) -> Result<Option<Change>, Poison> {
+    let call = call_from_item(new).map_err(|error| Poison(error.to_string()))?;
+    let closed_now = call.closed_at.is_some();
+    let shown = match old {
+        // Calls are put open; one put closed is no news to a display.
+        None => !closed_now,
+        // The close sets `closed_at` once; anything else (a retention TTL
+        // set later, an admin's edit) is no change a display shows.
+        Some(old) => closed_now && !old.contains_key("closed_at"),
+    };
+    if !shown {
+        return Ok(None);
+    }
+    Ok(Some(Change::Call {
+        scope: scope_of(new, "call")?,
+        call,
+    }))
+}
+
+fn element_change(new: &Item, old: Option<&Item>) -> Result<Option<Change>, Poison> {
+    let element = element_from_item(new).map_err(|error| Poison(error.to_string()))?;
+    // Items written before versions existed count as version 1, as the
+    // store reads them; a new item has grown from nothing.
+    let before = old.map_or(0, |old| get_n::<i64>(old, "version").unwrap_or(1));
+    if element.version <= before {
+        return Ok(None);
+    }
+    Ok(Some(Change::Element {
+        scope: scope_of(new, "element")?,
+        element,
+    }))
+}
+
+fn scope_of(item: &Item, what: &str) -> Result<Scope, Poison> {
+    get_s(item, "scope")
+        .map(|scope| Scope::from_key(&scope))
+        .ok_or_else(|| Poison(format!("stored {what} has no usable \"scope\"")))
+}
+
+/// A stream image (serde_dynamo's attribute values, as Lambda delivers
+/// them) as the SDK's, which the store's item parsing reads.
+fn to_sdk(image: &serde_dynamo::Item) -> Item {
+    HashMap::<String, AttributeValue>::from(image.clone())
+}

@@ -1,0 +1,79 @@
+//! What the two functions build once per cold start, from the stack's
+//! environment (CONTRACT-13): the settings, one SDK configuration shared by
+//! every client (credentials, retries, timeouts, HTTPS), the store behind
+//! the state, the connections table and, for the broadcast, the poster.
+
+use std::sync::Arc;
+
+use aws_config::SdkConfig;
+
+use nurse_call_core::{AppState, Mode, Settings};
+use nurse_call_dynamodb::tables::connections_table_from_env;
+use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
+use nurse_call_wiring::lambda_state;
+
+use crate::broadcast::Broadcaster;
+use crate::connect::ConnectHandler;
+use crate::connections::Connections;
+use crate::poster::Poster;
+
+/// The management API's URL of the WebSocket API's stage.
+pub const MANAGEMENT_ENDPOINT_VAR: &str = "LIVE_MANAGEMENT_ENDPOINT";
+
+/// The state (store, settings, cached call types), the connections table and
+/// the shared SDK configuration.
+pub struct Setup {
+    pub state: AppState,
+    pub connections: Connections,
+    pub sdk_config: SdkConfig,
+}
+
+impl Setup {
+    /// From `SERVICE_MODE` (production when unset, as the other functions),
+    /// `SERVICE_TIME_ZONE`, the table variables and `CONNECTIONS_TABLE`;
+    /// `DYNAMODB_ENDPOINT` points it at moto in tests.
+    pub async fn from_env() -> Result<Setup, String> {
+        let settings = Settings::from_env(Mode::Production)?;
+        let endpoint = std::env::var("DYNAMODB_ENDPOINT")
+            .ok()
+            .filter(|endpoint| !endpoint.trim().is_empty());
+        let sdk_config = sdk_config(endpoint.as_deref(), Timeouts::from_env()).await;
+        let store = DynamoStore::from_sdk_config(&sdk_config, TableNames::from_env())
+            .with_call_retention(settings.call_retention);
+        // One client (and connection pool) for the store and the connections.
+        let connections = Connections::new(store.client().clone(), connections_table_from_env());
+        tracing::info!(
+            endpoint = ?endpoint,
+            tables = ?store.tables(),
+            connections = connections.table(),
+            mode = %settings.mode,
+            "using DynamoDB"
+        );
+        Ok(Setup {
+            state: lambda_state(Arc::new(store), settings),
+            connections,
+            sdk_config,
+        })
+    }
+
+    /// The broadcast function's handler; needs `LIVE_MANAGEMENT_ENDPOINT`.
+    pub fn broadcaster(self) -> Result<Broadcaster, String> {
+        let endpoint = std::env::var(MANAGEMENT_ENDPOINT_VAR)
+            .ok()
+            .filter(|endpoint| !endpoint.trim().is_empty())
+            .ok_or_else(|| format!("{MANAGEMENT_ENDPOINT_VAR} is not set"))?;
+        // `…/live/` and `…/live` are the same stage.
+        let endpoint = endpoint.trim().trim_end_matches('/');
+        let poster = Poster::from_config(&self.sdk_config, endpoint);
+        tracing::info!(
+            management_endpoint = endpoint,
+            "posting through the WebSocket API"
+        );
+        Ok(Broadcaster::new(self.state, self.connections, poster))
+    }
+
+    /// The connect function's handler.
+    pub fn connect_handler(self) -> ConnectHandler {
+        ConnectHandler::new(self.state, self.connections)
+    }
+}
