@@ -24,9 +24,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete, KeysAndAttributes, Put, ReturnValue, TransactWriteItem, Update,
+    AttributeValue, Delete, KeysAndAttributes, Put, ReturnValue,
+    ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 use chrono::{DateTime, TimeZone, Utc};
 
@@ -893,15 +895,36 @@ impl Store for DynamoStore {
 #[async_trait]
 impl SandboxStore for DynamoStore {
     async fn create_consumer(&self, consumer: &Consumer) -> Result<(), StoreError> {
-        self.client
+        let put = self
+            .client
             .put_item()
             .table_name(&self.tables.consumers)
             .set_item(Some(consumer_item(consumer)))
             .condition_expression("attribute_not_exists(id)")
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
-            .await
-            .map_err(classify)?;
-        Ok(())
+            .await;
+        match put {
+            Ok(_) => Ok(()),
+            // The SDK retries an attempt that timed out; when DynamoDB had
+            // applied it after all, the retry finds the item. The same
+            // secrets mean it is this consumer (ids and secrets are random:
+            // anything else is a collision, which must not be overwritten).
+            Err(error)
+                if error
+                    .as_service_error()
+                    .and_then(|e| match e {
+                        PutItemError::ConditionalCheckFailedException(failed) => failed.item(),
+                        _ => None,
+                    })
+                    .and_then(|existing| consumer_from_item(existing).ok())
+                    .is_some_and(|existing| existing.secrets == consumer.secrets) =>
+            {
+                tracing::info!(consumer = %consumer.id, "consumer already stored by a retried attempt");
+                Ok(())
+            }
+            Err(error) => Err(classify(error)),
+        }
     }
 
     async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {

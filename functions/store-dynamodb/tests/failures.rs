@@ -241,3 +241,65 @@ async fn a_transaction_that_keeps_conflicting_is_503() {
     .await;
     assert_unavailable(&response);
 }
+
+/// A consumer put whose first attempt timed out but was applied: the SDK's
+/// retry finds the item. The same secrets mean it is this consumer, stored
+/// once (the test page would otherwise answer 500 to a visitor's first visit);
+/// another consumer under the same id is never taken for it.
+#[tokio::test]
+async fn a_consumer_put_that_finds_its_own_earlier_attempt_succeeds() {
+    use aws_sdk_dynamodb::operation::put_item::PutItemError;
+    use aws_sdk_dynamodb::types::error::ConditionalCheckFailedException;
+    use nurse_call_core::domain::model::Consumer;
+    use nurse_call_core::store::SandboxStore;
+
+    let consumer = Consumer {
+        id: CONSUMER.into(),
+        name: "Sandbox".into(),
+        secrets: vec![SECRET.into()],
+        allow_sha1: false,
+        require_signed_time: false,
+        created_at: "2026-01-01T00:00:00Z".parse().unwrap(),
+        expires_at: None,
+    };
+    let stored_with = |secret: &'static str| {
+        mock!(Client::put_item).then_error(move || {
+            PutItemError::ConditionalCheckFailedException(
+                ConditionalCheckFailedException::builder()
+                    .message("The conditional request failed")
+                    .set_item(Some(HashMap::from([
+                        ("id".into(), s(CONSUMER)),
+                        ("name".into(), s("Sandbox")),
+                        ("secrets".into(), AttributeValue::L(vec![s(secret)])),
+                        ("allow_sha1".into(), AttributeValue::Bool(false)),
+                        ("created_at".into(), s("2026-01-01T00:00:00Z")),
+                    ])))
+                    .build(),
+            )
+        })
+    };
+    let store = |rule: &Rule| {
+        let client = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [rule]);
+        DynamoStore::new(
+            client,
+            TableNames::with_prefix("t-"),
+            RequestCounter::default(),
+        )
+    };
+
+    let own = stored_with(SECRET);
+    store(&own)
+        .create_consumer(&consumer)
+        .await
+        .expect("the consumer the earlier attempt stored is this one");
+
+    let other = stored_with("another secret");
+    let error = store(&other)
+        .create_consumer(&consumer)
+        .await
+        .expect_err("another consumer under the same id is not this one");
+    assert!(
+        error.to_string().contains("ConditionalCheckFailed"),
+        "{error}"
+    );
+}
