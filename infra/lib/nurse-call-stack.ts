@@ -72,7 +72,7 @@ export type FunctionName = 'display' | 'element' | 'call-types' | 'sandbox';
 export const ROUTES: Record<FunctionName, string[]> = {
   display: ['/api/v1/display'],
   element: ['/api/v1/element'],
-  'call-types': ['/api/v1/display/call-types'],
+  'call-types': ['/api/v1/display/call-types', '/api/v1/openapi.json'],
   sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state'],
 };
 
