@@ -151,23 +151,35 @@ impl Document {
             mismatch(method, target, &documented.what, response, &problem)
         };
 
+        // The status among the operation's responses, else among those any
+        // request may get before it reaches one (a body too large or cut off).
         let status = response.status.to_string();
         let range = format!("{}XX", response.status / 100);
-        let Some(key) = [status.as_str(), range.as_str(), "default"]
+        let any_request = "/x-other-requests/anyRequest/responses";
+        let found = [status.as_str(), range.as_str(), "default"]
             .into_iter()
             .find(|key| documented.responses.get(*key).is_some())
-        else {
+            .map(|key| format!("{}/{}", documented.pointer, pointer_segment(key)))
+            .or_else(|| {
+                let pointer = format!("{any_request}/{status}");
+                self.root.pointer(&pointer).map(|_| pointer)
+            });
+        let Some(found) = found else {
             let listed: Vec<&String> = documented
                 .responses
                 .as_object()
                 .map(|o| o.keys().collect())
                 .unwrap_or_default();
             fail(format!(
-                "status {status} is not documented (documented: {listed:?})"
+                "status {status} is not documented (documented: {listed:?}, and for any request {:?})",
+                self.root
+                    .pointer(any_request)
+                    .and_then(Value::as_object)
+                    .map(|o| o.keys().collect::<Vec<_>>())
+                    .unwrap_or_default()
             ))
         };
-        let (spec, spec_pointer) =
-            self.resolve(&format!("{}/{}", documented.pointer, pointer_segment(key)));
+        let (spec, spec_pointer) = self.resolve(&found);
 
         // Headers: every required one present, every present one valid.
         if let Some(headers) = spec.get("headers").and_then(Value::as_object) {

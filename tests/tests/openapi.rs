@@ -415,6 +415,43 @@ fn first_difference(a: &Value, b: &Value, at: String) -> Option<String> {
     }
 }
 
+/// What any request may be answered before its path is looked at
+/// (`x-other-requests.anyRequest`): a body over 256 KiB is 413 and a body
+/// cut off before its `Content-Length` 400, on every path, with every
+/// method. The harness validates each answer against that part of the
+/// document.
+#[tokio::test]
+async fn a_body_too_large_or_cut_off_is_refused_on_any_path() {
+    let server = Server::sandbox();
+    let large = vec![b'a'; 256 * 1024 + 1];
+    for (method, path) in [
+        ("GET", CALL_TYPES),
+        ("GET", "/api/v1/openapi.json"),
+        ("POST", SANDBOX_CONSUMERS),
+        ("PUT", "/no/such/path"),
+    ] {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let response = server
+            .request(
+                method.clone(),
+                path,
+                Some("application/json"),
+                &[],
+                large.clone(),
+            )
+            .await;
+        assert_eq!(response.status, 413, "{method} {path}: {}", response.text);
+        assert_eq!(response.json()["messages"][0]["code"], "payload_too_large");
+
+        let cut_off = format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nConnection: close\r\n\r\nabc"
+        );
+        let response = server.raw(cut_off.as_bytes(), true);
+        assert_eq!(response.status, 400, "{method} {path}: {}", response.text);
+        assert_eq!(response.json()["messages"][0]["code"], "malformed_request");
+    }
+}
+
 /// The signed examples, sent as they are to a production server with the
 /// consumer and elements of examples/seed.json: each is accepted (its hash
 /// verifies; `signedTime`'s fixed past `signed_at` is then out of range).
