@@ -38,7 +38,7 @@ const templates: Record<ServiceMode, Template> = {
 const REPO = path.resolve(__dirname, '..', '..', '..');
 
 describe('routes', () => {
-  it('production has exactly the routes of the spec, each to its function, and $default to call-types', () => {
+  it('production has exactly the routes of the spec and the interface document, each to its function, and $default to call-types', () => {
     assert.deepEqual(routesOf(templates.production), {
       'ANY /api/v1/display': 'display',
       'ANY /api/v1/display/calls': 'display-read',
@@ -46,6 +46,7 @@ describe('routes', () => {
       'ANY /display': 'display-read',
       'ANY /api/v1/element': 'element',
       'ANY /api/v1/display/call-types': 'call-types',
+      'ANY /api/v1/openapi.json': 'call-types',
       $default: 'call-types',
     });
   });
@@ -58,6 +59,7 @@ describe('routes', () => {
       'ANY /display': 'display-read',
       'ANY /api/v1/element': 'element',
       'ANY /api/v1/display/call-types': 'call-types',
+      'ANY /api/v1/openapi.json': 'call-types',
       'ANY /': 'sandbox',
       'ANY /api/v1/sandbox/consumers': 'sandbox',
       'ANY /api/v1/sandbox/state': 'sandbox',

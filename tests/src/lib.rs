@@ -1,7 +1,8 @@
 //! Harness of the black-box suite: starts the real `local-server` binary as a
 //! child process (own temp data folder, free port), and talks to it over HTTP
 //! the way a client does: raw bodies, signed with HMAC over
-//! `<target>.<consumer>.<data_json>`.
+//! `<target>.<consumer>.<data_json>`. Every response it reads is checked
+//! against the interface document, docs/openapi.yaml ([`openapi`]).
 //!
 //! With `BLACKBOX_BASE_URL` set the suite talks to a service it did not start
 //! instead ([`external`]).
@@ -25,6 +26,7 @@ use serde_json::value::RawValue;
 pub use serde_json::{Value, json};
 
 pub mod external;
+pub mod openapi;
 
 /// How long a server may take to log `listening`.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -633,6 +635,7 @@ impl Server {
         headers: &[(&str, &str)],
         body: impl Into<Vec<u8>>,
     ) -> Response {
+        let method_name = method.clone();
         let mut request = self
             .client
             .request(method, format!("{}{path}", self.base))
@@ -644,7 +647,9 @@ impl Server {
             request = request.header(*name, *value);
         }
         let response = request.send().await.expect("request reaches the server");
-        Response::read(response).await
+        let response = Response::read(response).await;
+        openapi::check(method_name.as_str(), path, &response);
+        response
     }
 
     /// Sends `request` byte for byte on a new connection, so that no client
@@ -669,7 +674,9 @@ impl Server {
         // A reset after the answer (the server closing on unread input) ends
         // the reading as well.
         let _ = stream.read_to_end(&mut answer);
-        parse_raw_response(&answer)
+        let response = parse_raw_response(&answer);
+        openapi::check_raw(request, &response);
+        response
     }
 
     /// `raw` for one request with a `Content-Type` (if any) and a body, with

@@ -1,8 +1,9 @@
-//! Lambda function behind `GET /api/v1/display/call-types`.
+//! Lambda function behind `GET /api/v1/display/call-types`, and the interface
+//! document `GET /api/v1/openapi.json`: the two reads without credentials.
 
 use nurse_call_core::Endpoint;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    lambda_support::run(&[Endpoint::CallTypes]).await
+    lambda_support::run(&[Endpoint::CallTypes, Endpoint::OpenApi]).await
 }

@@ -33,10 +33,12 @@ pub enum Endpoint {
     DisplayCalls,
     /// Displays: the elements and those that need attention (DECISIONS §12).
     DisplayElements,
+    /// The interface document, `docs/openapi.yaml` as JSON.
+    OpenApi,
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 9] = [
+    pub const ALL: [Endpoint; 10] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
@@ -46,6 +48,7 @@ impl Endpoint {
         Endpoint::DisplayPage,
         Endpoint::DisplayCalls,
         Endpoint::DisplayElements,
+        Endpoint::OpenApi,
     ];
 
     pub fn path(self) -> &'static str {
@@ -59,6 +62,7 @@ impl Endpoint {
             Endpoint::DisplayPage => "/display",
             Endpoint::DisplayCalls => "/api/v1/display/calls",
             Endpoint::DisplayElements => "/api/v1/display/elements",
+            Endpoint::OpenApi => "/api/v1/openapi.json",
         }
     }
 
@@ -70,7 +74,8 @@ impl Endpoint {
             | Endpoint::TestPage
             | Endpoint::DisplayPage
             | Endpoint::DisplayCalls
-            | Endpoint::DisplayElements => Method::GET,
+            | Endpoint::DisplayElements
+            | Endpoint::OpenApi => Method::GET,
         }
     }
 
@@ -160,6 +165,7 @@ pub async fn serve_endpoint(
             Endpoint::DisplayPage => display_page::page(state, &request).await,
             Endpoint::DisplayCalls => handlers::display_read::calls(state, &request).await,
             Endpoint::DisplayElements => handlers::display_read::elements(state, &request).await,
+            Endpoint::OpenApi => Ok(handlers::openapi::document()),
         }
     };
     let response = result.unwrap_or_else(|error| error_response(&error));

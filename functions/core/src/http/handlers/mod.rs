@@ -6,6 +6,7 @@ pub mod call_types;
 pub mod display;
 pub mod display_read;
 pub mod element;
+pub mod openapi;
 
 use crate::app::AppState;
 use crate::domain::model::{Consumer, HashMismatch, Scope};

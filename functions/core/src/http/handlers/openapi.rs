@@ -1,0 +1,49 @@
+//! `GET /api/v1/openapi.json`: the interface document, `docs/openapi.yaml`
+//! as JSON. The build script (`functions/core/build.rs`) converts it when
+//! the service is built, so every function serves the document of its code.
+
+use crate::http::io::{ApiResponse, json_response};
+
+/// The document, compact JSON.
+pub const DOCUMENT: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
+
+pub fn document() -> ApiResponse {
+    json_response(200, DOCUMENT.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::http::router::Endpoint;
+
+    /// The live socket is the local server's own route (in AWS a WebSocket
+    /// API), not an [`Endpoint`].
+    const LIVE: &str = "/api/v1/display/live";
+
+    #[test]
+    fn the_document_has_exactly_the_endpoints_of_the_router() {
+        let document: serde_json::Value = serde_json::from_str(DOCUMENT).expect("JSON");
+        assert_eq!(document["openapi"], "3.1.0");
+        let paths = document["paths"].as_object().expect("paths");
+        for endpoint in Endpoint::ALL {
+            let methods = paths
+                .get(endpoint.path())
+                .and_then(|item| item.as_object())
+                .unwrap_or_else(|| panic!("{} is not in docs/openapi.yaml", endpoint.path()));
+            let documented: Vec<&String> = methods.keys().collect();
+            assert_eq!(
+                documented,
+                [&endpoint.method().as_str().to_ascii_lowercase()],
+                "{}: one operation, the router's method",
+                endpoint.path()
+            );
+        }
+        for path in paths.keys() {
+            assert!(
+                path == LIVE || Endpoint::from_path(path).is_some(),
+                "{path} is documented but no endpoint"
+            );
+        }
+    }
+}

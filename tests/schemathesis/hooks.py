@@ -1,0 +1,191 @@
+"""Schemathesis hooks for the nurse-call service (scripts/schemathesis, docs/openapi.md).
+
+Schemathesis generates request bodies from docs/openapi.yaml, but a generated
+`hash` never verifies: every such request would stop at 400 `invalid_hash` and
+nothing behind the signature would be tested. `before_call` therefore signs
+each generated display and element request the way a client does
+(DECISIONS §2), just before it is sent:
+
+    hash = hex HMAC-SHA256(secret, "<target>.<consumer>.<data_json>[.<signed_at>]")
+
+with `data_json` the `data` of the body as it is sent: Schemathesis sends
+JSON bodies through requests (`json.dumps` with its defaults: ASCII escapes,
+", " and ": " separators), and the service removes the whitespace outside
+strings, so the signed text is `json.dumps(data, separators=(",", ":"))`.
+The multi form of the element request (no top-level target) signs an empty
+target. Only requests whose `consumer` is a well-formed UUID and whose `hash`
+is a string are signed: the negative cases that break those two keep them
+broken and meet their 422. `after_call` fails the run if a request this hook
+signed is answered `invalid_hash`, so a mistake in the signing cannot pass
+unnoticed as a "documented 400".
+
+To reach more than 422s, well-formed requests also get a configured call type
+as `event` and, in production, a registered element as `target` for three of
+four generated values (chosen by a checksum of the generated value, so a run
+is reproducible with `--seed`); a generated `signed_at` is replaced by the
+current time. The display reads and the live socket get the display's
+credentials, the sandbox state its consumer's proof.
+
+Configuration (environment):
+    NC_BASE_URL       the server, e.g. http://127.0.0.1:3000
+    NC_MODE           sandbox (default) or production
+    sandbox:          the hook creates its consumer with POST /api/v1/sandbox/consumers
+                      and reads with the test page's cookie
+    production:       NC_CONSUMER, NC_SECRET (a seeded consumer), NC_TARGETS (a JSON
+                      list of registered addresses), NC_DISPLAY_TOKEN (a display's token)
+    NC_HOOK_SUMMARY   a file the hook writes its counts to at exit (optional)
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import hashlib
+import hmac
+import json
+import os
+import re
+import time
+import zlib
+
+import requests
+import schemathesis
+
+BASE_URL = os.environ["NC_BASE_URL"].rstrip("/")
+MODE = os.environ.get("NC_MODE", "sandbox")
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+SIGNED_PATHS = {"/api/v1/display", "/api/v1/element"}
+DISPLAY_READS = {"/api/v1/display/calls", "/api/v1/display/elements", "/api/v1/display/live"}
+SANDBOX_STATE = "/api/v1/sandbox/state"
+
+
+def _sandbox_consumer() -> tuple[str, str]:
+    response = requests.post(f"{BASE_URL}/api/v1/sandbox/consumers", timeout=10)
+    response.raise_for_status()
+    data = response.json()["data"]
+    return data["consumer"], data["secret"]
+
+
+if MODE == "production":
+    CONSUMER = os.environ["NC_CONSUMER"]
+    SECRET = os.environ["NC_SECRET"]
+    TARGETS: list[str] = json.loads(os.environ["NC_TARGETS"])
+    DISPLAY_TOKEN: str | None = os.environ["NC_DISPLAY_TOKEN"]
+else:
+    CONSUMER, SECRET = _sandbox_consumer()
+    TARGETS = []
+    DISPLAY_TOKEN = None
+
+EVENTS: list[str] = list(requests.get(f"{BASE_URL}/api/v1/display/call-types", timeout=10).json()["data"])
+
+
+def hmac_hex(message: str) -> str:
+    return hmac.new(SECRET.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+# The test page's cookie: `<consumer>.<proof>`, proof = HMAC of the consumer id.
+PROOF = hmac_hex(CONSUMER)
+
+# What the hook did and what came back, for the run's record.
+COUNTS: collections.Counter[str] = collections.Counter()
+SIGNED: set[int] = set()
+
+
+def _pick(value: object, choices: list[str]) -> str | None:
+    """A choice for three of four generated values, stable for a value."""
+    if not choices:
+        return None
+    checksum = zlib.crc32(repr(value).encode())
+    if checksum % 4 == 0:
+        return None
+    return choices[checksum % len(choices)]
+
+
+def _steer_item(item: dict) -> None:
+    """A registered target (production) and a configured event, mostly."""
+    target = item.get("target")
+    if isinstance(target, str) and (choice := _pick(target, TARGETS)):
+        item["target"] = choice
+    event = item.get("event")
+    if isinstance(event, str) and (choice := _pick(event, EVENTS)):
+        item["event"] = choice
+
+
+def _sign(body: dict) -> bool:
+    """Signs `body` in place with the hook's consumer; False if it is not signable."""
+    if not (isinstance(body.get("consumer"), str) and UUID.match(body["consumer"])):
+        return False
+    if not isinstance(body.get("hash"), str) or "data" not in body:
+        return False
+    data = body["data"]
+    if isinstance(data, dict):
+        _steer_item(data)
+    elif isinstance(data, list):
+        for item in data:
+            if isinstance(item, dict):
+                _steer_item(item)
+    target = body.get("target")
+    if isinstance(target, str):
+        _steer_item(body)
+        target = body["target"]
+    signed_target = "" if isinstance(data, list) else target
+    if not isinstance(signed_target, str):
+        return False
+    body["consumer"] = CONSUMER
+    string = f"{signed_target}.{CONSUMER}.{json.dumps(data, separators=(',', ':'))}"
+    signed_at = body.get("signed_at")
+    if isinstance(signed_at, int) and not isinstance(signed_at, bool):
+        body["signed_at"] = int(time.time())
+        string += f".{body['signed_at']}"
+    elif "signed_at" in body:
+        return False  # a mistyped signed_at is a 422 before any signature
+    body["hash"] = hmac_hex(string)
+    return True
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    path = case.operation.path
+    if path in SIGNED_PATHS and isinstance(case.body, dict):
+        if _sign(case.body):
+            SIGNED.add(id(case))
+            COUNTS["signed"] += 1
+    elif path in DISPLAY_READS:
+        if DISPLAY_TOKEN and path.endswith("/live"):
+            case.query["token"] = DISPLAY_TOKEN
+        elif DISPLAY_TOKEN:
+            case.headers["Authorization"] = f"Bearer {DISPLAY_TOKEN}"
+        else:
+            case.cookies["nc_sandbox"] = f"{CONSUMER}.{PROOF}"
+    elif path == SANDBOX_STATE:
+        consumer, proof = case.query.get("consumer"), case.query.get("hash")
+        if isinstance(consumer, str) and UUID.match(consumer) and isinstance(proof, str):
+            case.query["consumer"] = CONSUMER
+            case.query["hash"] = PROOF
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    COUNTS[f"{case.operation.path} {response.status_code}"] += 1
+    if id(case) not in SIGNED:
+        return
+    SIGNED.discard(id(case))
+    if response.status_code == 400:
+        try:
+            code = response.json()["messages"][0]["code"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            code = None
+        if code == "invalid_hash":
+            raise AssertionError(
+                f"the hook signed {case.method} {case.operation.path} but the service found the hash "
+                f"invalid: the hook's signing does not match the body sent ({response.text[:500]})"
+            )
+
+
+@atexit.register
+def _summary() -> None:
+    path = os.environ.get("NC_HOOK_SUMMARY")
+    if path:
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(dict(sorted(COUNTS.items())), out)
