@@ -255,6 +255,7 @@ async fn writes_reach_the_displays_through_the_stream_the_broadcast_and_the_webs
     let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
     let connections_table = format!("{prefix}connections");
     moto.create_connections_table(&connections_table).await;
+    moto.enable_stream(&format!("{prefix}data")).await;
     let everything = create_display(&server, "Stationszimmer", &[]);
     let ward_2 = create_display(&server, "Flur Station 2", &["S2"]);
     let (everything_token, ward_2_token) = (str_of(&everything, "token"), str_of(&ward_2, "token"));

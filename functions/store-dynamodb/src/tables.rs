@@ -4,8 +4,7 @@
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType, StreamSpecification, StreamViewType,
-    TimeToLiveSpecification,
+    ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
 };
 
 use nurse_call_core::store::StoreError;
@@ -147,15 +146,6 @@ pub async fn create_missing(
             .attribute_definitions(string_attribute("list_sk")?)
             .key_schema(key("pk", KeyType::Hash)?)
             .key_schema(key("sk", KeyType::Range)?)
-            // What the broadcast function reads in AWS (the displays' live
-            // feed): every change with its old and new item.
-            .stream_specification(
-                StreamSpecification::builder()
-                    .stream_enabled(true)
-                    .stream_view_type(StreamViewType::NewAndOldImages)
-                    .build()
-                    .map_err(build_error)?,
-            )
             .global_secondary_indexes(
                 GlobalSecondaryIndex::builder()
                     .index_name(BY_SCOPE_INDEX)

@@ -13,7 +13,7 @@ use crate::app::AppState;
 use crate::http::display_page;
 use crate::http::error::ApiError;
 use crate::http::handlers;
-use crate::http::io::{ApiRequest, ApiResponse, error_response};
+use crate::http::io::{ApiRequest, ApiResponse, MAX_BODY_BYTES, error_response};
 use crate::http::sandbox;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +112,12 @@ pub async fn serve_only(
     endpoints: &[Endpoint],
     request: ApiRequest,
 ) -> ApiResponse {
+    // DECISIONS §3 step 1, before the path: a body over the limit is 413
+    // whatever it was sent to. The local server stops reading such a body
+    // ([`unreadable_body`]); API Gateway hands a Lambda function up to 10 MB.
+    if request.body().len() > MAX_BODY_BYTES {
+        return refuse(&request, &ApiError::PayloadTooLarge);
+    }
     match Endpoint::from_path(request.uri().path()) {
         Some(endpoint) if endpoints.contains(&endpoint) => {
             serve_endpoint(state, endpoint, request).await
