@@ -833,6 +833,76 @@ async fn a_live_socket_on_another_host_gets_the_visitors_proof_from_the_link() {
     browser.close().await.expect("browser closes");
 }
 
+/// API Gateway closes every WebSocket after 2 h (docs/displays.md, "In
+/// AWS"). The page replaces its socket before then (its own timer calls
+/// `connect(true)` after 1 h 50 min; here the test calls it): the new socket
+/// takes over once it is open and the old one is closed, without the banner
+/// ever showing, and changes keep arriving live through the new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_socket_is_replaced_before_two_hours_without_the_banner() {
+    if skip_browser_tests("the_socket_is_replaced_before_two_hours_without_the_banner") {
+        return;
+    }
+    let server = Server::sandbox();
+    let driver = Chromedriver::start().await;
+    let browser = driver.browser("rotation", 1280, 800).await;
+    let me = display_via_test_page(&browser, server.base_url()).await;
+    let before = open(&server, &me, "Zimmer-401", r#"{"event":"Normalruf"}"#).await;
+    measure(
+        "the call before the rotation",
+        Instant::now(),
+        LIVE,
+        || async { tile_ids(&browser).await.contains(&id_of(&before)) },
+    )
+    .await;
+    let sockets = |message: &'static str| {
+        let logs = server.logs();
+        move || {
+            logs.iter()
+                .filter(|line| line.contains(&format!(r#""message":"{message}""#)))
+                .count()
+        }
+    };
+    assert_eq!(sockets("live display connected")(), 1);
+
+    run(&browser, "connect(true); return true").await;
+    // Until the old socket is closed and a while after: never the banner,
+    // always "Live".
+    let rotation = Instant::now();
+    loop {
+        assert_eq!(
+            banner(&browser).await,
+            None,
+            "the banner during the rotation"
+        );
+        assert_eq!(text(&browser, "#live-status").await, "Live");
+        let replaced =
+            sockets("live display connected")() == 2 && sockets("live display disconnected")() == 1;
+        if replaced && rotation.elapsed() > Duration::from_secs(2) {
+            break;
+        }
+        assert!(
+            rotation.elapsed() < LOAD_TIMEOUT,
+            "the socket was not replaced: {:?}",
+            server.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let after = open(&server, &me, "Zimmer-402", r#"{"event":"Notruf"}"#).await;
+    let took = measure(
+        "the call after the rotation",
+        Instant::now(),
+        LIVE,
+        || async { tile_ids(&browser).await.contains(&id_of(&after)) },
+    )
+    .await;
+    assert!(took <= LIVE, "took {took:?}");
+    assert_eq!(banner(&browser).await, None);
+    assert!(tile_ids(&browser).await.contains(&id_of(&before)));
+    browser.close().await.expect("browser closes");
+}
+
 /// The page without a browser: served in both modes with the test page's
 /// headers, no other host, the live socket's URL handed over escaped.
 #[tokio::test]

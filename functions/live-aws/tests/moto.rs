@@ -1,14 +1,16 @@
 //! The connections table on moto (a DynamoDB-compatible server, see
 //! store_conformance::moto): the table as tables.rs makes it for tests, and
 //! the real requests the mocks cannot check (key conditions, the
-//! `by_connection` index, the TTL). The data table's stream is asserted too.
+//! `by_connection` index, the TTL). The data table's stream is the
+//! end-to-end test's (tests/tests/live_aws.rs), which turns it on as the
+//! stack has it.
 
-use aws_sdk_dynamodb::types::{StreamViewType, TimeToLiveStatus};
+use aws_sdk_dynamodb::types::TimeToLiveStatus;
 use chrono::Utc;
 
 use nurse_call_core::domain::model::Scope;
 use nurse_call_dynamodb::tables::create_connections_table;
-use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
+use nurse_call_dynamodb::{Timeouts, sdk_config};
 use nurse_call_live_aws::connections::{Connection, Connections};
 use store_conformance::moto;
 
@@ -86,38 +88,4 @@ async fn connections_are_recorded_listed_per_scope_found_by_id_and_forgotten() {
         .send()
         .await
         .unwrap();
-}
-
-#[tokio::test]
-async fn the_data_table_is_made_with_the_stacks_stream() {
-    let prefix = moto::unique_prefix();
-    let store = DynamoStore::connect_with(
-        Some(&moto::endpoint()),
-        TableNames::with_prefix(&prefix),
-        Timeouts::SLOW_STAND_IN,
-    )
-    .await;
-    store.create_missing_tables().await.unwrap();
-    let data = store
-        .client()
-        .describe_table()
-        .table_name(format!("{prefix}data"))
-        .send()
-        .await
-        .unwrap();
-    let stream = data.table().unwrap().stream_specification().unwrap();
-    assert!(stream.stream_enabled());
-    assert_eq!(
-        stream.stream_view_type(),
-        Some(&StreamViewType::NewAndOldImages)
-    );
-    for table in ["call-types", "consumers", "data"] {
-        store
-            .client()
-            .delete_table()
-            .table_name(format!("{prefix}{table}"))
-            .send()
-            .await
-            .unwrap();
-    }
 }
