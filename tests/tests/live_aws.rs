@@ -210,6 +210,15 @@ fn assert_versions_grow(connection: &str, messages: &[Value]) {
     }
 }
 
+/// The connection ids recorded in the connections table.
+async fn connection_ids(moto: &Moto, table: &str) -> Vec<String> {
+    moto.items(table)
+        .await
+        .iter()
+        .map(|item| str_of(&item["connection_id"], "S").to_string())
+        .collect()
+}
+
 /// From `written` (a write sent) to the last post received.
 fn last_post_after(api: &ManagementApi, written: Instant) -> Duration {
     let last = api.posts().last().expect("a post").at;
@@ -353,12 +362,7 @@ async fn writes_reach_the_displays_through_the_stream_the_broadcast_and_the_webs
         .map(|post| post.status)
         .collect();
     assert_eq!(gone_posts, [410], "one post found it gone");
-    let left: Vec<String> = moto
-        .items(&connections_table)
-        .await
-        .iter()
-        .map(|item| item["connection_id"]["S"].as_str().unwrap().to_string())
-        .collect();
+    let left = connection_ids(&moto, &connections_table).await;
     assert!(
         !left.contains(&"gone=".to_string()),
         "its item is deleted: {left:?}"
@@ -407,12 +411,7 @@ async fn writes_reach_the_displays_through_the_stream_the_broadcast_and_the_webs
     // --- $disconnect of the S2 display, then 6. an element: only one display left.
     let answer = connect.invoke(disconnect_event("ward-2=")).await;
     assert_eq!(answer["statusCode"], 200);
-    let left: Vec<String> = moto
-        .items(&connections_table)
-        .await
-        .iter()
-        .map(|item| item["connection_id"]["S"].as_str().unwrap().to_string())
-        .collect();
+    let left = connection_ids(&moto, &connections_table).await;
     assert_eq!(left, ["all="], "the disconnected item is deleted");
     let written = Instant::now();
     server

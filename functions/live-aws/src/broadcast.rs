@@ -35,7 +35,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use nurse_call_core::AppState;
-use nurse_call_core::domain::model::{CallType, Scope};
+use nurse_call_core::domain::model::Scope;
 use nurse_call_core::domain::wire_time;
 use nurse_call_core::http::displays::sections_show;
 use nurse_call_core::wire::live::LiveEvent;
@@ -179,12 +179,13 @@ impl Broadcaster {
         batch: &mut Batch,
         tally: &mut Tally,
     ) -> Result<(), nurse_call_core::StoreError> {
+        // The state caches the call types (60 s): a batch reads them once.
         let types = if change.needs_call_types() {
-            batch.call_types(&self.state).await?
+            self.state.call_types().await?
         } else {
-            &[]
+            Vec::new()
         };
-        let event = change.into_event(types, self.state.settings.time_zone, wire_time::now());
+        let event = change.into_event(&types, self.state.settings.time_zone, wire_time::now());
         let connections = batch.connections(&self.connections, &event.scope).await?;
         let receivers: Vec<Connection> = connections
             .iter()
@@ -233,7 +234,7 @@ impl Broadcaster {
     }
 }
 
-/// What one batch reads once: the call types, and each scope's connections.
+/// What one batch reads once: each scope's connections.
 ///
 /// Reading a scope's connections once per batch is enough: every record of
 /// the batch was written before Lambda handed the batch over, and a display
@@ -241,21 +242,10 @@ impl Broadcaster {
 /// already holds those writes (DECISIONS §11: connect, then read).
 #[derive(Default)]
 struct Batch {
-    call_types: Option<Vec<CallType>>,
     connections: HashMap<Scope, Vec<Connection>>,
 }
 
 impl Batch {
-    async fn call_types(
-        &mut self,
-        state: &AppState,
-    ) -> Result<&[CallType], nurse_call_core::StoreError> {
-        if self.call_types.is_none() {
-            self.call_types = Some(state.call_types().await?);
-        }
-        Ok(self.call_types.as_deref().unwrap_or_default())
-    }
-
     async fn connections(
         &mut self,
         table: &Connections,

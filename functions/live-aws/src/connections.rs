@@ -19,7 +19,7 @@ use nurse_call_core::domain::model::Scope;
 use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::StoreError;
 use nurse_call_dynamodb::classify;
-use nurse_call_dynamodb::item::{Item, get_s, n, s};
+use nurse_call_dynamodb::item::{Item, get_s, n, required, s};
 use nurse_call_dynamodb::tables::BY_CONNECTION_INDEX;
 
 /// How long a connection item lives: API Gateway closes every WebSocket
@@ -151,10 +151,7 @@ impl Connections {
 }
 
 fn connection_from_item(item: &Item) -> Result<Connection, StoreError> {
-    let required = |key: &str| {
-        get_s(item, key)
-            .ok_or_else(|| StoreError::Internal(format!("stored connection has no {key:?}")))
-    };
+    let required = |key: &str| required(get_s(item, key), "connection", key);
     let sections = match item.get("sections") {
         Some(AttributeValue::L(list)) => list
             .iter()

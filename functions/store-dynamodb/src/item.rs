@@ -92,7 +92,8 @@ fn get_time(item: &Item, key: &str) -> Option<DateTime<Utc>> {
     get_s(item, key).and_then(|text| from_stored(&text))
 }
 
-fn required<T>(value: Option<T>, what: &str, key: &str) -> Result<T, StoreError> {
+/// `value`, or the error of a stored `what` without a usable `key`.
+pub fn required<T>(value: Option<T>, what: &str, key: &str) -> Result<T, StoreError> {
     value.ok_or_else(|| corrupt(what, key))
 }
 

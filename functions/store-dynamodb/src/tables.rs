@@ -40,20 +40,26 @@ impl TableNames {
     /// From `CALL_TYPES_TABLE`, `CONSUMERS_TABLE` and `DATA_TABLE`, each falling
     /// back to `TABLE_PREFIX` (default `nurse-call-`) plus the table's name.
     pub fn from_env() -> Self {
-        let prefix = std::env::var("TABLE_PREFIX").unwrap_or_else(|_| "nurse-call-".to_string());
-        let defaults = Self::with_prefix(&prefix);
-        let var = |name: &str, default: String| {
-            std::env::var(name)
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-                .unwrap_or(default)
-        };
+        let defaults = Self::with_prefix(&table_prefix_from_env());
         TableNames {
-            call_types: var("CALL_TYPES_TABLE", defaults.call_types),
-            consumers: var("CONSUMERS_TABLE", defaults.consumers),
-            data: var("DATA_TABLE", defaults.data),
+            call_types: name_from_env("CALL_TYPES_TABLE", defaults.call_types),
+            consumers: name_from_env("CONSUMERS_TABLE", defaults.consumers),
+            data: name_from_env("DATA_TABLE", defaults.data),
         }
     }
+}
+
+/// `TABLE_PREFIX`, default `nurse-call-`.
+fn table_prefix_from_env() -> String {
+    std::env::var("TABLE_PREFIX").unwrap_or_else(|_| "nurse-call-".to_string())
+}
+
+/// The table name in the variable `var` (the stack sets it), else `default`.
+fn name_from_env(var: &str, default: String) -> String {
+    std::env::var(var)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or(default)
 }
 
 fn key(name: &str, key_type: KeyType) -> Result<KeySchemaElement, StoreError> {
@@ -171,14 +177,10 @@ pub async fn create_missing(
 /// The connections table of the WebSocket API (`CONNECTIONS_TABLE`, else
 /// `TABLE_PREFIX` plus `connections`): who is connected to the live feed.
 pub fn connections_table_from_env() -> String {
-    match std::env::var("CONNECTIONS_TABLE") {
-        Ok(name) if !name.trim().is_empty() => name,
-        _ => {
-            let prefix =
-                std::env::var("TABLE_PREFIX").unwrap_or_else(|_| "nurse-call-".to_string());
-            format!("{prefix}connections")
-        }
-    }
+    name_from_env(
+        "CONNECTIONS_TABLE",
+        format!("{}connections", table_prefix_from_env()),
+    )
 }
 
 /// Creates the connections table as the stack does (tests; in AWS the stack
