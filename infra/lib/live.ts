@@ -10,9 +10,9 @@
  *   a write ─▶ data table ─stream─▶ broadcast ─POST @connections─▶ each display of the scope
  *                                      └ failed batches ─▶ SQS queue (alarmed)
  *
- * The stack creates the two functions like every other one (runtime, logs,
- * least privilege: infra/lib/nurse-call-stack.ts) and hands them to
- * {@link Live.routeConnections} and {@link Live.subscribe}.
+ * The stack creates the two functions like every other one (runtime, logs:
+ * infra/lib/functions.ts; least privilege: infra/lib/access.ts) and hands
+ * them to {@link Live.routeConnections} and {@link Live.subscribe}.
  */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';

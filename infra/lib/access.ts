@@ -1,0 +1,149 @@
+/**
+ * Least privilege: exactly the actions each function's code issues
+ * (functions/store-dynamodb/src/ and the live functions of the contract of
+ * issue 13), and the use of the installation's key those actions need.
+ * The functions (infra/lib/functions.ts) and the seeding
+ * (infra/lib/seeding.ts) get their statements from here; the tests of
+ * infra/test/stack.test.ts and infra/test/data-protection.test.ts assert them.
+ */
+import { Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+
+import { BY_SCOPE_INDEX, Tables } from './data';
+import type { FunctionName } from './functions';
+import { BY_CONNECTION_INDEX, Live } from './live';
+
+/** The DynamoDB actions that write (and so need the key to encrypt). */
+const DYNAMODB_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+export interface AccessProps {
+  readonly production: boolean;
+  readonly tables: Tables;
+  /** The live delivery: its connections table, its management API and its failure queue. */
+  readonly live: Live;
+  /** The installation's key (production). */
+  readonly key?: kms.IKey;
+}
+
+/**
+ * The IAM statements of each function. TransactWriteItems has no IAM action
+ * of its own; it needs the action of each item in it.
+ */
+export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName, iam.PolicyStatementProps[]> {
+  const { production, live, key } = props;
+  const { callTypes, consumers, data } = props.tables;
+  const connections = live.connections;
+  const byScopeArn = `${data.tableArn}/index/${BY_SCOPE_INDEX}`;
+  const byConnectionArn = `${connections.tableArn}/index/${BY_CONNECTION_INDEX}`;
+  return {
+    // authenticate; call types; snapshot (Query pk), open (TransactWriteItems:
+    // Put lock + Put call + Update element; GetItem of the existing lock),
+    // re-open (UpdateItem), close (TransactWriteItems: Update + Delete). In
+    // sandbox stacks also a consumer's hash mismatches for the test page
+    // (PutItem, Query, DeleteItem: already covered).
+    display: [
+      { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+      {
+        actions: [
+          'dynamodb:Query',
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+        ],
+        resources: [data.tableArn],
+      },
+    ],
+    // the display by its token's hash (GetItem; in sandbox stacks also the
+    // test page's consumer, for its cookie); call types to sort and
+    // describe the calls; the open calls from the scope's open-call index
+    // partition (Query), the elements from the by_scope index (Query).
+    'display-read': [
+      { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+      { actions: ['dynamodb:Query'], resources: [data.tableArn, byScopeArn] },
+    ],
+    // authenticate; single form UpdateItem, multi form TransactWriteItems of
+    // Updates, then BatchGetItem of the elements.
+    element: [
+      { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      {
+        actions: [
+          'dynamodb:UpdateItem',
+          'dynamodb:BatchGetItem',
+          // Sandbox stacks only: a consumer's hash mismatches for the test
+          // page (put, read the partition's keys, delete the oldest).
+          ...(production ? [] : ['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem']),
+        ],
+        resources: [data.tableArn],
+      },
+    ],
+    'call-types': [{ actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] }],
+    // the page's consumer (GetItem, PutItem); call types for the page and the
+    // records; the lists from the by_scope index, the hash mismatches from
+    // their partition of the data table (Query only, no writes).
+    sandbox: [
+      { actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: [consumers.tableArn] },
+      { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+      { actions: ['dynamodb:Query'], resources: [data.tableArn, byScopeArn] },
+    ],
+    // $connect: the display by its token's hash, or in sandbox stacks the
+    // visitor's consumer (GetItem); records the connection (PutItem).
+    // $disconnect: finds the connection's scope (Query of by_connection),
+    // removes it (DeleteItem).
+    'live-connect': [
+      { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], resources: [connections.tableArn] },
+      { actions: ['dynamodb:Query'], resources: [byConnectionArn] },
+    ],
+    // call types for the call records; the scope's connections (Query),
+    // a gone one removed (DeleteItem); posts to this API's connections
+    // only; failed batches to its queue (the stream read itself is granted
+    // by the event source mapping: infra/lib/live.ts).
+    broadcast: [
+      { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+      { actions: ['dynamodb:Query', 'dynamodb:DeleteItem'], resources: [connections.tableArn] },
+      { actions: ['execute-api:ManageConnections'], resources: [live.postToConnectionsArn] },
+      { actions: ['sqs:SendMessage'], resources: [live.failures.queueArn] },
+      // Sending to a queue encrypted with the installation's key: a data
+      // key for the message, through SQS only.
+      ...(key
+        ? [
+            {
+              actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+              resources: [key.keyArn],
+              conditions: { StringEquals: { 'kms:ViaService': `sqs.${stack.region}.amazonaws.com` } },
+            },
+          ]
+        : []),
+    ],
+  };
+}
+
+/**
+ * With the installation's key, DynamoDB uses it on behalf of the caller:
+ * each function may use it through DynamoDB only (kms:ViaService), to
+ * decrypt when it only reads, to encrypt too when it writes. The statements
+ * `statements` (DynamoDB access) need; none without a key.
+ */
+export function keyAccess(
+  stack: Stack,
+  key: kms.IKey | undefined,
+  statements: iam.PolicyStatementProps[],
+): iam.PolicyStatementProps[] {
+  if (!key) {
+    return [];
+  }
+  const writes = statements.some((statement) =>
+    (statement.actions ?? []).some((action) => DYNAMODB_WRITES.includes(action)),
+  );
+  return [
+    {
+      actions: ['kms:Decrypt', 'kms:DescribeKey', ...(writes ? ['kms:Encrypt', 'kms:GenerateDataKey'] : [])],
+      resources: [key.keyArn],
+      conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${stack.region}.amazonaws.com` } },
+    },
+  ];
+}

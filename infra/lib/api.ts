@@ -1,0 +1,95 @@
+/**
+ * The HTTP API: exactly the routes of the spec (plus the sandbox's in sandbox
+ * mode), each to its function (infra/lib/functions.ts), on one `$default`
+ * stage with throttling and access logs. The displays' WebSocket API is
+ * infra/lib/live.ts's.
+ */
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+
+import { LogGroupFactory } from './data';
+import { FunctionName, functionsOf, pascal } from './functions';
+import type { ServiceMode } from './nurse-call-stack';
+
+/**
+ * The HTTP API routes of each function (DECISIONS §8, §11, spec 4).
+ * live-connect serves the WebSocket API's `$connect` and `$disconnect`, and
+ * broadcast the data table's stream (infra/lib/live.ts): no HTTP routes.
+ */
+export const ROUTES: Record<FunctionName, string[]> = {
+  display: ['/api/v1/display'],
+  'display-read': ['/api/v1/display/calls', '/api/v1/display/elements', '/display'],
+  element: ['/api/v1/element'],
+  'call-types': ['/api/v1/display/call-types', '/api/v1/openapi.json'],
+  sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state'],
+  'live-connect': [],
+  broadcast: [],
+};
+
+/** The functions behind HTTP API routes: the request path (they get CALL_RETENTION_DAYS). */
+export function httpFunctionsOf(mode: ServiceMode): FunctionName[] {
+  return functionsOf(mode).filter((name) => ROUTES[name].length > 0);
+}
+
+export interface ApiProps {
+  readonly installation: string;
+  readonly mode: ServiceMode;
+  /** The stack's functions: those of {@link httpFunctionsOf} get their routes. */
+  readonly functions: Record<FunctionName, lambda.Function>;
+  /** Throttling of the stage. */
+  readonly throttle: apigwv2.ThrottleSettings;
+  /** Makes the stage's access log group. */
+  readonly logGroup: LogGroupFactory;
+  /** Removal policy of the access log group. */
+  readonly logRemoval: RemovalPolicy;
+}
+
+/**
+ * The API and its stage. `ANY` routes so that a wrong method reaches the
+ * function, which answers the documented 405; everything else reaches the
+ * call-types function, which answers the documented 404.
+ */
+export function createApi(stack: Stack, props: ApiProps): { api: apigwv2.HttpApi; stage: apigwv2.HttpStage } {
+  const { installation, mode, functions: fns, logGroup, logRemoval } = props;
+  const api = new apigwv2.HttpApi(stack, 'Api', {
+    apiName: `nurse-call-${installation}`,
+    description: `nurse-call ${installation} (${mode})`,
+    createDefaultStage: false,
+    defaultIntegration: new HttpLambdaIntegration('DefaultIntegration', fns['call-types']),
+  });
+  for (const name of httpFunctionsOf(mode)) {
+    const integration = new HttpLambdaIntegration(`${pascal(name)}Integration`, fns[name]);
+    for (const routePath of ROUTES[name]) {
+      api.addRoutes({ path: routePath, methods: [apigwv2.HttpMethod.ANY], integration });
+    }
+  }
+  const accessLogs = logGroup('ApiAccessLogs', logRemoval);
+  const stage = api.addStage('DefaultStage', {
+    stageName: '$default',
+    autoDeploy: true,
+    throttle: props.throttle,
+    // `$context.path` is the path alone: the query string is never logged.
+    accessLogSettings: {
+      destination: new apigwv2.LogGroupLogDestination(accessLogs),
+      format: apigw.AccessLogFormat.custom(
+        JSON.stringify({
+          requestId: '$context.requestId',
+          time: '$context.requestTime',
+          ip: '$context.identity.sourceIp',
+          method: '$context.httpMethod',
+          path: '$context.path',
+          route: '$context.routeKey',
+          status: '$context.status',
+          responseLength: '$context.responseLength',
+          latency: '$context.responseLatency',
+          integrationLatency: '$context.integrationLatency',
+          integrationError: '$context.integrationErrorMessage',
+        }),
+      ),
+    },
+  });
+  return { api, stage };
+}

@@ -1,0 +1,142 @@
+/**
+ * Where an installation keeps its data: the installation's key (production
+ * only), the three DynamoDB tables of docs/data-model.md, and the log groups.
+ * The stack creates them first and hands them to everything else: the live
+ * delivery (infra/lib/live.ts), the functions (infra/lib/functions.ts), the
+ * API (infra/lib/api.ts), the seeding (infra/lib/seeding.ts) and the alarms
+ * (infra/lib/alarms.ts).
+ */
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
+
+import { CHECKOV, skipCheckov } from './checkov';
+
+/** The name of the global secondary index of the data table (docs/data-model.md). */
+export const BY_SCOPE_INDEX = 'by_scope';
+
+/** The installation's tables (docs/data-model.md); the live connections are infra/lib/live.ts's. */
+export interface Tables {
+  callTypes: dynamodb.Table;
+  consumers: dynamodb.Table;
+  data: dynamodb.Table;
+}
+
+/** A log group of the stack: `id` is its construct id. */
+export type LogGroupFactory = (id: string, removalPolicy: RemovalPolicy) => logs.LogGroup;
+
+/**
+ * The installation's key (production only): the tables, the log groups, the
+ * alarm topic and the broadcast's failure queue are encrypted with it, so
+ * reading a table takes an IAM permission on this key as well as on the
+ * table, CloudTrail records every use of it, and disabling it makes the
+ * data, its backups and the logs unreadable at once. KMS rotates it yearly.
+ * It outlives a deleted stack like the tables and logs it protects.
+ * A sandbox keeps the AWS-owned encryption (the stack creates no key): its
+ * data is throwaway test data that expires after 30 days, and a key costs a
+ * monthly fee plus requests for nothing worth protecting.
+ */
+export function createDataKey(stack: Stack, installation: string): kms.Key {
+  const key = new kms.Key(stack, 'DataKey', {
+    description: `nurse-call ${installation}: the tables, the log groups, the alarm topic and the broadcast failure queue`,
+    alias: `alias/nurse-call-${installation}`,
+    enableKeyRotation: true,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  // CloudWatch Logs of this region uses the key for the log groups of this
+  // account (the encryption context names the log group).
+  key.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'LogGroupsOfThisAccount',
+      principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
+      actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+      resources: ['*'],
+      conditions: {
+        ArnLike: {
+          'kms:EncryptionContext:aws:logs:arn': `arn:${stack.partition}:logs:${stack.region}:${stack.account}:log-group:*`,
+        },
+      },
+    }),
+  );
+  return key;
+}
+
+export interface TablesProps {
+  /** `nurse-call-<installation>-`: the tables are `<prefix>call-types`, `<prefix>consumers`, `<prefix>data`. */
+  readonly prefix: string;
+  readonly production: boolean;
+  /** The installation's key (production). */
+  readonly key?: kms.IKey;
+}
+
+/**
+ * The tables (docs/data-model.md). Production keeps its data: point-in-time
+ * recovery, deletion protection, retained when the stack goes, encrypted
+ * with the installation's key. A sandbox stack is destroyable as a whole.
+ */
+export function createTables(stack: Stack, props: TablesProps): Tables {
+  const { prefix, production, key } = props;
+  const tableSettings = {
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: production },
+    deletionProtection: production,
+    removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    ...(key ? { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey: key } : {}),
+  };
+  const callTypes = new dynamodb.Table(stack, 'CallTypesTable', {
+    ...tableSettings,
+    tableName: `${prefix}call-types`,
+    partitionKey: { name: 'name', type: dynamodb.AttributeType.STRING },
+  });
+  const consumers = new dynamodb.Table(stack, 'ConsumersTable', {
+    ...tableSettings,
+    tableName: `${prefix}consumers`,
+    partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
+    timeToLiveAttribute: 'ttl',
+  });
+  const data = new dynamodb.Table(stack, 'DataTable', {
+    ...tableSettings,
+    tableName: `${prefix}data`,
+    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+    sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+    timeToLiveAttribute: 'ttl',
+    // Every change, before and after, for the broadcast (infra/lib/live.ts).
+    stream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+  });
+  data.addGlobalSecondaryIndex({
+    indexName: BY_SCOPE_INDEX,
+    partitionKey: { name: 'list_pk', type: dynamodb.AttributeType.STRING },
+    sortKey: { name: 'list_sk', type: dynamodb.AttributeType.STRING },
+    projectionType: dynamodb.ProjectionType.ALL,
+  });
+  if (!production) {
+    for (const table of [callTypes, consumers, data]) {
+      skipCheckov(table, CHECKOV.sandboxTableKey, CHECKOV.sandboxRecovery);
+    }
+  }
+  return { callTypes, consumers, data };
+}
+
+export interface LogGroupsProps {
+  /** The stack's retention of every log group. */
+  readonly retention: logs.RetentionDays;
+  /** The installation's key (production). */
+  readonly key?: kms.IKey;
+}
+
+/**
+ * Every log group: the stack's retention; in production encrypted with
+ * the installation's key.
+ */
+export function logGroups(stack: Stack, props: LogGroupsProps): LogGroupFactory {
+  const { retention, key } = props;
+  return (id, removalPolicy) => {
+    const group = new logs.LogGroup(stack, id, { retention, removalPolicy, encryptionKey: key });
+    if (!key) {
+      skipCheckov(group, CHECKOV.sandboxLogKey);
+    }
+    return group;
+  };
+}

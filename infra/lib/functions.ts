@@ -1,0 +1,175 @@
+/**
+ * The Lambda functions: one per endpoint family of the HTTP API
+ * (infra/lib/api.ts), and the two of the live delivery (infra/lib/live.ts).
+ * Each is the cargo-lambda build of `<lambdaDir>/<function>/bootstrap.zip`
+ * with its environment, its log group and exactly its permissions
+ * (infra/lib/access.ts).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+
+import { accessOf, keyAccess } from './access';
+import { CHECKOV, skipCheckov } from './checkov';
+import { LogGroupFactory, Tables } from './data';
+import { Live } from './live';
+import type { ServiceMode } from './nurse-call-stack';
+
+/** The Lambda functions: cargo-lambda's output folder names (scripts/build-lambdas). */
+export type FunctionName =
+  | 'display'
+  | 'display-read'
+  | 'element'
+  | 'call-types'
+  | 'sandbox'
+  | 'live-connect'
+  | 'broadcast';
+
+/** The functions of a stack in `mode`: the sandbox function only in sandbox stacks. */
+export function functionsOf(mode: ServiceMode): FunctionName[] {
+  return [
+    'display',
+    'display-read',
+    'element',
+    'call-types',
+    ...(mode === 'sandbox' ? (['sandbox'] as const) : []),
+    'live-connect',
+    'broadcast',
+  ];
+}
+
+/**
+ * The broadcast's timeout: a batch of up to 100 stream records, each posted
+ * to every connection of its scope. A timed-out batch is retried (split in
+ * two), so this bounds how long a stuck batch holds up its shard.
+ */
+export const BROADCAST_TIMEOUT = Duration.seconds(30);
+
+const DESCRIPTIONS: Record<FunctionName, string> = {
+  display: 'POST /api/v1/display: open and close calls',
+  'display-read': 'GET /api/v1/display/calls, /api/v1/display/elements and the display page /display',
+  element: 'POST /api/v1/element: element status',
+  'call-types': 'GET /api/v1/display/call-types, and the 404 of unknown paths',
+  sandbox: 'Test server: GET /, /api/v1/sandbox/consumers, /api/v1/sandbox/state',
+  'live-connect': 'WebSocket $connect (checks the display token, records the connection) and $disconnect',
+  broadcast: "The data table's stream: each change of a call or element to the displays connected",
+};
+
+export interface FunctionsProps {
+  readonly installation: string;
+  readonly mode: ServiceMode;
+  /** IANA zone of the times on the wire (SERVICE_TIME_ZONE). */
+  readonly timeZone: string;
+  /** Days a call is kept (CALL_RETENTION_DAYS of the request path). */
+  readonly callRetentionDays: number;
+  /** Reserved concurrency of each function (sandbox stacks only). */
+  readonly reservedConcurrency: number;
+  /** The folder of the cargo-lambda output: `<lambdaDir>/<function>/bootstrap.zip`. */
+  readonly lambdaDir: string;
+  /** Memory of each function in MB. @default 256 */
+  readonly lambdaMemoryMb?: number;
+  /** Timeout of each function but the broadcast ({@link BROADCAST_TIMEOUT}). @default 10 seconds */
+  readonly lambdaTimeout?: Duration;
+  readonly tables: Tables;
+  /** The installation's key (production). */
+  readonly key?: kms.IKey;
+  /** The live delivery the live functions serve (the stack wires them in afterwards). */
+  readonly live: Live;
+  /** Makes each function's log group. */
+  readonly logGroup: LogGroupFactory;
+  /** Removal policy of the functions' log groups. */
+  readonly logRemoval: RemovalPolicy;
+}
+
+/** The functions of the stack's mode ({@link functionsOf}), each with its role, environment and logs. */
+export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Record<FunctionName, lambda.Function>> {
+  const { installation, mode, key, live, logGroup, logRemoval } = props;
+  const { callTypes, consumers, data } = props.tables;
+  const production = mode === 'production';
+  const access = accessOf(stack, { production, tables: props.tables, live, key });
+
+  // Environment (DECISIONS §10): what every function reads, plus each
+  // one's own. The request path's functions keep calls for
+  // CALL_RETENTION_DAYS; the live functions write no calls.
+  const common = {
+    SERVICE_MODE: mode,
+    SERVICE_TIME_ZONE: props.timeZone,
+    CALL_TYPES_TABLE: callTypes.tableName,
+    CONSUMERS_TABLE: consumers.tableName,
+    DATA_TABLE: data.tableName,
+  };
+  const requestPath = { ...common, CALL_RETENTION_DAYS: String(props.callRetentionDays), RUST_LOG: 'info' };
+  const environments: Record<FunctionName, Record<string, string>> = {
+    display: requestPath,
+    'display-read': { ...requestPath, DISPLAY_LIVE_URL: live.url },
+    element: requestPath,
+    'call-types': requestPath,
+    sandbox: requestPath,
+    'live-connect': { ...common, CONNECTIONS_TABLE: live.connections.tableName, RUST_LOG: 'info' },
+    broadcast: {
+      ...common,
+      CONNECTIONS_TABLE: live.connections.tableName,
+      LIVE_MANAGEMENT_ENDPOINT: live.managementEndpoint,
+      RUST_LOG: 'info',
+    },
+  };
+
+  const functions: Partial<Record<FunctionName, lambda.Function>> = {};
+  for (const name of functionsOf(mode)) {
+    const id = pascal(name);
+    const zip = path.join(props.lambdaDir, name, 'bootstrap.zip');
+    if (!fs.existsSync(zip)) {
+      throw new Error(`${zip} is missing: build the functions first (scripts/build-lambdas)`);
+    }
+    const stream = name === 'broadcast';
+    const fn = new lambda.Function(stack, `${id}Function`, {
+      description: `nurse-call ${installation} (${mode}): ${DESCRIPTIONS[name]}`,
+      // The cargo-lambda build: a `bootstrap` executable for Graviton
+      // (linked against glibc 2.30 at most; Amazon Linux 2023 has 2.34).
+      runtime: lambda.Runtime.PROVIDED_AL2023,
+      architecture: lambda.Architecture.ARM_64,
+      handler: 'bootstrap',
+      code: lambda.Code.fromAsset(zip),
+      // Memory also buys CPU. The work per request is small (JSON, one
+      // HMAC, 1-3 DynamoDB round trips), but a cold start sets up TLS to
+      // DynamoDB, which 128 MB makes noticeably slower; 256 MB keeps cold
+      // starts short at a small price. Per installation in props.
+      memorySize: props.lambdaMemoryMb ?? 256,
+      // The SDK gives up on one DynamoDB operation after 4 s (3 attempts
+      // of 1.5 s) and the handler then answers 503 with Retry-After. 10 s
+      // is above that: room for a cold start plus one slow and one failing
+      // operation, so the client gets the documented 503 and not a bare
+      // API Gateway error from a killed invocation. The broadcast answers
+      // no client: BROADCAST_TIMEOUT.
+      timeout: stream ? BROADCAST_TIMEOUT : (props.lambdaTimeout ?? Duration.seconds(10)),
+      // A public test server must neither run up the bill nor take the
+      // account's concurrency from other functions; production is bounded
+      // by the stages' throttling and the stream's shards instead (a cap
+      // there refuses real calls or delays displays).
+      reservedConcurrentExecutions: production ? undefined : props.reservedConcurrency,
+      environment: environments[name],
+      logGroup: logGroup(`${id}Logs`, logRemoval),
+    });
+    for (const statement of [...access[name], ...keyAccess(stack, key, access[name])]) {
+      fn.addToRolePolicy(new iam.PolicyStatement(statement));
+    }
+    skipCheckov(fn, CHECKOV.noVpc, stream ? CHECKOV.streamDlq : CHECKOV.noDlq, CHECKOV.plainEnvironment);
+    if (production) {
+      skipCheckov(fn, stream ? CHECKOV.streamCapInProduction : CHECKOV.noCapInProduction);
+    }
+    functions[name] = fn;
+  }
+  return functions;
+}
+
+/** `call-types` → `CallTypes` (construct ids). */
+export function pascal(name: string): string {
+  return name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}
