@@ -29,7 +29,7 @@ use nurse_call_core::store::admin::AdminStore;
 use nurse_call_core::domain::model::{Call, ElementChange, ElementPolicy, NewCall, Scope};
 use nurse_call_core::domain::report::Period;
 use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::{AddressSnapshot, OpenOutcome};
+use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use nurse_call_sqlite::SqliteStore;
 
@@ -194,11 +194,14 @@ async fn store_month(store: &dyn Store) -> (usize, usize) {
             Step::Open { key, call } => {
                 let outcome = store
                     .open_call(
-                        &scope,
                         &call,
                         &AddressSnapshot::default(),
-                        &change(&call.address),
-                        ElementPolicy::CreateMissing,
+                        &ElementWrite::new(
+                            &scope,
+                            &change(&call.address),
+                            ElementPolicy::CreateMissing,
+                            &AddressSnapshot::default(),
+                        ),
                     )
                     .await
                     .expect("open");
@@ -220,13 +223,15 @@ async fn store_month(store: &dyn Store) -> (usize, usize) {
                 };
                 store
                     .close_calls(
-                        &scope,
-                        &address,
                         &close,
                         at,
                         Some(CENTRAL),
-                        &change(&address),
-                        ElementPolicy::CreateMissing,
+                        &ElementWrite::new(
+                            &scope,
+                            &change(&address),
+                            ElementPolicy::CreateMissing,
+                            &close,
+                        ),
                     )
                     .await
                     .expect("close");

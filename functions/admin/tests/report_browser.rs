@@ -18,7 +18,7 @@ use nurse_call_core::Store;
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::model::{ElementChange, ElementPolicy, NewCall, Scope};
 use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::{AddressSnapshot, OpenOutcome};
+use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome};
 use nurse_call_sqlite::SqliteStore;
 
 /// The hour chart's bar colour (report.css `--bar`).
@@ -98,11 +98,14 @@ async fn a_week(dir: &Path) {
                 }
                 if let OpenOutcome::Opened(opened) = store
                     .open_call(
-                        &scope,
                         &call(event, at),
                         &AddressSnapshot::default(),
-                        &change(at),
-                        ElementPolicy::CreateMissing,
+                        &ElementWrite::new(
+                            &scope,
+                            &change(at),
+                            ElementPolicy::CreateMissing,
+                            &AddressSnapshot::default(),
+                        ),
                     )
                     .await
                     .unwrap()
@@ -111,18 +114,21 @@ async fn a_week(dir: &Path) {
                 }
             }
             let closed_at = opened_at + waited + Duration::seconds(60 + (n * 31) % 600);
+            let snapshot = AddressSnapshot {
+                element: None,
+                open_calls: opened_calls,
+            };
             store
                 .close_calls(
-                    &scope,
-                    &address,
-                    &AddressSnapshot {
-                        element: None,
-                        open_calls: opened_calls,
-                    },
+                    &snapshot,
                     closed_at,
                     Some("6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f"),
-                    &change(closed_at),
-                    ElementPolicy::CreateMissing,
+                    &ElementWrite::new(
+                        &scope,
+                        &change(closed_at),
+                        ElementPolicy::CreateMissing,
+                        &snapshot,
+                    ),
                 )
                 .await
                 .unwrap();

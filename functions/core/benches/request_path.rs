@@ -45,7 +45,8 @@ use nurse_call_core::http::io::{ApiRequest, ApiResponse};
 use nurse_call_core::signing::signature::sign_sha256;
 use nurse_call_core::store::cache::DEFAULT_TTL;
 use nurse_call_core::store::{
-    AddressSnapshot, CloseOutcome, ElementsOutcome, OpenOutcome, SandboxStore,
+    AddressSnapshot, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome, OpenOutcome,
+    SandboxStore,
 };
 use nurse_call_core::{AppState, Endpoint, Mode, Settings, Store, StoreError, serve_endpoint};
 
@@ -155,13 +156,11 @@ impl Store for MemoryStore {
 
     async fn open_call(
         &self,
-        _scope: &Scope,
         call: &NewCall,
         snapshot: &AddressSnapshot,
-        element: &ElementChange,
-        policy: ElementPolicy,
+        element: &ElementWrite,
     ) -> Result<OpenOutcome, StoreError> {
-        if self.changed(element, policy).is_none() {
+        if self.changed(&element.change, element.policy).is_none() {
             return Ok(OpenOutcome::UnknownElement);
         }
         if let Some(open) = snapshot.open_call_of(&call.event) {
@@ -181,15 +180,13 @@ impl Store for MemoryStore {
 
     async fn close_calls(
         &self,
-        _scope: &Scope,
-        address: &str,
         snapshot: &AddressSnapshot,
         closed_at: DateTime<Utc>,
         closed_by: Option<&str>,
-        element: &ElementChange,
-        policy: ElementPolicy,
+        element: &ElementWrite,
     ) -> Result<CloseOutcome, StoreError> {
-        if self.changed(element, policy).is_none() {
+        let address = element.address();
+        if self.changed(&element.change, element.policy).is_none() {
             return Ok(CloseOutcome::UnknownElement);
         }
         Ok(CloseOutcome::Closed(
@@ -205,16 +202,11 @@ impl Store for MemoryStore {
         ))
     }
 
-    async fn update_elements(
-        &self,
-        _scope: &Scope,
-        changes: &[ElementChange],
-        policy: ElementPolicy,
-    ) -> Result<ElementsOutcome, StoreError> {
-        let mut updated = Vec::with_capacity(changes.len());
+    async fn update_elements(&self, batch: &ElementBatch) -> Result<ElementsOutcome, StoreError> {
+        let mut updated = Vec::with_capacity(batch.changes.len());
         let mut unknown = Vec::new();
-        for change in changes {
-            match self.changed(change, policy) {
+        for change in &batch.changes {
+            match self.changed(change, batch.policy) {
                 Some(element) => updated.push(element),
                 None => unknown.push(change.address.clone()),
             }

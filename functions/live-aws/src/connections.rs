@@ -8,9 +8,6 @@
 //! The items are throwaway: a display that reconnects makes a new one, and
 //! one whose `$disconnect` never came expires by TTL a little after API
 //! Gateway's 2 h connection limit.
-
-use std::collections::HashMap;
-
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, Utc};
@@ -99,29 +96,22 @@ impl Connections {
     /// dozens of displays, far below a 1 MB page; more are paged), so a
     /// connection accepted before the read is in it.
     pub async fn of_scope(&self, scope: &Scope) -> Result<Vec<Connection>, StoreError> {
-        let mut connections = Vec::new();
-        let mut start: Option<HashMap<String, AttributeValue>> = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("#scope = :scope")
-                .expression_attribute_names("#scope", "scope")
-                .expression_attribute_values(":scope", s(scope.as_str()))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in page.items() {
-                connections.push(connection_from_item(item)?);
-            }
-            start = page.last_evaluated_key().cloned();
-            if start.is_none() {
-                return Ok(connections);
-            }
-        }
+        self.client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("#scope = :scope")
+            .expression_attribute_names("#scope", "scope")
+            .expression_attribute_values(":scope", s(scope.as_str()))
+            .consistent_read(true)
+            .into_paginator()
+            .items()
+            .send()
+            .try_collect()
+            .await
+            .map_err(classify)?
+            .iter()
+            .map(connection_from_item)
+            .collect()
     }
 
     /// The scopes a connection id is recorded under (normally one), through

@@ -13,7 +13,7 @@ use nurse_call_core::domain::wire_time;
 use nurse_call_core::http::displays::{new_display, token_hash};
 use nurse_call_core::signing::secrets::new_consumer;
 use nurse_call_core::store::admin::{Erased, SecretsReplaced};
-use nurse_call_core::store::{AddressSnapshot, Backend, OpenOutcome};
+use nurse_call_core::store::{AddressSnapshot, Backend, ElementBatch, ElementWrite, OpenOutcome};
 
 use crate::support::{CLOSER, OPENER, close, new_call, open, t};
 
@@ -153,7 +153,11 @@ async fn elements(store: &dyn Backend) {
         at: now,
     };
     store
-        .update_elements(&sandbox, &[change], ElementPolicy::CreateMissing)
+        .update_elements(&ElementBatch::new(
+            &sandbox,
+            &[change],
+            ElementPolicy::CreateMissing,
+        ))
         .await
         .unwrap();
 
@@ -436,11 +440,14 @@ async fn open_in(store: &dyn Backend, call: NewCall, scope: &Scope) -> Call {
     };
     match store
         .open_call(
-            scope,
             &call,
             &AddressSnapshot::default(),
-            &change,
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                scope,
+                &change,
+                ElementPolicy::CreateMissing,
+                &AddressSnapshot::default(),
+            ),
         )
         .await
         .unwrap()

@@ -6,7 +6,8 @@ use nurse_call_core::domain::model::{
     Call, Consumer, Element, ElementChange, ElementPolicy, NewCall, Scope,
 };
 use nurse_call_core::store::{
-    AddressSnapshot, Backend, CloseOutcome, ElementsOutcome, OpenOutcome,
+    AddressSnapshot, Backend, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome,
+    OpenOutcome,
 };
 
 /// The largest id JavaScript represents exactly (2^53 - 1).
@@ -104,11 +105,14 @@ pub async fn open(store: &dyn Backend, scope: &Scope, call: &NewCall) -> Call {
     let change = no_change(&call.address, call.opened_at);
     match store
         .open_call(
-            scope,
             call,
             &AddressSnapshot::default(),
-            &change,
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                scope,
+                &change,
+                ElementPolicy::CreateMissing,
+                &AddressSnapshot::default(),
+            ),
         )
         .await
         .unwrap_or_else(|e| panic!("open_call({}, {}) failed: {e}", call.address, call.event))
@@ -162,15 +166,18 @@ pub async fn close(
     calls: &[&Call],
     closed_at: DateTime<Utc>,
 ) -> Vec<Call> {
+    let closing = open_at(calls);
     store
         .close_calls(
-            scope,
-            address,
-            &open_at(calls),
+            &closing,
             closed_at,
             Some(CLOSER),
-            &no_change(address, closed_at),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                scope,
+                &no_change(address, closed_at),
+                ElementPolicy::CreateMissing,
+                &closing,
+            ),
         )
         .await
         .unwrap_or_else(|e| panic!("close_calls({address}) failed: {e}"))
@@ -184,7 +191,7 @@ pub async fn update(
     policy: ElementPolicy,
 ) -> ElementsOutcome {
     store
-        .update_elements(scope, changes, policy)
+        .update_elements(&ElementBatch::new(scope, changes, policy))
         .await
         .unwrap_or_else(|e| panic!("update_elements({changes:?}, {policy:?}) failed: {e}"))
 }

@@ -18,10 +18,16 @@ use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced};
 use nurse_call_core::store::{Store, StoreError};
 
+use crate::elements::ElementUpdate;
 use crate::error::{build_error, classify};
-use crate::item::*;
+use crate::item::{
+    CALL_SK, ELEMENT_SK, Item, OPEN_PREFIX, address_pk, call_from_item, call_pk, call_type_item,
+    consumer_from_item, display_from_item, display_item, display_key, get_n, get_s, id_key,
+    is_display_item, list_pk, n, open_index_pk, s,
+};
 use crate::tables::BY_SCOPE_INDEX;
-use crate::{DynamoStore, ElementUpdate, TRANSACTION_ATTEMPTS, backoff, mismatches};
+use crate::transaction::{TRANSACTION_ATTEMPTS, backoff};
+use crate::{DynamoStore, mismatches};
 
 /// Most keys one `BatchWriteItem` takes.
 const BATCH_WRITE_LIMIT: usize = 25;
@@ -371,33 +377,27 @@ impl AdminStore for DynamoStore {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<Call>, StoreError> {
-        let mut calls = Vec::new();
         if from >= to {
-            return Ok(calls);
+            return Ok(Vec::new());
         }
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.tables.data)
-                .index_name(BY_SCOPE_INDEX)
-                .key_condition_expression("list_pk = :list_pk AND list_sk BETWEEN :from AND :to")
-                .expression_attribute_values(":list_pk", s(list_pk(scope, "call")))
-                .expression_attribute_values(":from", s(to_stored(from)))
-                .expression_attribute_values(":to", s(to_stored(to)))
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in page.items.unwrap_or_default() {
-                calls.push(call_from_item(&item)?);
-            }
-            start = page.last_evaluated_key;
-            if start.is_none() {
-                break;
-            }
-        }
+        let mut calls = self
+            .client
+            .query()
+            .table_name(&self.tables.data)
+            .index_name(BY_SCOPE_INDEX)
+            .key_condition_expression("list_pk = :list_pk AND list_sk BETWEEN :from AND :to")
+            .expression_attribute_values(":list_pk", s(list_pk(scope, "call")))
+            .expression_attribute_values(":from", s(to_stored(from)))
+            .expression_attribute_values(":to", s(to_stored(to)))
+            .into_paginator()
+            .items()
+            .send()
+            .try_collect()
+            .await
+            .map_err(classify)?
+            .iter()
+            .map(call_from_item)
+            .collect::<Result<Vec<_>, _>>()?;
         // The index orders by opened_at, then the id's 16 digits; sorting
         // again costs nothing and does not rely on the key's spelling.
         calls.sort_by(|a, b| a.opened_at.cmp(&b.opened_at).then(a.id.cmp(&b.id)));
@@ -413,34 +413,26 @@ impl DynamoStore {
         scope: &Scope,
         address: &str,
     ) -> Result<Vec<i64>, StoreError> {
-        let mut ids = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.tables.data)
-                .index_name(BY_SCOPE_INDEX)
-                .key_condition_expression("list_pk = :list_pk")
-                .filter_expression("#address = :address")
-                .expression_attribute_names("#address", "address")
-                .expression_attribute_values(":list_pk", s(list_pk(scope, "call")))
-                .expression_attribute_values(":address", s(address))
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            ids.extend(
-                page.items
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(|item| get_n::<i64>(item, "id")),
-            );
-            start = page.last_evaluated_key;
-            if start.is_none() {
-                return Ok(ids);
-            }
-        }
+        let items: Vec<Item> = self
+            .client
+            .query()
+            .table_name(&self.tables.data)
+            .index_name(BY_SCOPE_INDEX)
+            .key_condition_expression("list_pk = :list_pk")
+            .filter_expression("#address = :address")
+            .expression_attribute_names("#address", "address")
+            .expression_attribute_values(":list_pk", s(list_pk(scope, "call")))
+            .expression_attribute_values(":address", s(address))
+            .into_paginator()
+            .items()
+            .send()
+            .try_collect()
+            .await
+            .map_err(classify)?;
+        Ok(items
+            .iter()
+            .filter_map(|item| get_n::<i64>(item, "id"))
+            .collect())
     }
 
     /// Deletes the data-table items of `keys` (`pk`, `sk`), in order, 25 per

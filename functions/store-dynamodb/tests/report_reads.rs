@@ -14,7 +14,7 @@ use chrono::{Duration, TimeZone, Utc};
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::model::{ElementChange, ElementPolicy, NewCall, Scope};
 use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::{AddressSnapshot, OpenOutcome, Store};
+use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome, Store};
 use nurse_call_dynamodb::{DynamoStore, RequestCounter, TableNames, Timeouts, sdk_config};
 use store_conformance::moto;
 
@@ -122,11 +122,14 @@ async fn a_span_is_read_by_paged_queries_on_the_index_never_by_a_scan() {
         };
         let outcome = store
             .open_call(
-                &scope,
                 &call,
                 &AddressSnapshot::default(),
-                &change,
-                ElementPolicy::CreateMissing,
+                &ElementWrite::new(
+                    &scope,
+                    &change,
+                    ElementPolicy::CreateMissing,
+                    &AddressSnapshot::default(),
+                ),
             )
             .await
             .unwrap();

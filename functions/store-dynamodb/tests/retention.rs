@@ -13,7 +13,7 @@ use nurse_call_core::domain::model::{
     Call, Consumer, ElementChange, ElementPolicy, NewCall, Scope,
 };
 use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::{AddressSnapshot, CloseOutcome, OpenOutcome};
+use nurse_call_core::store::{AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::moto;
 
@@ -58,11 +58,14 @@ async fn open(store: &DynamoStore, scope: &Scope, address: &str, opened: DateTim
     };
     match store
         .open_call(
-            scope,
             &call,
             &AddressSnapshot::default(),
-            &change(address, opened),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                scope,
+                &change(address, opened),
+                ElementPolicy::CreateMissing,
+                &AddressSnapshot::default(),
+            ),
         )
         .await
         .unwrap()
@@ -79,13 +82,15 @@ async fn close(store: &DynamoStore, scope: &Scope, call: &Call, closed: DateTime
     };
     let outcome = store
         .close_calls(
-            scope,
-            &call.address,
             &open,
             closed,
             None,
-            &change(&call.address, closed),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                scope,
+                &change(&call.address, closed),
+                ElementPolicy::CreateMissing,
+                &open,
+            ),
         )
         .await
         .unwrap();

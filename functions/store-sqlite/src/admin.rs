@@ -11,10 +11,11 @@ use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::StoreError;
 use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced};
 
-use crate::{
-    CALL_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, SqliteStore, call_from_row, consumer_from_row,
-    display_from_row, insert_call_type, mismatches, read_element, write_element,
+use crate::rows::{
+    CALL_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, call_from_row, consumer_from_row,
+    display_from_row, insert_call_type,
 };
+use crate::{SqliteStore, mismatches, read_element, write_element};
 
 #[async_trait]
 impl AdminStore for SqliteStore {

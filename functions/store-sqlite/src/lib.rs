@@ -6,12 +6,18 @@
 //! one transaction (group commit, `synchronous=FULL`), each in a savepoint of
 //! its own, and none is answered before that commit; reads run on a second,
 //! read-only connection and thread, see committed writes only, and wait for
-//! no commit. WAL mode
-//! and a busy timeout let the admin command work on the same file while the
-//! server writes.
+//! no commit. WAL mode and a busy timeout let the admin command work on the
+//! same file while the server writes.
+//!
+//! This file maps the [`Store`] trait onto SQL, with the element writes every
+//! request shares; `rows` turns rows into domain values, `sandbox` and
+//! `mismatches` keep the test server's data, `admin` the admin command's,
+//! `schema` creates and migrates the file, `worker` owns the connections.
 
 mod admin;
 mod mismatches;
+mod rows;
+mod sandbox;
 mod schema;
 mod worker;
 
@@ -20,15 +26,20 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use nurse_call_core::domain::model::{
-    Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
-    NewCall, Scope,
+    Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, NewCall, Scope,
 };
-use nurse_call_core::domain::wire_time::{from_stored, to_stored};
+use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::{
-    AddressSnapshot, CloseOutcome, ElementsOutcome, OpenOutcome, SandboxStore, Store, StoreError,
+    AddressSnapshot, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome, OpenOutcome, Store,
+    StoreError,
+};
+
+use rows::{
+    CALL_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, ELEMENT_COLUMNS, call_from_row,
+    call_type_from_row, consumer_from_row, display_from_row, element_from_row,
 };
 
 /// The file name inside the data folder.
@@ -110,62 +121,6 @@ fn internal(error: rusqlite::Error) -> StoreError {
     StoreError::Internal(error.to_string())
 }
 
-fn time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<DateTime<Utc>> {
-    let text: String = row.get(index)?;
-    from_stored(&text).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            index,
-            rusqlite::types::Type::Text,
-            format!("not an RFC 3339 instant: {text:?}").into(),
-        )
-    })
-}
-
-fn optional_time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<DateTime<Utc>>> {
-    let text: Option<String> = row.get(index)?;
-    match text {
-        None => Ok(None),
-        Some(_) => time_at(row, index).map(Some),
-    }
-}
-
-pub(crate) const CALL_COLUMNS: &str = "id, address, event, position, section, attribute, \
-                                       element_code, element_name, opened_at, closed_at, \
-                                       opened_by, closed_by";
-
-pub(crate) fn call_from_row(row: &Row<'_>) -> rusqlite::Result<Call> {
-    Ok(Call {
-        id: row.get(0)?,
-        address: row.get(1)?,
-        event: row.get(2)?,
-        position: row.get(3)?,
-        section: row.get(4)?,
-        attribute: row.get(5)?,
-        element_code: row.get(6)?,
-        element_name: row.get(7)?,
-        opened_at: time_at(row, 8)?,
-        closed_at: optional_time_at(row, 9)?,
-        opened_by: row.get(10)?,
-        closed_by: row.get(11)?,
-    })
-}
-
-const ELEMENT_COLUMNS: &str =
-    "address, code, name, battery, position, reachable, updated_at, version";
-
-fn element_from_row(row: &Row<'_>) -> rusqlite::Result<Element> {
-    Ok(Element {
-        address: row.get(0)?,
-        code: row.get(1)?,
-        name: row.get(2)?,
-        battery: row.get(3)?,
-        position: row.get(4)?,
-        reachable: row.get(5)?,
-        updated_at: time_at(row, 6)?,
-        version: row.get(7)?,
-    })
-}
-
 fn read_element(tx: &Connection, scope: &str, address: &str) -> rusqlite::Result<Option<Element>> {
     tx.prepare_cached(&format!(
         "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 AND address = ?2"
@@ -242,91 +197,6 @@ fn open_call_with_event(
     .optional()
 }
 
-/// The columns [`display_from_row`] reads, in its order.
-pub(crate) const DISPLAY_COLUMNS: &str =
-    "id, name, sections, scope, token_hash, created_at, revoked";
-
-pub(crate) fn display_from_row(row: &Row<'_>) -> rusqlite::Result<Display> {
-    let sections: String = row.get(2)?;
-    Ok(Display {
-        id: row.get(0)?,
-        name: row.get(1)?,
-        sections: serde_json::from_str(&sections).map_err(|error| {
-            rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, error.into())
-        })?,
-        scope: Scope::from_key(&row.get::<_, String>(3)?),
-        token_hash: row.get(4)?,
-        created_at: time_at(row, 5)?,
-        revoked: row.get(6)?,
-    })
-}
-
-/// The columns [`consumer_from_row`] reads, in its order.
-pub(crate) const CONSUMER_COLUMNS: &str =
-    "id, name, secrets, allow_sha1, created_at, expires_at, require_signed_time";
-
-fn consumer_from_row(row: &Row<'_>) -> rusqlite::Result<Consumer> {
-    let secrets: String = row.get(2)?;
-    Ok(Consumer {
-        id: row.get(0)?,
-        name: row.get(1)?,
-        secrets: serde_json::from_str(&secrets).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, e.into())
-        })?,
-        allow_sha1: row.get(3)?,
-        created_at: time_at(row, 4)?,
-        expires_at: optional_time_at(row, 5)?,
-        require_signed_time: row.get(6)?,
-    })
-}
-
-/// Inserts a call type; `on_conflict` says what happens when its name exists.
-pub(crate) fn insert_call_type(
-    connection: &Connection,
-    t: &CallType,
-    on_conflict: &str,
-) -> rusqlite::Result<()> {
-    connection.execute(
-        &format!(
-            "INSERT INTO call_types (id, name, internal_name, urgency, priority, type,
-                color, notify, notification_interval, notification_maxloops,
-                notification_sound)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-             {on_conflict}"
-        ),
-        params![
-            t.id,
-            t.name,
-            t.internal_name,
-            t.urgency,
-            t.priority,
-            t.kind,
-            t.color,
-            t.notify,
-            t.notification_interval,
-            t.notification_maxloops,
-            t.notification_sound
-        ],
-    )?;
-    Ok(())
-}
-
-fn call_type_from_row(row: &Row<'_>) -> rusqlite::Result<CallType> {
-    Ok(CallType {
-        id: row.get(0)?,
-        name: row.get(1)?,
-        internal_name: row.get(2)?,
-        urgency: row.get(3)?,
-        priority: row.get(4)?,
-        kind: row.get(5)?,
-        color: row.get(6)?,
-        notify: row.get(7)?,
-        notification_interval: row.get(8)?,
-        notification_maxloops: row.get(9)?,
-        notification_sound: row.get(10)?,
-    })
-}
-
 #[async_trait]
 impl Store for SqliteStore {
     async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
@@ -379,19 +249,18 @@ impl Store for SqliteStore {
 
     async fn open_call(
         &self,
-        scope: &Scope,
         call: &NewCall,
         snapshot: &AddressSnapshot,
-        element: &ElementChange,
-        policy: ElementPolicy,
+        element: &ElementWrite,
     ) -> Result<OpenOutcome, StoreError> {
-        let (scope, call, change) = (scope.as_str().to_string(), call.clone(), element.clone());
+        let scope = element.scope.as_str().to_string();
+        let (call, change, policy) = (call.clone(), element.change.clone(), element.policy);
         let already_open = snapshot.open_call_of(&call.event).cloned();
-        let changes_element = snapshot.changes_element(element, policy);
+        let writes_element = element.writes_element;
         self.with(move |c| {
             if let Some(existing) = already_open {
                 // Open at the snapshot: no call to write, only the element.
-                if changes_element && apply_change(c, &scope, &change, policy)?.is_none() {
+                if writes_element && apply_change(c, &scope, &change, policy)?.is_none() {
                     return Ok(OpenOutcome::UnknownElement);
                 }
                 return Ok(OpenOutcome::AlreadyOpen(existing));
@@ -430,18 +299,16 @@ impl Store for SqliteStore {
 
     async fn close_calls(
         &self,
-        scope: &Scope,
-        address: &str,
         snapshot: &AddressSnapshot,
         closed_at: DateTime<Utc>,
         closed_by: Option<&str>,
-        element: &ElementChange,
-        policy: ElementPolicy,
+        element: &ElementWrite,
     ) -> Result<CloseOutcome, StoreError> {
-        let (scope, address, change) = (
-            scope.as_str().to_string(),
-            address.to_string(),
-            element.clone(),
+        let scope = element.scope.as_str().to_string();
+        let (address, change, policy) = (
+            element.address().to_string(),
+            element.change.clone(),
+            element.policy,
         );
         let ids: Vec<i64> = snapshot.closable(closed_at).map(|call| call.id).collect();
         let closed_by = closed_by.map(str::to_string);
@@ -473,13 +340,9 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn update_elements(
-        &self,
-        scope: &Scope,
-        changes: &[ElementChange],
-        policy: ElementPolicy,
-    ) -> Result<ElementsOutcome, StoreError> {
-        let (scope, changes) = (scope.as_str().to_string(), changes.to_vec());
+    async fn update_elements(&self, batch: &ElementBatch) -> Result<ElementsOutcome, StoreError> {
+        let scope = batch.scope.as_str().to_string();
+        let (changes, policy) = (batch.changes.clone(), batch.policy);
         self.with(move |c| {
             // All or nothing: every unknown address is found before anything
             // is written (the batch's transaction holds the write lock).
@@ -541,105 +404,5 @@ impl Store for SqliteStore {
             .optional()
         })
         .await
-    }
-}
-
-#[async_trait]
-impl SandboxStore for SqliteStore {
-    async fn create_consumer(&self, consumer: &Consumer) -> Result<(), StoreError> {
-        let consumer = consumer.clone();
-        self.with(move |c| {
-            c.execute(
-                "INSERT INTO consumers (id, name, secrets, allow_sha1, created_at, expires_at,
-                    require_signed_time)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    consumer.id,
-                    consumer.name,
-                    serde_json::to_string(&consumer.secrets).expect("strings serialise"),
-                    consumer.allow_sha1,
-                    to_stored(consumer.created_at),
-                    consumer.expires_at.map(to_stored),
-                    consumer.require_signed_time
-                ],
-            )?;
-            Ok(())
-        })
-        .await
-    }
-
-    async fn recent_calls(&self, scope: &Scope, limit: usize) -> Result<Vec<Call>, StoreError> {
-        let scope = scope.as_str().to_string();
-        self.read(move |c| {
-            let mut statement = c.prepare_cached(&format!(
-                "SELECT {CALL_COLUMNS} FROM calls WHERE scope = ?1
-                 ORDER BY closed_at IS NOT NULL, opened_at DESC, id DESC LIMIT ?2"
-            ))?;
-            statement
-                .query_map(params![scope, limit as i64], call_from_row)?
-                .collect()
-        })
-        .await
-    }
-
-    async fn recent_elements(
-        &self,
-        scope: &Scope,
-        limit: usize,
-    ) -> Result<Vec<Element>, StoreError> {
-        let scope = scope.as_str().to_string();
-        self.read(move |c| {
-            let mut statement = c.prepare_cached(&format!(
-                "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1
-                 ORDER BY updated_at DESC, address LIMIT ?2"
-            ))?;
-            statement
-                .query_map(params![scope, limit as i64], element_from_row)?
-                .collect()
-        })
-        .await
-    }
-
-    async fn purge_expired(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.with(move |tx| {
-            mismatches::purge(tx, now)?;
-            let now = to_stored(now);
-            let scopes =
-                "SELECT id FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1";
-            tx.execute(
-                &format!("DELETE FROM calls WHERE scope IN ({scopes})"),
-                params![now],
-            )?;
-            tx.execute(
-                &format!("DELETE FROM elements WHERE scope IN ({scopes})"),
-                params![now],
-            )?;
-            let purged = tx.execute(
-                "DELETE FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1",
-                params![now],
-            )?;
-            Ok(purged as u64)
-        })
-        .await
-    }
-
-    async fn record_hash_mismatch(
-        &self,
-        scope: &Scope,
-        mismatch: &HashMismatch,
-    ) -> Result<(), StoreError> {
-        let (scope, mismatch) = (scope.as_str().to_string(), mismatch.clone());
-        self.with(move |c| mismatches::record(c, &scope, &mismatch))
-            .await
-    }
-
-    async fn recent_hash_mismatches(
-        &self,
-        scope: &Scope,
-        limit: usize,
-    ) -> Result<Vec<HashMismatch>, StoreError> {
-        let scope = scope.as_str().to_string();
-        self.read(move |c| mismatches::recent(c, &scope, limit))
-            .await
     }
 }

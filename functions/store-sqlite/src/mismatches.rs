@@ -7,7 +7,7 @@ use rusqlite::{Connection, params};
 use nurse_call_core::domain::model::HashMismatch;
 use nurse_call_core::domain::wire_time::to_stored;
 
-use crate::time_at;
+use crate::rows::time_at;
 
 /// Stores `mismatch` and drops the scope's mismatches beyond the newest kept
 /// (one job, so one transaction).

@@ -11,7 +11,7 @@ use nurse_call_core::domain::model::{ElementChange, ElementPolicy, HashMismatch,
 use nurse_call_core::http::displays::{new_display, token_hash};
 use nurse_call_core::store::SandboxStore;
 use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::{AddressSnapshot, OpenOutcome};
+use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome};
 use nurse_call_sqlite::{FILE_NAME, SqliteStore};
 
 /// The schema of version 1 exactly as it shipped, with one consumer and one call.
@@ -168,29 +168,35 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
     };
     let OpenOutcome::Opened(opened) = store
         .open_call(
-            &scope,
             &call,
             &AddressSnapshot::default(),
-            &change(day(11)),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                &scope,
+                &change(day(11)),
+                ElementPolicy::CreateMissing,
+                &AddressSnapshot::default(),
+            ),
         )
         .await
         .expect("open")
     else {
         panic!("a new call")
     };
+    let closing = AddressSnapshot {
+        element: None,
+        open_calls: vec![opened],
+    };
     store
         .close_calls(
-            &scope,
-            "Zimmer-2",
-            &AddressSnapshot {
-                element: None,
-                open_calls: vec![opened],
-            },
+            &closing,
             day(12),
             Some("bbbbbbbb-0000-4000-8000-00000000000b"),
-            &change(day(12)),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                &scope,
+                &change(day(12)),
+                ElementPolicy::CreateMissing,
+                &closing,
+            ),
         )
         .await
         .expect("close");

@@ -56,11 +56,69 @@ impl AddressSnapshot {
             .iter()
             .filter(move |call| call.opened_at <= closed_at)
     }
+}
 
-    /// Whether a request with `change` writes its element: status fields
-    /// sent, or a sandbox address seen for the first time.
-    pub fn changes_element(&self, change: &ElementChange, policy: ElementPolicy) -> bool {
-        !change.is_empty() || (policy == ElementPolicy::CreateMissing && self.element.is_none())
+/// What a display request (open or close) writes to its element, decided
+/// once by the handler from the snapshot and carried to the store as one
+/// value: whose element, the status fields sent, what an unknown element
+/// means, and whether the element is written at all. The handler publishes
+/// the element to the displays when, and only when, the store writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElementWrite {
+    /// Whose data the request works on (the consumer's scope).
+    pub scope: Scope,
+    /// The status fields sent; only those change.
+    pub change: ElementChange,
+    /// What an unregistered address means (production or sandbox).
+    pub policy: ElementPolicy,
+    /// Whether the element is written: status fields sent, or a sandbox
+    /// address seen for the first time.
+    pub writes_element: bool,
+}
+
+impl ElementWrite {
+    /// The write of `change` to the element of `snapshot`'s address.
+    pub fn new(
+        scope: &Scope,
+        change: &ElementChange,
+        policy: ElementPolicy,
+        snapshot: &AddressSnapshot,
+    ) -> Self {
+        let writes_element = !change.is_empty()
+            || (policy == ElementPolicy::CreateMissing && snapshot.element.is_none());
+        ElementWrite {
+            scope: scope.clone(),
+            change: change.clone(),
+            policy,
+            writes_element,
+        }
+    }
+
+    /// The address of the element (and of the calls opened or closed).
+    pub fn address(&self) -> &str {
+        &self.change.address
+    }
+}
+
+/// What an element request writes (spec 4.2): changes of several elements
+/// of one scope, all or nothing, under one policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElementBatch {
+    /// Whose data the request works on (the consumer's scope).
+    pub scope: Scope,
+    /// At most one change per address.
+    pub changes: Vec<ElementChange>,
+    /// What an unregistered address means (production or sandbox).
+    pub policy: ElementPolicy,
+}
+
+impl ElementBatch {
+    pub fn new(scope: &Scope, changes: &[ElementChange], policy: ElementPolicy) -> Self {
+        ElementBatch {
+            scope: scope.clone(),
+            changes: changes.to_vec(),
+            policy,
+        }
     }
 }
 
@@ -109,46 +167,37 @@ pub trait Store: Send + Sync {
     /// The element and open calls of an address, in one consistent read.
     async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError>;
 
-    /// Opens `call` on the address of `snapshot`, and applies `element`,
-    /// atomically. The store decides with [`AddressSnapshot::open_call_of`]:
-    /// an event already open there is answered with that call and only the
-    /// element is written (when [`AddressSnapshot::changes_element`]); one
-    /// opened by a concurrent request meanwhile is answered the same way.
-    /// With `CreateMissing` an unknown element is created; with `MustExist`
-    /// one that vanished after the snapshot is [`OpenOutcome::UnknownElement`].
+    /// Opens `call` on the address of `snapshot` in `element`'s scope, and
+    /// applies `element`, atomically. The store decides with
+    /// [`AddressSnapshot::open_call_of`]: an event already open there is
+    /// answered with that call and only the element is written (when
+    /// [`ElementWrite::writes_element`]); one opened by a concurrent request
+    /// meanwhile is answered the same way. With `CreateMissing` an unknown
+    /// element is created; with `MustExist` one that vanished after the
+    /// snapshot is [`OpenOutcome::UnknownElement`].
     async fn open_call(
         &self,
-        scope: &Scope,
         call: &NewCall,
         snapshot: &AddressSnapshot,
-        element: &ElementChange,
-        policy: ElementPolicy,
+        element: &ElementWrite,
     ) -> Result<OpenOutcome, StoreError>;
 
     /// Closes the [`AddressSnapshot::closable`] calls of `snapshot` that are
     /// still open, at `closed_at`, by consumer `closed_by` (kept for the
-    /// audit, DECISIONS §13), and applies `element`, atomically. Returns the
-    /// calls this request closed (one closed by a concurrent request
-    /// meanwhile is not among them).
-    #[allow(clippy::too_many_arguments)]
+    /// audit, DECISIONS §13), and applies `element`, atomically; the address
+    /// and scope are `element`'s. Returns the calls this request closed (one
+    /// closed by a concurrent request meanwhile is not among them).
     async fn close_calls(
         &self,
-        scope: &Scope,
-        address: &str,
         snapshot: &AddressSnapshot,
         closed_at: DateTime<Utc>,
         closed_by: Option<&str>,
-        element: &ElementChange,
-        policy: ElementPolicy,
+        element: &ElementWrite,
     ) -> Result<CloseOutcome, StoreError>;
 
-    /// Applies element changes (at most one per address) all or nothing.
-    async fn update_elements(
-        &self,
-        scope: &Scope,
-        changes: &[ElementChange],
-        policy: ElementPolicy,
-    ) -> Result<ElementsOutcome, StoreError>;
+    /// Applies the batch's element changes (at most one per address) all or
+    /// nothing.
+    async fn update_elements(&self, batch: &ElementBatch) -> Result<ElementsOutcome, StoreError>;
 
     /// Every open call of a scope (the displays' snapshot, DECISIONS §11), in
     /// any order. Consistent: a call whose open was acknowledged before the

@@ -1,7 +1,7 @@
 //! Calls: opened once per (scope, address, event), closed by id.
 
 use nurse_call_core::domain::model::{Call, Element, ElementChange, ElementPolicy, Scope};
-use nurse_call_core::store::{AddressSnapshot, CloseOutcome, OpenOutcome};
+use nurse_call_core::store::{AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome};
 
 use crate::Harness;
 use crate::support::*;
@@ -14,11 +14,14 @@ pub async fn open_call_opens_a_call(harness: Harness) {
     let call = new_call("1.1", "Notruf", t(100));
     let outcome = store
         .open_call(
-            &scope,
             &call,
             &AddressSnapshot::default(),
-            &battery("1.1", 64.0, t(101)),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                &scope,
+                &battery("1.1", 64.0, t(101)),
+                ElementPolicy::CreateMissing,
+                &AddressSnapshot::default(),
+            ),
         )
         .await
         .expect("open_call failed");
@@ -109,11 +112,14 @@ pub async fn open_call_on_open_event_returns_existing(harness: Harness) {
     repeat.element_code = "other".to_string();
     let outcome = store
         .open_call(
-            &scope,
             &repeat,
             &AddressSnapshot::default(),
-            &battery("2.1", 12.0, t(21)),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                &scope,
+                &battery("2.1", 12.0, t(21)),
+                ElementPolicy::CreateMissing,
+                &AddressSnapshot::default(),
+            ),
         )
         .await
         .expect("second open_call failed");
@@ -208,11 +214,14 @@ pub async fn open_call_element_policies(harness: Harness) {
     };
     let outcome = store
         .open_call(
-            &scope,
             &new_call("5.1", "Notruf", t(10)),
             &AddressSnapshot::default(),
-            &change,
-            ElementPolicy::MustExist,
+            &ElementWrite::new(
+                &scope,
+                &change,
+                ElementPolicy::MustExist,
+                &AddressSnapshot::default(),
+            ),
         )
         .await
         .expect("open_call failed");
@@ -231,11 +240,14 @@ pub async fn open_call_element_policies(harness: Harness) {
 
     let outcome = store
         .open_call(
-            &scope,
             &new_call("5.2", "Notruf", t(20)),
             &AddressSnapshot::default(),
-            &battery("5.2", 30.0, t(20)),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                &scope,
+                &battery("5.2", 30.0, t(20)),
+                ElementPolicy::CreateMissing,
+                &AddressSnapshot::default(),
+            ),
         )
         .await
         .expect("open_call failed");
@@ -255,11 +267,14 @@ pub async fn open_call_element_policies(harness: Harness) {
     // error, but it must not invent an element.
     let _ = store
         .open_call(
-            &scope,
             &new_call("5.3", "Notruf", t(30)),
             &AddressSnapshot::default(),
-            &battery("5.3", 30.0, t(30)),
-            ElementPolicy::MustExist,
+            &ElementWrite::new(
+                &scope,
+                &battery("5.3", 30.0, t(30)),
+                ElementPolicy::MustExist,
+                &AddressSnapshot::default(),
+            ),
         )
         .await;
     assert_eq!(
@@ -278,15 +293,18 @@ pub async fn close_calls_closes_listed_open_calls(harness: Harness) {
     let b = open(store, &scope, &new_call("6.1", "WC", t(2))).await;
     let c = open(store, &scope, &new_call("6.1", "Hotelruf", t(3))).await;
 
+    let closing = open_at(&[&a, &b, &a]);
     let mut closed_calls = store
         .close_calls(
-            &scope,
-            "6.1",
-            &open_at(&[&a, &b, &a]),
+            &closing,
             t(50),
             Some(CLOSER),
-            &battery("6.1", 1.0, t(50)),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                &scope,
+                &battery("6.1", 1.0, t(50)),
+                ElementPolicy::CreateMissing,
+                &closing,
+            ),
         )
         .await
         .expect("close_calls failed")
@@ -314,15 +332,18 @@ pub async fn close_calls_closes_listed_open_calls(harness: Harness) {
     );
 
     // Closing closed calls closes nothing, but the change still lands.
+    let closing = open_at(&[&a, &b]);
     let again = store
         .close_calls(
-            &scope,
-            "6.1",
-            &open_at(&[&a, &b]),
+            &closing,
             t(60),
             Some(CLOSER),
-            &battery("6.1", 2.0, t(60)),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                &scope,
+                &battery("6.1", 2.0, t(60)),
+                ElementPolicy::CreateMissing,
+                &closing,
+            ),
         )
         .await
         .expect("second close_calls failed")
@@ -388,15 +409,18 @@ pub async fn close_calls_ignores_other_addresses_and_unknown_ids(harness: Harnes
 pub async fn close_calls_element_policies(harness: Harness) {
     let store = harness.store.as_ref();
     let scope = Scope::installation();
+    let closing = open_at(&[]);
     let outcome = store
         .close_calls(
-            &scope,
-            "8.1",
-            &open_at(&[]),
+            &closing,
             t(1),
             Some(CLOSER),
-            &battery("8.1", 5.0, t(1)),
-            ElementPolicy::MustExist,
+            &ElementWrite::new(
+                &scope,
+                &battery("8.1", 5.0, t(1)),
+                ElementPolicy::MustExist,
+                &closing,
+            ),
         )
         .await
         .expect("close_calls failed");
@@ -410,15 +434,18 @@ pub async fn close_calls_element_policies(harness: Harness) {
         "close_calls (MustExist) created an element"
     );
 
+    let closing = open_at(&[]);
     let closed_calls = store
         .close_calls(
-            &scope,
-            "8.2",
-            &open_at(&[]),
+            &closing,
             t(2),
             Some(CLOSER),
-            &battery("8.2", 6.0, t(2)),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                &scope,
+                &battery("8.2", 6.0, t(2)),
+                ElementPolicy::CreateMissing,
+                &closing,
+            ),
         )
         .await
         .expect("close_calls failed")
@@ -436,15 +463,18 @@ pub async fn close_calls_element_policies(harness: Harness) {
 
     let registered = register(store, &scope, "8.3", t(0)).await;
     let call = open(store, &scope, &new_call("8.3", "WC", t(1))).await;
+    let closing = open_at(&[&call]);
     let closed_calls = store
         .close_calls(
-            &scope,
-            "8.3",
-            &open_at(&[&call]),
+            &closing,
             t(3),
             Some(CLOSER),
-            &battery("8.3", 7.0, t(3)),
-            ElementPolicy::MustExist,
+            &ElementWrite::new(
+                &scope,
+                &battery("8.3", 7.0, t(3)),
+                ElementPolicy::MustExist,
+                &closing,
+            ),
         )
         .await
         .expect("close_calls failed")

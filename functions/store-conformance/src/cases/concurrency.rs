@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use nurse_call_core::domain::model::{Call, Element, ElementChange, ElementPolicy, Scope};
-use nurse_call_core::store::{AddressSnapshot, Backend, ElementsOutcome, OpenOutcome};
+use nurse_call_core::store::{
+    AddressSnapshot, Backend, ElementBatch, ElementWrite, ElementsOutcome, OpenOutcome,
+};
 use tokio::sync::Barrier;
 
 use crate::Harness;
@@ -70,11 +72,14 @@ pub async fn concurrent_opens_of_one_event_open_once(harness: Harness) {
                 let at = t(i as i64);
                 store
                     .open_call(
-                        &scope,
                         &new_call(address, "Notruf", at),
                         &AddressSnapshot::default(),
-                        &battery(address, i as f64, at),
-                        policy,
+                        &ElementWrite::new(
+                            &scope,
+                            &battery(address, i as f64, at),
+                            policy,
+                            &AddressSnapshot::default(),
+                        ),
                     )
                     .await
                     .unwrap_or_else(|e| panic!("racing open_call #{i} failed: {e}"))
@@ -175,11 +180,14 @@ pub async fn concurrent_opens_and_closes_keep_invariants(harness: Harness) {
                     let at = tick();
                     let outcome = store
                         .open_call(
-                            &scope,
                             &new_call(address, event, at),
                             &AddressSnapshot::default(),
-                            &battery(address, (i % 101) as f64, at),
-                            ElementPolicy::CreateMissing,
+                            &ElementWrite::new(
+                                &scope,
+                                &battery(address, (i % 101) as f64, at),
+                                ElementPolicy::CreateMissing,
+                                &AddressSnapshot::default(),
+                            ),
                         )
                         .await
                         .unwrap_or_else(|e| panic!("racing open_call #{i} failed: {e}"));
@@ -198,13 +206,15 @@ pub async fn concurrent_opens_and_closes_keep_invariants(harness: Harness) {
                         .collect();
                     let closed = store
                         .close_calls(
-                            &scope,
-                            address,
                             &snapshot,
                             closed_at,
                             Some(CLOSER),
-                            &no_change(address, closed_at),
-                            ElementPolicy::CreateMissing,
+                            &ElementWrite::new(
+                                &scope,
+                                &no_change(address, closed_at),
+                                ElementPolicy::CreateMissing,
+                                &snapshot,
+                            ),
                         )
                         .await
                         .unwrap_or_else(|e| panic!("racing close_calls #{i} failed: {e}"))
@@ -422,7 +432,7 @@ pub async fn concurrent_element_batches_are_all_or_nothing(harness: Harness) {
                 let (addresses, policy, _) = &plan[b];
                 let changes: Vec<ElementChange> = addresses.iter().map(|a| marker(b, a)).collect();
                 store
-                    .update_elements(&scope, &changes, *policy)
+                    .update_elements(&ElementBatch::new(&scope, &changes, *policy))
                     .await
                     .unwrap_or_else(|e| panic!("racing update_elements (batch {b}) failed: {e}"))
             }

@@ -1,7 +1,7 @@
 //! Elements: registration, status changes, all-or-nothing batches.
 
 use nurse_call_core::domain::model::{Element, ElementChange, ElementPolicy, Scope};
-use nurse_call_core::store::{AddressSnapshot, ElementsOutcome, OpenOutcome};
+use nurse_call_core::store::{AddressSnapshot, ElementWrite, ElementsOutcome, OpenOutcome};
 
 use crate::Harness;
 use crate::support::*;
@@ -362,11 +362,14 @@ pub async fn empty_change_keeps_updated_at(harness: Harness) {
 
     let outcome = store
         .open_call(
-            &scope,
             &new_call("quiet", "Notruf", t(6)),
             &AddressSnapshot::default(),
-            &no_change("quiet", t(6)),
-            ElementPolicy::MustExist,
+            &ElementWrite::new(
+                &scope,
+                &no_change("quiet", t(6)),
+                ElementPolicy::MustExist,
+                &AddressSnapshot::default(),
+            ),
         )
         .await
         .expect("open_call failed");
@@ -381,15 +384,18 @@ pub async fn empty_change_keeps_updated_at(harness: Harness) {
         "after open_call"
     );
 
+    let closing = open_at(&[&call]);
     let closed = store
         .close_calls(
-            &scope,
-            "quiet",
-            &open_at(&[&call]),
+            &closing,
             t(7),
             Some(CLOSER),
-            &no_change("quiet", t(7)),
-            ElementPolicy::MustExist,
+            &ElementWrite::new(
+                &scope,
+                &no_change("quiet", t(7)),
+                ElementPolicy::MustExist,
+                &closing,
+            ),
         )
         .await
         .expect("close_calls failed")

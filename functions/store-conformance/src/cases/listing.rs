@@ -2,7 +2,7 @@
 
 use nurse_call_core::domain::model::{ElementPolicy, Scope};
 
-use nurse_call_core::store::AddressSnapshot;
+use nurse_call_core::store::{AddressSnapshot, ElementWrite};
 
 use crate::Harness;
 use crate::support::*;
@@ -67,11 +67,14 @@ pub async fn recent_elements_orders_most_recently_updated_first(harness: Harness
     );
     store
         .open_call(
-            &scope,
             &new_call("e.c", "WC", t(20)),
             &AddressSnapshot::default(),
-            &battery("e.c", 2.0, t(20)),
-            ElementPolicy::CreateMissing,
+            &ElementWrite::new(
+                &scope,
+                &battery("e.c", 2.0, t(20)),
+                ElementPolicy::CreateMissing,
+                &AddressSnapshot::default(),
+            ),
         )
         .await
         .expect("open_call failed");

@@ -11,7 +11,7 @@ use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
 use crate::request::parse::{DisplayAction, DisplayRequest, parse_display};
 use crate::request::validation::{FieldErrors, message};
 use crate::signing::replay;
-use crate::store::{AddressSnapshot, CloseOutcome, OpenOutcome};
+use crate::store::{AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome};
 use crate::wire::{CallRecord, success};
 
 pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
@@ -41,7 +41,8 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     let types = state.call_types().await?;
     check_state(state, &parsed, &snapshot, &types)?;
 
-    let policy = state.element_policy();
+    // What the request does to its element, decided once for the store and
+    // for the live feed.
     let change = ElementChange {
         address: parsed.target.clone(),
         battery: parsed.status.battery,
@@ -49,7 +50,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
         reachable: parsed.status.reachable,
         at: now,
     };
-    let changes_element = snapshot.changes_element(&change, policy);
+    let element = ElementWrite::new(&scope, &change, state.element_policy(), &snapshot);
     let shown_types = include_type.then_some(types.as_slice());
     let zone = state.settings.time_zone;
 
@@ -63,10 +64,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                 &consumer.id,
             );
             // The store decides whether the event is open already (spec 4.1).
-            let outcome = state
-                .store
-                .open_call(&scope, &call, &snapshot, &change, policy)
-                .await?;
+            let outcome = state.store.open_call(&call, &snapshot, &element).await?;
             let (status, call) = match &outcome {
                 OpenOutcome::Opened(call) => {
                     state.publish_calls(&scope, std::slice::from_ref(call), &types);
@@ -75,7 +73,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                 OpenOutcome::AlreadyOpen(call) => (200, call),
                 OpenOutcome::UnknownElement => return Err(unknown_address()),
             };
-            if changes_element {
+            if element.writes_element {
                 state.publish_element_of(&scope, &parsed.target).await;
             }
             tracing::info!(
@@ -94,22 +92,14 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
             // The store closes the snapshot's closable calls (DECISIONS §5).
             let outcome = state
                 .store
-                .close_calls(
-                    &scope,
-                    &parsed.target,
-                    &snapshot,
-                    closed_at,
-                    Some(&consumer.id),
-                    &change,
-                    policy,
-                )
+                .close_calls(&snapshot, closed_at, Some(&consumer.id), &element)
                 .await?;
             let closed = match outcome {
                 CloseOutcome::Closed(closed) => closed,
                 CloseOutcome::UnknownElement => return Err(unknown_address()),
             };
             state.publish_calls(&scope, &closed, &types);
-            if changes_element {
+            if element.writes_element {
                 state.publish_element_of(&scope, &parsed.target).await;
             }
             tracing::info!(

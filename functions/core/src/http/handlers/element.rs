@@ -11,7 +11,7 @@ use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::parse::{ElementRequest, StatusFields, parse_element};
 use crate::request::validation::{FieldErrors, message};
-use crate::store::ElementsOutcome;
+use crate::store::{ElementBatch, ElementsOutcome};
 use crate::wire::{ElementRecord, success};
 
 pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
@@ -28,13 +28,12 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
             .map(|(target, status)| (target.as_str(), status))
             .collect(),
     };
-    let changes = merge_by_address(&items, now);
-    let policy = state.element_policy();
-    let elements = match state
-        .store
-        .update_elements(&scope, &changes, policy)
-        .await?
-    {
+    let batch = ElementBatch {
+        scope: scope.clone(),
+        changes: merge_by_address(&items, now),
+        policy: state.element_policy(),
+    };
+    let elements = match state.store.update_elements(&batch).await? {
         ElementsOutcome::Updated(elements) => {
             state.publish_elements(&scope, &elements);
             elements

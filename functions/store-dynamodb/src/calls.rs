@@ -1,0 +1,296 @@
+//! Opening and closing calls: each one transaction over the address's lock
+//! item (`open#<event>`, the open-call rule), the call's own record, the
+//! scope's open-call index and, when the request writes it, the element;
+//! retried when it loses a race (docs/data-model.md).
+
+use std::collections::HashSet;
+
+use aws_sdk_dynamodb::types::{Delete, TransactWriteItem, Update};
+use chrono::{DateTime, TimeZone, Utc};
+
+use nurse_call_core::domain::model::{Call, NewCall, Scope};
+use nurse_call_core::domain::wire_time::to_stored;
+use nurse_call_core::store::{
+    AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome, StoreError,
+};
+
+use crate::DynamoStore;
+use crate::elements::ElementUpdate;
+use crate::error::{build_error, classify};
+use crate::item::{
+    CALL_SK, address_pk, call_attributes, call_from_item, call_pk, expiry_for, id_key, list_pk, n,
+    open_index_pk, open_sk, s,
+};
+use crate::tables::TTL_ATTRIBUTE;
+use crate::transaction::{
+    TRANSACTION_ATTEMPTS, Transaction, backoff, condition_failed_at, put_new,
+};
+
+impl DynamoStore {
+    /// [`nurse_call_core::Store::open_call`]: the lock, the record, the
+    /// element (when written) and the index entry in one transaction.
+    pub(crate) async fn open(
+        &self,
+        call: &NewCall,
+        snapshot: &AddressSnapshot,
+        element: &ElementWrite,
+    ) -> Result<OpenOutcome, StoreError> {
+        let scope = &element.scope;
+        if let Some(existing) = snapshot.open_call_of(&call.event) {
+            // Open at the snapshot: no transaction, only the element (if the
+            // request writes it).
+            if element.writes_element
+                && self
+                    .update_element(ElementUpdate::new(element))
+                    .await?
+                    .is_none()
+            {
+                return Ok(OpenOutcome::UnknownElement);
+            }
+            return Ok(OpenOutcome::AlreadyOpen(existing.clone()));
+        }
+        for attempt in 1..=TRANSACTION_ATTEMPTS {
+            let at = element.change.at;
+            let id = new_call_id(at)?;
+            let attributes = call_attributes(scope, id, call, at);
+            let mut lock = attributes.clone();
+            lock.insert("pk".into(), s(address_pk(scope, &call.address)));
+            lock.insert("sk".into(), s(open_sk(&call.event)));
+            lock.insert("list_pk".into(), s(list_pk(scope, "open")));
+            let mut index = attributes.clone();
+            index.insert("pk".into(), s(open_index_pk(scope)));
+            index.insert("sk".into(), s(id_key(id)));
+            let mut record = attributes;
+            record.insert("pk".into(), s(call_pk(id)));
+            record.insert("sk".into(), s(CALL_SK));
+            record.insert("list_pk".into(), s(list_pk(scope, "call")));
+
+            // The element update stays third: a failed condition there means
+            // the element vanished (see below).
+            let mut items = vec![
+                put_new(&self.tables.data, lock)?,
+                put_new(&self.tables.data, record)?,
+            ];
+            if element.writes_element {
+                items.push(ElementUpdate::new(element).into_transact_item(&self.tables.data)?);
+            }
+            items.push(put_new(&self.tables.data, index)?);
+            match self.transact(items).await? {
+                Transaction::Committed => {
+                    return Ok(OpenOutcome::Opened(call.opened(id)));
+                }
+                Transaction::Cancelled(reasons) => {
+                    if condition_failed_at(&reasons, 0) {
+                        // The event is open already: answer with that call.
+                        if let Some(existing) =
+                            self.open_lock(scope, &call.address, &call.event).await?
+                        {
+                            if element.writes_element
+                                && self
+                                    .update_element(ElementUpdate::new(element))
+                                    .await?
+                                    .is_none()
+                            {
+                                return Ok(OpenOutcome::UnknownElement);
+                            }
+                            return Ok(OpenOutcome::AlreadyOpen(existing));
+                        }
+                        // Closed in between: open it again.
+                    } else if element.writes_element && condition_failed_at(&reasons, 2) {
+                        // The element vanished after the snapshot.
+                        return Ok(OpenOutcome::UnknownElement);
+                    }
+                    // An id collision or a conflicting transaction: try again.
+                    tracing::debug!(attempt, ?reasons, "open transaction cancelled, retrying");
+                    backoff(attempt).await;
+                }
+            }
+        }
+        Err(StoreError::Unavailable(
+            "opening the call kept conflicting".into(),
+        ))
+    }
+
+    /// [`nurse_call_core::Store::close_calls`]: per call its record closed,
+    /// its lock and index entry deleted, and the element (when written), in
+    /// one transaction.
+    pub(crate) async fn close(
+        &self,
+        snapshot: &AddressSnapshot,
+        closed_at: DateTime<Utc>,
+        closed_by: Option<&str>,
+        element: &ElementWrite,
+    ) -> Result<CloseOutcome, StoreError> {
+        let (scope, address) = (&element.scope, element.address());
+        let (close_expression, closed_by_value) = match closed_by {
+            Some(consumer) => (
+                "SET closed_at = :closed_at, closed_by = :closed_by, #ttl = :ttl",
+                Some(s(consumer)),
+            ),
+            None => ("SET closed_at = :closed_at, #ttl = :ttl", None),
+        };
+        // The snapshot's calls name each lock's event and record, so the
+        // first attempt needs no read of its own (2 round trips in all). A
+        // snapshot that is not one address's (two calls of one event) is
+        // read again instead: a transaction may touch each lock only once.
+        let requested: Vec<i64> = snapshot.closable(closed_at).map(|call| call.id).collect();
+        let mut closing: Vec<Call> = snapshot.closable(closed_at).cloned().collect();
+        let events: HashSet<&str> = closing.iter().map(|call| call.event.as_str()).collect();
+        let read_first = events.len() != closing.len();
+        for attempt in 1..=TRANSACTION_ATTEMPTS {
+            if attempt > 1 || read_first {
+                // Another close got some of them first: read again, close the rest.
+                closing = self
+                    .read_address(scope, address)
+                    .await?
+                    .open_calls
+                    .into_iter()
+                    .filter(|call| requested.contains(&call.id))
+                    .collect();
+            }
+            if closing.is_empty() {
+                if element.writes_element
+                    && self
+                        .update_element(ElementUpdate::new(element))
+                        .await?
+                        .is_none()
+                {
+                    return Ok(CloseOutcome::UnknownElement);
+                }
+                return Ok(CloseOutcome::Closed(Vec::new()));
+            }
+            let element_index = closing.len() * 3;
+            let mut items = Vec::with_capacity(closing.len() * 3 + 1);
+            for call in &closing {
+                // From its close on, the call counts down to its deletion
+                // (TTL): the installation's retention (docs/security.md).
+                let mut close = Update::builder()
+                    .table_name(&self.tables.data)
+                    .key("pk", s(call_pk(call.id)))
+                    .key("sk", s(CALL_SK))
+                    .update_expression(close_expression)
+                    .condition_expression(
+                        "attribute_exists(pk) AND attribute_not_exists(closed_at)",
+                    )
+                    .expression_attribute_names("#ttl", TTL_ATTRIBUTE)
+                    .expression_attribute_values(":closed_at", s(to_stored(closed_at)))
+                    .expression_attribute_values(
+                        ":ttl",
+                        n(self.closed_call_expiry(scope, closed_at, call.opened_at)),
+                    );
+                if let Some(value) = &closed_by_value {
+                    close = close.expression_attribute_values(":closed_by", value.clone());
+                }
+                let close = close.build().map_err(build_error)?;
+                items.push(TransactWriteItem::builder().update(close).build());
+                let unlock = Delete::builder()
+                    .table_name(&self.tables.data)
+                    .key("pk", s(address_pk(scope, address)))
+                    .key("sk", s(open_sk(&call.event)))
+                    .condition_expression("id = :id")
+                    .expression_attribute_values(":id", n(call.id))
+                    .build()
+                    .map_err(build_error)?;
+                items.push(TransactWriteItem::builder().delete(unlock).build());
+                let unindex = Delete::builder()
+                    .table_name(&self.tables.data)
+                    .key("pk", s(open_index_pk(scope)))
+                    .key("sk", s(id_key(call.id)))
+                    .build()
+                    .map_err(build_error)?;
+                items.push(TransactWriteItem::builder().delete(unindex).build());
+            }
+            if element.writes_element {
+                items.push(ElementUpdate::new(element).into_transact_item(&self.tables.data)?);
+            }
+            match self.transact(items).await? {
+                Transaction::Committed => {
+                    return Ok(CloseOutcome::Closed(
+                        closing
+                            .into_iter()
+                            .map(|call| Call {
+                                closed_at: Some(closed_at),
+                                closed_by: closed_by.map(str::to_string),
+                                ..call
+                            })
+                            .collect(),
+                    ));
+                }
+                Transaction::Cancelled(reasons) => {
+                    if element.writes_element && condition_failed_at(&reasons, element_index) {
+                        // The element vanished after the snapshot.
+                        return Ok(CloseOutcome::UnknownElement);
+                    }
+                    tracing::debug!(attempt, ?reasons, "close transaction cancelled, retrying");
+                    backoff(attempt).await;
+                }
+            }
+        }
+        Err(StoreError::Unavailable(
+            "closing the calls kept conflicting".into(),
+        ))
+    }
+
+    /// The open call of `event` on the address: its lock item, read
+    /// consistently (after an open lost the race to another).
+    async fn open_lock(
+        &self,
+        scope: &Scope,
+        address: &str,
+        event: &str,
+    ) -> Result<Option<Call>, StoreError> {
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.tables.data)
+            .key("pk", s(address_pk(scope, address)))
+            .key("sk", s(open_sk(event)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        output.item.as_ref().map(call_from_item).transpose()
+    }
+
+    /// Epoch seconds at which a call opened at `opened_at` and closed at
+    /// `closed_at` expires: the installation's retention, or a sandbox
+    /// item's own expiry (30 days after the open) when that comes first.
+    fn closed_call_expiry(
+        &self,
+        scope: &Scope,
+        closed_at: DateTime<Utc>,
+        opened_at: DateTime<Utc>,
+    ) -> i64 {
+        let retention = self.call_retention.expires_at(closed_at).timestamp();
+        expiry_for(scope, opened_at).map_or(retention, |ttl| ttl.min(retention))
+    }
+}
+
+/// A call id: milliseconds since 2024 in the high bits, 12 random bits below.
+/// Fits 2^53 - 1 until 2093; uniqueness is enforced by a conditional write.
+fn new_call_id(now: DateTime<Utc>) -> Result<i64, StoreError> {
+    let epoch = Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap();
+    let millis = (now - epoch).num_milliseconds().max(0);
+    let mut random = [0u8; 2];
+    getrandom::fill(&mut random).map_err(|e| StoreError::Internal(e.to_string()))?;
+    let low = i64::from(u16::from_le_bytes(random) & 0x0fff);
+    let id = (millis << 12) | low;
+    if id > (1 << 53) - 1 {
+        return Err(StoreError::Internal("call id space exhausted".into()));
+    }
+    Ok(id.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_ids_fit_javascript_numbers_until_2093() {
+        let late = Utc.with_ymd_and_hms(2093, 1, 1, 0, 0, 0).unwrap();
+        let id = new_call_id(late).unwrap();
+        assert!(id > 0 && id < (1 << 53));
+        let now = new_call_id(Utc::now()).unwrap();
+        assert!(now < id);
+    }
+}
