@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use nurse_call_core::domain::model::Display;
 use nurse_call_core::domain::wire_time::{self, to_stored};
-use nurse_call_core::http::displays::{new_display, new_token, token_hash};
 use nurse_call_core::request::validation::{MAX_TEXT_CHARS, is_uuid};
+use nurse_call_core::signing::tokens::{new_display, new_token, token_hash};
 use nurse_call_core::store::admin::AdminStore;
 
 use crate::failure::{Failure, Outcome};

@@ -1,5 +1,5 @@
 //! What the service is about, in plain data and pure functions: calls,
-//! elements, call types and consumers ([`model`]), the seeded call types
+//! elements, call types, consumers and displays ([`model`]), the seeded call types
 //! ([`call_types`]), times as the wire shows them and the clock
 //! ([`wire_time`]), elements that need a technician ([`supervision`]) and the
 //! quality report ([`report`]). Nothing here reads a store or speaks HTTP.
