@@ -6,8 +6,8 @@
 //! One folder per concern, each using only the ones listed before it:
 //!
 //! 1. [`domain`]: calls, elements, call types, consumers, displays and the
-//!    sections they show, wire times, element supervision and the quality
-//!    report; plain data and pure functions.
+//!    sections they show, wire times, element supervision, the quality report
+//!    and what a line of kept text may be; plain data and pure functions.
 //! 2. [`config`]: the installation's settings (DECISIONS §10).
 //! 3. [`wire`]: the JSON the service answers with, and the messages of the
 //!    displays' live feed ([`wire::live`]).
