@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::model::CallType;
-use nurse_call_core::request::validation::MAX_TEXT_CHARS;
+use nurse_call_core::domain::text::{admin_text, has_control_characters, optional_admin_text};
 use nurse_call_core::store::admin::AdminStore;
 
 use crate::failure::{Failure, Outcome};
@@ -147,14 +147,8 @@ async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
 }
 
 async fn set(store: &dyn AdminStore, out: Output, args: SetArgs) -> Outcome {
-    let name = args.name.trim().to_string();
-    check_text("the name", &name, false)?;
-    if let Some(internal_name) = &args.internal_name {
-        check_text("--internal-name", internal_name, true)?;
-    }
-    if let Some(sound) = &args.notification_sound {
-        check_text("--notification-sound", sound, true)?;
-    }
+    let args = args.checked()?;
+    let name = args.name.clone();
     let existing = store.call_types().await?;
     let (mut call_type, created) = match existing.iter().find(|t| t.name == name) {
         Some(found) => {
@@ -227,6 +221,22 @@ fn new_call_type(name: &str, existing: &[CallType], args: &SetArgs) -> Result<Ca
 }
 
 impl SetArgs {
+    /// The name and the free texts trimmed and checked ([`admin_text`]); the
+    /// internal name and the sound may be empty.
+    fn checked(self) -> Result<SetArgs, Failure> {
+        let optional = |field: &str, text: Option<String>| {
+            text.map(|text| optional_admin_text(field, &text))
+                .transpose()
+                .map_err(Failure::refused)
+        };
+        Ok(SetArgs {
+            name: admin_text("the name", &self.name).map_err(Failure::refused)?,
+            internal_name: optional("--internal-name", self.internal_name)?,
+            notification_sound: optional("--notification-sound", self.notification_sound)?,
+            ..self
+        })
+    }
+
     fn changes_something(&self) -> bool {
         self.internal_name.is_some()
             || self.priority.is_some()
@@ -239,10 +249,10 @@ impl SetArgs {
             || self.notification_sound.is_some()
     }
 
-    /// Sets the fields given; the others keep their value.
+    /// Sets the fields given ([`SetArgs::checked`]); the others keep their value.
     fn apply(&self, t: &mut CallType) {
         if let Some(v) = &self.internal_name {
-            t.internal_name = v.trim().to_string();
+            t.internal_name.clone_from(v);
         }
         if let Some(v) = self.priority {
             t.priority = v;
@@ -266,7 +276,7 @@ impl SetArgs {
             t.notification_maxloops = v;
         }
         if let Some(v) = &self.notification_sound {
-            t.notification_sound = v.trim().to_string();
+            t.notification_sound.clone_from(v);
         }
     }
 }
@@ -308,18 +318,6 @@ async fn seed(store: &dyn AdminStore, out: Output) -> Outcome {
     Ok(())
 }
 
-fn check_text(what: &str, value: &str, may_be_empty: bool) -> Result<(), Failure> {
-    if !may_be_empty && value.trim().is_empty() {
-        return Err(Failure::refused(format!("{what} must not be empty")));
-    }
-    if value.chars().count() > MAX_TEXT_CHARS {
-        return Err(Failure::refused(format!(
-            "{what} may have at most {MAX_TEXT_CHARS} characters"
-        )));
-    }
-    Ok(())
-}
-
 /// `#rrggbb`, stored in lowercase.
 fn parse_color(text: &str) -> Result<String, String> {
     let text = text.trim();
@@ -348,7 +346,11 @@ fn parse_count(text: &str) -> Result<i64, String> {
 /// Urgency and type: one word, kept as written (the service passes it on).
 fn parse_word(text: &str) -> Result<String, String> {
     let text = text.trim();
-    if text.is_empty() || text.chars().count() > 64 || text.contains(char::is_whitespace) {
+    if text.is_empty()
+        || text.chars().count() > 64
+        || text.contains(char::is_whitespace)
+        || has_control_characters(text)
+    {
         Err("one word is expected, e.g. NORMAL".to_string())
     } else {
         Ok(text.to_string())
@@ -373,6 +375,70 @@ mod tests {
         for bad in ["0", "-1", "1.5", "high"] {
             assert!(parse_priority(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn urgency_and_type_are_one_word_without_control_characters() {
+        assert_eq!(parse_word(" URGENT ").unwrap(), "URGENT");
+        for bad in ["", "VERY URGENT", "URGENT\u{7}", "\u{1b}[2J"] {
+            assert!(parse_word(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    fn args(name: &str) -> SetArgs {
+        SetArgs {
+            name: name.into(),
+            internal_name: None,
+            priority: None,
+            color: None,
+            urgency: None,
+            kind: None,
+            notify: None,
+            notification_interval: None,
+            notification_maxloops: None,
+            notification_sound: None,
+        }
+    }
+
+    fn refusal(args: SetArgs) -> String {
+        match args.checked() {
+            Err(Failure::Refused(message)) => message,
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn names_and_texts_are_trimmed_and_checked() {
+        let checked = SetArgs {
+            internal_name: Some(" WC ".into()),
+            notification_sound: Some(" ".into()),
+            ..args(" Notruf ")
+        }
+        .checked()
+        .unwrap();
+        assert_eq!(checked.name, "Notruf");
+        assert_eq!(checked.internal_name.as_deref(), Some("WC"));
+        assert_eq!(checked.notification_sound.as_deref(), Some(""));
+
+        assert_eq!(refusal(args(" ")), "the name is empty");
+        assert_eq!(
+            refusal(args("Not\u{1b}ruf")),
+            "the name contains a control character"
+        );
+        assert_eq!(
+            refusal(SetArgs {
+                internal_name: Some("W\u{0}C".into()),
+                ..args("Notruf")
+            }),
+            "--internal-name contains a control character"
+        );
+        assert_eq!(
+            refusal(SetArgs {
+                notification_sound: Some("alarm\n.mp3".into()),
+                ..args("Notruf")
+            }),
+            "--notification-sound contains a control character"
+        );
     }
 
     #[test]

@@ -9,8 +9,9 @@ use clap::Subcommand;
 use serde::Serialize;
 
 use nurse_call_core::domain::model::Consumer;
+use nurse_call_core::domain::text::admin_text;
 use nurse_call_core::domain::wire_time::{self, to_stored};
-use nurse_call_core::request::validation::{MAX_TEXT_CHARS, is_uuid};
+use nurse_call_core::request::validation::is_uuid;
 use nurse_call_core::signing::secrets::{self, MAX_SECRETS};
 use nurse_call_core::store::Backend;
 use nurse_call_core::store::admin::{AdminStore, SecretsReplaced};
@@ -132,16 +133,8 @@ async fn create(
     sha1: bool,
     require_signed_time: bool,
 ) -> Outcome {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(Failure::refused("--name must not be empty"));
-    }
-    if name.chars().count() > MAX_TEXT_CHARS {
-        return Err(Failure::refused(format!(
-            "--name may have at most {MAX_TEXT_CHARS} characters"
-        )));
-    }
-    let consumer = secrets::new_consumer(name, sha1, require_signed_time, wire_time::now())
+    let name = admin_text("--name", name).map_err(Failure::refused)?;
+    let consumer = secrets::new_consumer(&name, sha1, require_signed_time, wire_time::now())
         .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
     store.create_consumer(&consumer).await?;
     out.print(

@@ -10,9 +10,10 @@ use clap::Subcommand;
 use serde::Serialize;
 
 use nurse_call_core::domain::model::Display;
+use nurse_call_core::domain::text::admin_text;
 use nurse_call_core::domain::wire_time::{self, to_stored};
-use nurse_call_core::http::displays::{new_display, new_token, token_hash};
-use nurse_call_core::request::validation::{MAX_TEXT_CHARS, is_uuid};
+use nurse_call_core::request::validation::is_uuid;
+use nurse_call_core::signing::tokens::{new_display, new_token, token_hash};
 use nurse_call_core::store::admin::AdminStore;
 
 use crate::failure::{Failure, Outcome};
@@ -100,11 +101,12 @@ impl IssuedToken {
 }
 
 async fn create(store: &dyn AdminStore, out: Output, name: &str, sections: &[String]) -> Outcome {
-    let name = checked_text("--name", name)?;
+    let name = admin_text("--name", name).map_err(Failure::refused)?;
     let sections = sections
         .iter()
-        .map(|section| checked_text("--section", section))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|section| admin_text("--section", section))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Failure::refused)?;
     let (display, token) = new_display(&name, &sections, wire_time::now())
         .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
     store.create_display(&display).await?;
@@ -184,24 +186,6 @@ async fn revoke(store: &dyn AdminStore, out: Output, id: &str) -> Outcome {
         )
     });
     Ok(())
-}
-
-fn checked_text(option: &str, text: &str) -> Result<String, Failure> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err(Failure::refused(format!("{option} must not be empty")));
-    }
-    if text.chars().count() > MAX_TEXT_CHARS {
-        return Err(Failure::refused(format!(
-            "{option} may have at most {MAX_TEXT_CHARS} characters"
-        )));
-    }
-    if text.chars().any(char::is_control) {
-        return Err(Failure::refused(format!(
-            "{option} must not contain control characters"
-        )));
-    }
-    Ok(text.to_string())
 }
 
 fn unknown(id: &str) -> Failure {

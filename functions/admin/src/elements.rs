@@ -16,8 +16,9 @@ use serde::Serialize;
 use nurse_call_core::config::{parse_low_battery_percent, parse_stale_after_hours};
 use nurse_call_core::domain::model::{Element, Scope};
 use nurse_call_core::domain::supervision::{AttentionReason, Thresholds, attention_reasons};
+use nurse_call_core::domain::text::admin_text;
 use nurse_call_core::domain::wire_time::{self, to_stored};
-use nurse_call_core::request::validation::{MAX_TEXT_CHARS, is_uuid};
+use nurse_call_core::request::validation::is_uuid;
 use nurse_call_core::store::admin::{AdminStore, Erased};
 
 use crate::failure::{Failure, Outcome};
@@ -93,28 +94,23 @@ struct Registration {
 }
 
 impl Registration {
-    /// Trims the fields and checks them; every problem is reported.
+    /// Trims the fields and checks them ([`admin_text`]); every problem is
+    /// reported.
     fn check(address: &str, code: &str, name: &str) -> Result<Self, Vec<String>> {
         let mut problems = Vec::new();
-        for (field, value) in [("address", address), ("code", code), ("name", name)] {
-            let value = value.trim();
-            if value.is_empty() {
-                problems.push(format!("{field} is empty"));
-            } else if value.chars().count() > MAX_TEXT_CHARS {
-                problems.push(format!(
-                    "{field} is longer than {MAX_TEXT_CHARS} characters"
-                ));
-            } else if value.chars().any(char::is_control) {
-                // The API refuses such text (422), so no request could name it.
-                problems.push(format!("{field} contains a control character"));
-            }
-        }
-        if problems.is_empty() {
-            Ok(Registration {
-                address: address.trim().to_string(),
-                code: code.trim().to_string(),
-                name: name.trim().to_string(),
+        let mut checked = |field: &str, value: &str| {
+            admin_text(field, value).unwrap_or_else(|problem| {
+                problems.push(problem);
+                String::new()
             })
+        };
+        let registration = Registration {
+            address: checked("address", address),
+            code: checked("code", code),
+            name: checked("name", name),
+        };
+        if problems.is_empty() {
+            Ok(registration)
         } else {
             Err(problems)
         }
@@ -534,6 +530,8 @@ fn count(n: u64, one: &str, many: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use nurse_call_core::domain::text::MAX_TEXT_CHARS;
+
     use super::*;
 
     fn registration(address: &str, code: &str, name: &str) -> Registration {

@@ -379,7 +379,11 @@ async fn refusals_exit_non_zero_and_write_nothing(store: Backend) {
         .fails(1, "not a consumer id");
     store
         .admin(&["consumers", "create", "--name", " "])
-        .fails(1, "--name must not be empty");
+        .fails(1, "--name is empty");
+    // Text the API would refuse (422) is refused here too.
+    store
+        .admin(&["consumers", "create", "--name", "Zentrale\u{7}"])
+        .fails(1, "--name contains a control character");
 
     store
         .admin(&["call-types", "set", "Notruf", "--color", "red"])
@@ -396,9 +400,34 @@ async fn refusals_exit_non_zero_and_write_nothing(store: Backend) {
     store
         .admin(&["call-types", "set", "Notruf"])
         .fails(1, "nothing to change");
+    store
+        .admin(&[
+            "call-types",
+            "set",
+            "Not\u{1b}ruf",
+            "--priority",
+            "1",
+            "--color",
+            "#000000",
+        ])
+        .fails(1, "the name contains a control character");
+    store
+        .admin(&["call-types", "set", "Notruf", "--internal-name", "N\u{1}"])
+        .fails(1, "--internal-name contains a control character");
+    store
+        .admin(&[
+            "call-types",
+            "set",
+            "Notruf",
+            "--notification-sound",
+            "alarm\n.mp3",
+        ])
+        .fails(1, "--notification-sound contains a control character");
     let listed = store.admin_json(&["call-types", "list", "--json"]);
     assert_eq!(listed[6]["name"], "Notruf");
     assert_eq!(listed[6]["color"], "#e74c3c");
+    assert_eq!(listed[6]["internal_name"], "");
+    assert_eq!(listed.as_array().unwrap().len(), 10, "{listed}");
 
     store
         .admin(&["elements", "add", "A-1", "--code", "", "--name", "Eins"])

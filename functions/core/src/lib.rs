@@ -5,12 +5,14 @@
 //!
 //! One folder per concern, each using only the ones listed before it:
 //!
-//! 1. [`domain`]: calls, elements, call types, consumers, wire times, element
-//!    supervision and the quality report; plain data and pure functions.
+//! 1. [`domain`]: calls, elements, call types, consumers, displays and the
+//!    sections they show, wire times, element supervision, the quality report
+//!    and what a line of kept text may be; plain data and pure functions.
 //! 2. [`config`]: the installation's settings (DECISIONS §10).
 //! 3. [`wire`]: the JSON the service answers with, and the messages of the
 //!    displays' live feed ([`wire::live`]).
-//! 4. [`signing`]: what is signed and how it is checked.
+//! 4. [`signing`]: what is signed and how it is checked; consumer secrets and
+//!    the readers' bearer tokens (minted here, only their hash is stored).
 //! 5. [`request`]: from a body to a validated request (the 422 catalogue).
 //! 6. [`store`]: the `Store` trait the request path uses, the admin's and the
 //!    sandbox's own traits, and the caching decorator.

@@ -35,9 +35,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use nurse_call_core::AppState;
-use nurse_call_core::domain::model::Scope;
+use nurse_call_core::domain::model::{Scope, sections_show};
 use nurse_call_core::domain::wire_time;
-use nurse_call_core::http::displays::sections_show;
 use nurse_call_core::wire::live::LiveEvent;
 
 use crate::change::Change;

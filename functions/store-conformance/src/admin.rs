@@ -10,8 +10,8 @@ use nurse_call_core::domain::model::{
     Call, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
 };
 use nurse_call_core::domain::wire_time;
-use nurse_call_core::http::displays::{new_display, token_hash};
 use nurse_call_core::signing::secrets::new_consumer;
+use nurse_call_core::signing::tokens::{new_display, token_hash};
 use nurse_call_core::store::admin::{Erased, SecretsReplaced};
 use nurse_call_core::store::{AddressSnapshot, Backend, ElementBatch, ElementWrite, OpenOutcome};
 

@@ -163,7 +163,7 @@ async fn each_request_stays_within_its_round_trip_budget() {
     // A display reads the open calls: its token, then the open-call index,
     // consistently (the call opened just now is in it).
     let (display, token) =
-        nurse_call_core::http::displays::new_display("Flur", &[], Utc::now()).unwrap();
+        nurse_call_core::signing::tokens::new_display("Flur", &[], Utc::now()).unwrap();
     nurse_call_core::store::admin::AdminStore::create_display(store.as_ref(), &display)
         .await
         .unwrap();

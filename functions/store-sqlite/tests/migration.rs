@@ -8,7 +8,7 @@ use rusqlite::Connection;
 
 use nurse_call_core::Store;
 use nurse_call_core::domain::model::{ElementChange, ElementPolicy, HashMismatch, NewCall, Scope};
-use nurse_call_core::http::displays::{new_display, token_hash};
+use nurse_call_core::signing::tokens::{new_display, token_hash};
 use nurse_call_core::store::SandboxStore;
 use nurse_call_core::store::admin::AdminStore;
 use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome};

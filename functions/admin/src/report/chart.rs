@@ -4,6 +4,8 @@
 
 use maud::{Markup, html};
 
+use super::duration::minutes;
+
 /// Calls per local hour of day: 24 columns with a value axis.
 pub fn hours(by_hour: &[usize; 24]) -> Markup {
     const WIDTH: f64 = 680.0;
@@ -91,14 +93,14 @@ pub fn responses(rows: &[ResponseRow<'_>], threshold_seconds: i64) -> Markup {
                 text.label x=(LABEL - 8.0) y=(px(top + ROW / 2.0 + 4.0)) text-anchor="end" { (row.label) }
                 rect.p90 x=(LABEL) y=(px(top + 4.0)) width=(px(x(p90) - LABEL)) height=(px(ROW - 8.0))
                     fill=(row.color) {
-                    title { (format!("{}: p90 {}", row.label, super::html::minutes(row.p90_seconds))) }
+                    title { (format!("{}: p90 {}", row.label, minutes(row.p90_seconds))) }
                 }
                 rect.median x=(LABEL) y=(px(top + 9.0)) width=(px(x(median) - LABEL)) height=(px(ROW - 18.0))
                     fill=(row.color) {
-                    title { (format!("{}: Median {}", row.label, super::html::minutes(row.median_seconds))) }
+                    title { (format!("{}: Median {}", row.label, minutes(row.median_seconds))) }
                 }
                 text.value x=(px(x(p90) + 4.0)) y=(px(top + ROW / 2.0 + 4.0)) {
-                    (super::html::minutes(row.p90_seconds))
+                    (minutes(row.p90_seconds))
                 }
             }
             line.threshold x1=(px(x(threshold))) x2=(px(x(threshold))) y1=(TOP - 4.0) y2=(px(bottom)) {}

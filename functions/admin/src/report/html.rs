@@ -11,6 +11,7 @@ use nurse_call_core::domain::wire_time::format_local;
 
 use super::Days;
 use super::chart::{self, ResponseRow};
+use super::duration::minutes;
 
 const STYLE: &str = include_str!("report.css");
 
@@ -206,38 +207,10 @@ fn answered_by(answer: Option<Answer>) -> &'static str {
     }
 }
 
-/// `m:ss min` below an hour, `h:mm:ss h` from an hour on.
-pub fn minutes(seconds: i64) -> String {
-    if seconds < 3600 {
-        format!("{}:{:02} min", seconds / 60, seconds % 60)
-    } else {
-        format!(
-            "{}:{:02}:{:02} h",
-            seconds / 3600,
-            seconds % 3600 / 60,
-            seconds % 60
-        )
-    }
-}
-
 fn optional_minutes(seconds: Option<i64>) -> String {
     seconds.map_or_else(|| "–".to_string(), minutes)
 }
 
 fn german_date(day: chrono::NaiveDate) -> String {
     day.format("%d.%m.%Y").to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_as_minutes_or_hours() {
-        assert_eq!(minutes(0), "0:00 min");
-        assert_eq!(minutes(270), "4:30 min");
-        assert_eq!(minutes(3599), "59:59 min");
-        assert_eq!(minutes(3600), "1:00:00 h");
-        assert_eq!(minutes(90061), "25:01:01 h");
-    }
 }

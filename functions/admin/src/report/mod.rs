@@ -8,6 +8,7 @@
 
 mod chart;
 mod csv;
+mod duration;
 mod html;
 mod json;
 mod rows;

@@ -1,11 +1,14 @@
 //! What the service is about, in plain data and pure functions: calls,
-//! elements, call types and consumers ([`model`]), the seeded call types
-//! ([`call_types`]), times as the wire shows them and the clock
-//! ([`wire_time`]), elements that need a technician ([`supervision`]) and the
-//! quality report ([`report`]). Nothing here reads a store or speaks HTTP.
+//! elements, call types, consumers and displays ([`model`]), the seeded call
+//! types ([`call_types`]), times as the wire shows them and the clock
+//! ([`wire_time`]), elements that need a technician ([`supervision`]), the
+//! quality report ([`report`]) and what a line of kept text may be, as the
+//! API and the admin command check it ([`text`]). Nothing here reads a store
+//! or speaks HTTP.
 
 pub mod call_types;
 pub mod model;
 pub mod report;
 pub mod supervision;
+pub mod text;
 pub mod wire_time;

@@ -1,5 +1,6 @@
-//! The things the service keeps: calls, elements, call types and consumers.
-//! Plain data; times are UTC instants, converted to wire times only in [`crate::wire`].
+//! The things the service keeps: calls, elements, call types, consumers and
+//! displays (with which sections a display shows, [`sections_show`]). Plain
+//! data; times are UTC instants, converted to wire times only in [`crate::wire`].
 
 use chrono::{DateTime, Utc};
 
@@ -358,6 +359,18 @@ pub struct Display {
     pub token_hash: String,
     pub created_at: DateTime<Utc>,
     pub revoked: bool,
+}
+
+/// Whether a reader of `sections` (empty = every section) sees a call of
+/// `section`; a call without a section is seen by every display of the scope
+/// (never filtered out of sight). The HTTP reads apply it to the
+/// authenticated display, the live feed in AWS to the sections kept with each
+/// connection.
+pub fn sections_show(sections: &[String], section: Option<&str>) -> bool {
+    match section {
+        Some(section) if !sections.is_empty() => sections.iter().any(|shown| shown == section),
+        _ => true,
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The display page (DECISIONS §11): `GET /display`, a full-screen view of the
 //! open calls for corridor and station screens. One HTML file with its style
-//! and script inline; it reads `/api/v1/display/calls` and
+//! and script inline (the helpers it shares with the test page filled in,
+//! [`crate::http::page_helpers`]); it reads `/api/v1/display/calls` and
 //! `/api/v1/display/elements`, and listens on the live socket.
 //!
 //! The page holds no secret: its token arrives in the URL fragment (never sent
@@ -14,6 +15,7 @@ use crate::app::AppState;
 use crate::config::live_url_origin;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse};
+use crate::http::page_helpers::with_helpers;
 use crate::http::sandbox::escape_html;
 
 /// The test page's policy, plus the live socket's origin when it is elsewhere
@@ -30,7 +32,8 @@ fn page_policy(live_url: Option<&str>) -> String {
 }
 
 fn render(live_url: Option<&str>) -> String {
-    include_str!("display_page.html").replace("{{live_url}}", &escape_html(live_url.unwrap_or("")))
+    with_helpers(include_str!("display_page.html"))
+        .replace("{{live_url}}", &escape_html(live_url.unwrap_or("")))
 }
 
 /// `GET /display`, in both modes: the page itself needs no credentials; what
@@ -75,5 +78,12 @@ mod tests {
         );
         assert!(render(None).contains(r#"<meta name="live-url" content="">"#));
         assert!(!render(None).contains("{{"), "every placeholder filled");
+    }
+
+    #[test]
+    fn the_page_has_the_shared_script_helpers_once() {
+        let html = render(None);
+        assert_eq!(html.matches("function el(").count(), 1);
+        assert_eq!(html.matches("function textColorOn(").count(), 1);
     }
 }

@@ -1,52 +1,17 @@
 //! Who may read open calls (DECISIONS §11): registered displays with a bearer
 //! token, and in sandbox mode the test page's visitor (its cookie).
 //!
-//! A token is 32 random bytes shown once as hex; the stores keep only its
-//! SHA-256, so a leaked table does not let anyone read calls. Tokens never
-//! reach a log: the HTTP layers log paths without query strings, and this
-//! module logs the display's id, never the token.
+//! Tokens are minted and hashed in [`crate::signing::tokens`]: the stores keep
+//! only a token's SHA-256, so a leaked table does not let anyone read calls.
+//! Tokens never reach a log: the HTTP layers log paths without query strings,
+//! and this module logs the display's id, never the token.
 
-use chrono::{DateTime, Utc};
 use http::{HeaderMap, header};
-use sha2::{Digest, Sha256};
 
 use crate::app::AppState;
-use crate::domain::model::{Consumer, Display, Scope};
+use crate::domain::model::{Consumer, Display, Scope, sections_show};
 use crate::http::error::ApiError;
-
-/// Random bytes in a display token (shown as twice as many hex digits).
-pub const TOKEN_BYTES: usize = 32;
-
-/// A fresh display token: [`TOKEN_BYTES`] bytes from the OS, lowercase hex.
-pub fn new_token() -> Result<String, getrandom::Error> {
-    let mut token = [0u8; TOKEN_BYTES];
-    getrandom::fill(&mut token)?;
-    Ok(hex::encode(token))
-}
-
-/// What the stores keep of a token: lowercase hex SHA-256 of its text.
-pub fn token_hash(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
-}
-
-/// A new installation display and its token (the token is shown once).
-pub fn new_display(
-    name: &str,
-    sections: &[String],
-    now: DateTime<Utc>,
-) -> Result<(Display, String), getrandom::Error> {
-    let token = new_token()?;
-    let display = Display {
-        id: uuid::Uuid::new_v4().to_string(),
-        name: name.to_string(),
-        sections: sections.to_vec(),
-        scope: Scope::installation(),
-        token_hash: token_hash(&token),
-        created_at: now,
-        revoked: false,
-    };
-    Ok((display, token))
-}
+use crate::signing::tokens::token_hash;
 
 /// An authenticated reader: whose calls it sees and which sections.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,17 +47,6 @@ impl Reader {
     /// Whether this reader sees a call of `section` ([`sections_show`]).
     pub fn sees_section(&self, section: Option<&str>) -> bool {
         sections_show(&self.sections, section)
-    }
-}
-
-/// Whether a reader of `sections` (empty = every section) sees a call of
-/// `section`; a call without a section is seen by every display of the scope
-/// (never filtered out of sight). The live feed in AWS applies it to the
-/// sections kept with each connection.
-pub fn sections_show(sections: &[String], section: Option<&str>) -> bool {
-    match section {
-        Some(section) if !sections.is_empty() => sections.iter().any(|shown| shown == section),
-        _ => true,
     }
 }
 
@@ -177,25 +131,6 @@ pub async fn authenticate_live(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tokens_are_64_hex_digits_and_only_their_hash_is_kept() {
-        let (display, token) = new_display("Flur 1", &[], crate::domain::wire_time::now()).unwrap();
-        assert_eq!(token.len(), 2 * TOKEN_BYTES);
-        assert!(token.bytes().all(|c| c.is_ascii_hexdigit()));
-        assert_eq!(display.token_hash, token_hash(&token));
-        assert_ne!(display.token_hash, token);
-        assert_eq!(display.scope, Scope::installation());
-    }
-
-    #[test]
-    fn token_hash_is_sha256_hex() {
-        // printf abc | sha256sum
-        assert_eq!(
-            token_hash("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-    }
 
     #[test]
     fn bearer_token_is_read_case_insensitively_and_never_empty() {

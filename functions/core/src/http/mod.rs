@@ -3,12 +3,13 @@
 //! ([`error`]), which path is which endpoint ([`router`]), one handler per
 //! endpoint ([`handlers`]), who may read as a display ([`displays`]), and the
 //! two pages: the sandbox's test page ([`sandbox`]) and the corridor display
-//! ([`display_page`]).
+//! ([`display_page`]), with the script helpers they share ([`page_helpers`]).
 
 pub mod display_page;
 pub mod displays;
 pub mod error;
 pub mod handlers;
 pub mod io;
+pub mod page_helpers;
 pub mod router;
 pub mod sandbox;

@@ -13,6 +13,7 @@ use crate::domain::model::{Consumer, HashMismatch, Scope};
 use crate::domain::wire_time;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
+use crate::http::page_helpers::with_helpers;
 use crate::request::validation::{FieldErrors, is_uuid, message};
 use crate::signing::signature::{sign_sha256, signing_string};
 use crate::wire::{CallRecord, ElementRecord, success};
@@ -458,7 +459,7 @@ fn render_page(
     let (open_string, _, _) = EXAMPLES[0].signed(consumer, base_url);
     let openssl = format!("printf '%s' '{open_string}' | openssl dgst -sha256 -hmac '{secret}'");
     let type_names: Vec<String> = types.iter().map(type_badge).collect();
-    include_str!("sandbox_page.html")
+    with_helpers(include_str!("sandbox_page.html"))
         .replace("{{display_link}}", &escape_html(&display_link(consumer)))
         .replace("{{consumer}}", &escape_html(&consumer.id))
         .replace("{{secret}}", &escape_html(secret))
@@ -502,5 +503,18 @@ mod tests {
         let multi = EXAMPLES[3].signed(&consumer, "http://x");
         assert!(multi.0.starts_with(".6f1c7d2e-"), "{}", multi.0);
         assert!(!multi.2.contains(r#""target":"Zimmer-101","consumer""#));
+    }
+
+    #[test]
+    fn the_page_has_the_shared_script_helpers_once_and_every_placeholder_filled() {
+        let consumer = new_consumer();
+        let html = render_page(
+            &consumer,
+            "http://x",
+            &crate::domain::call_types::default_call_types(),
+        );
+        assert_eq!(html.matches("function el(").count(), 1);
+        assert_eq!(html.matches("function textColorOn(").count(), 1);
+        assert!(!html.contains("{{"), "every placeholder filled");
     }
 }

@@ -7,10 +7,8 @@ use chrono_tz::Tz;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
+use crate::domain::text::{MAX_TEXT_CHARS, has_control_characters};
 use crate::domain::wire_time;
-
-/// The most characters a text field (position, section, code, address…) may have.
-pub const MAX_TEXT_CHARS: usize = 255;
 
 /// Field errors in the order they were found; serialises as the `errors` object.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -162,7 +160,7 @@ pub fn optional_text(errors: &mut FieldErrors, key: &str, value: Option<&Value>)
             errors.add(key, message::max_chars(key, MAX_TEXT_CHARS));
             None
         }
-        Value::String(s) if s.chars().any(char::is_control) => {
+        Value::String(s) if has_control_characters(s) => {
             errors.add(key, message::no_control_characters(key));
             None
         }

@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::Mode;
 use crate::app::AppState;
+use crate::config::Mode;
 use crate::domain::model::{CallType, ElementChange, NewCall};
 use crate::domain::wire_time;
 use crate::http::error::ApiError;
