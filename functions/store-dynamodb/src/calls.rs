@@ -39,12 +39,7 @@ impl DynamoStore {
         if let Some(existing) = snapshot.open_call_of(&call.event) {
             // Open at the snapshot: no transaction, only the element (if the
             // request writes it).
-            if element.writes_element
-                && self
-                    .update_element(ElementUpdate::new(element))
-                    .await?
-                    .is_none()
-            {
+            if !self.write_element_alone(element).await? {
                 return Ok(OpenOutcome::UnknownElement);
             }
             return Ok(OpenOutcome::AlreadyOpen(existing.clone()));
@@ -85,12 +80,7 @@ impl DynamoStore {
                         if let Some(existing) =
                             self.open_lock(scope, &call.address, &call.event).await?
                         {
-                            if element.writes_element
-                                && self
-                                    .update_element(ElementUpdate::new(element))
-                                    .await?
-                                    .is_none()
-                            {
+                            if !self.write_element_alone(element).await? {
                                 return Ok(OpenOutcome::UnknownElement);
                             }
                             return Ok(OpenOutcome::AlreadyOpen(existing));
@@ -149,12 +139,7 @@ impl DynamoStore {
                     .collect();
             }
             if closing.is_empty() {
-                if element.writes_element
-                    && self
-                        .update_element(ElementUpdate::new(element))
-                        .await?
-                        .is_none()
-                {
+                if !self.write_element_alone(element).await? {
                     return Ok(CloseOutcome::UnknownElement);
                 }
                 return Ok(CloseOutcome::Closed(Vec::new()));
@@ -229,6 +214,19 @@ impl DynamoStore {
         Err(StoreError::Unavailable(
             "closing the calls kept conflicting".into(),
         ))
+    }
+
+    /// The request's element write without a call to open or close (one
+    /// conditional update, when the request writes the element at all);
+    /// `false` when the element must exist and has vanished.
+    async fn write_element_alone(&self, element: &ElementWrite) -> Result<bool, StoreError> {
+        if !element.writes_element {
+            return Ok(true);
+        }
+        Ok(self
+            .update_element(ElementUpdate::new(element))
+            .await?
+            .is_some())
     }
 
     /// The open call of `event` on the address: its lock item, read
