@@ -2,10 +2,16 @@
 //! elements, call types and consumers ([`model`]), the seeded call types
 //! ([`call_types`]), times as the wire shows them and the clock
 //! ([`wire_time`]), elements that need a technician ([`supervision`]) and the
-//! quality report ([`report`]). Nothing here reads a store or speaks HTTP.
+//! quality report ([`report`]); hand-edited items as stored ([`raw`]) and
+//! what the service makes of them: call types with their fail-safe
+//! fallbacks ([`call_type_items`]), consumers and displays
+//! ([`credentials`]). Nothing here reads a store or speaks HTTP.
 
+pub mod call_type_items;
 pub mod call_types;
+pub mod credentials;
 pub mod model;
+pub mod raw;
 pub mod report;
 pub mod supervision;
 pub mod wire_time;
