@@ -3,8 +3,8 @@
 //!
 //! `set` changes only the fields given. A name that does not exist yet is
 //! created with the next free id (ids 1–10 belong to the ten defaults) and,
-//! for fields not given, the fallbacks the service uses for hand-edited items
-//! (docs/data-model.md): empty internal name, NORMAL, CALL, no notification.
+//! for fields not given: empty internal name, NORMAL, CALL, no notification.
+//! `check` lists the fallbacks of hand-edited items (`check.rs`).
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
