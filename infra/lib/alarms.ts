@@ -1,6 +1,7 @@
 /**
  * Alarms: the API's 5xx share, throttles and errors of each function (an
- * error is a crash or a timeout: the handlers always answer), and the
+ * error is a crash or a timeout: the handlers always answer), hand-edited
+ * items the functions do not use as stored (DECISIONS §7), and the
  * broadcast's failure queue and iterator age (made by infra/lib/live.ts).
  * With an alarm address, each one mails it through an SNS topic.
  */
@@ -11,6 +12,7 @@ import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 
@@ -104,9 +106,60 @@ export function createAlarms(stack: Stack, props: AlarmsProps): void {
       }),
     );
   }
+  alarms.push(handEditAlarm(stack, installation, functionsOf(mode).map((name) => fns[name])));
   if (topic) {
     for (const alarm of alarms) {
       alarm.addAlarmAction(new cloudwatchActions.SnsAction(topic));
     }
   }
+}
+
+/**
+ * The error lines of functions/core (its JSON logs, `message` a field of
+ * each line) that say a hand-edited item is not used as stored: a call type's
+ * field fell back to its fail-safe value (store/fallbacks.rs, once per cache
+ * refresh and function instance), or a malformed consumer or display was
+ * refused (store/mod.rs, once per refused request).
+ */
+export const HAND_EDIT_MESSAGES = ['call type field fell back', 'malformed credential refused'] as const;
+
+/** The metric the hand-edit lines of every function's log group count into. */
+export const HAND_EDIT_METRIC = 'HandEditedItemsNotUsedAsStored';
+
+/**
+ * A metric filter on each function's log group (every function reads call
+ * types or credentials) counting {@link HAND_EDIT_MESSAGES}, and the alarm
+ * on their sum: one such line within five minutes.
+ */
+function handEditAlarm(stack: Stack, installation: string, functions: lambda.Function[]): cloudwatch.Alarm {
+  const namespace = `NurseCall/${installation}`;
+  const pattern = logs.FilterPattern.any(
+    ...HAND_EDIT_MESSAGES.map((message) => logs.FilterPattern.stringValue('$.message', '=', message)),
+  );
+  for (const fn of functions) {
+    new logs.MetricFilter(stack, `${fn.node.id}HandEdits`, {
+      logGroup: fn.logGroup,
+      filterPattern: pattern,
+      metricNamespace: namespace,
+      metricName: HAND_EDIT_METRIC,
+      metricValue: '1',
+    });
+  }
+  const metric = new cloudwatch.Metric({
+    namespace,
+    metricName: HAND_EDIT_METRIC,
+    statistic: 'Sum',
+    period: Duration.minutes(5),
+  });
+  return metric.createAlarm(stack, 'HandEditsAlarm', {
+    alarmName: `nurse-call-${installation}-hand-edits`,
+    alarmDescription:
+      'A hand-edited item is not used as stored: a call type field fell back to its fail-safe value ' +
+      '(nurse-call-admin call-types check lists them), or a malformed consumer or display was refused ' +
+      "(the function's log names it: 'malformed credential refused')",
+    threshold: 1,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    evaluationPeriods: 1,
+    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+  });
 }

@@ -406,10 +406,10 @@ describe('logs', () => {
 
 describe('alarms', () => {
   for (const mode of MODES) {
-    it(`${mode}: API 5xx rate, throttles and errors of each function (and the broadcast's two of live.test.ts)`, () => {
+    it(`${mode}: API 5xx rate, throttles and errors of each function, hand edits (and the broadcast's two of live.test.ts)`, () => {
       const template = templates[mode];
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 2);
+      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 1 + 2);
 
       const rate = alarms.filter((a) => a.Properties.Metrics);
       assert.equal(rate.length, 1);
@@ -440,6 +440,46 @@ describe('alarms', () => {
       template.resourceCountIs('AWS::SNS::Topic', 0);
     });
   }
+
+  for (const mode of MODES) {
+    it(`${mode}: every function's log lines of hand-edited items not used as stored raise an alarm (DECISIONS §7)`, () => {
+      const template = templates[mode];
+      const filters = Object.values(resourcesOf(template, 'AWS::Logs::MetricFilter'));
+      assert.equal(filters.length, functionsOf(mode).length);
+      const functions = resourcesOf(template, 'AWS::Lambda::Function');
+      for (const name of functionsOf(mode)) {
+        const group = functions[functionId(template, name)].Properties.LoggingConfig.LogGroup;
+        const matching = filters.filter((f) => f.Properties.LogGroupName?.Ref === group.Ref);
+        assert.equal(matching.length, 1, `the metric filter on ${name}'s log group`);
+        const filter = matching[0].Properties;
+        // The exact messages of functions/core/src/store/fallbacks.rs and store/mod.rs.
+        assert.equal(
+          filter.FilterPattern,
+          '{ ($.message = "call type field fell back") || ($.message = "malformed credential refused") }',
+        );
+        assert.deepEqual(filter.MetricTransformations, [
+          { MetricNamespace: `NurseCall/test-${mode}`, MetricName: 'HandEditedItemsNotUsedAsStored', MetricValue: '1' },
+        ]);
+      }
+      const alarm = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter(
+        (a) => a.Properties.AlarmName === `nurse-call-test-${mode}-hand-edits`,
+      );
+      assert.equal(alarm.length, 1);
+      assert.equal(alarm[0].Properties.Namespace, `NurseCall/test-${mode}`);
+      assert.equal(alarm[0].Properties.MetricName, 'HandEditedItemsNotUsedAsStored');
+      assert.equal(alarm[0].Properties.Statistic, 'Sum');
+      assert.equal(alarm[0].Properties.Period, 300);
+      assert.equal(alarm[0].Properties.Threshold, 1);
+      assert.equal(alarm[0].Properties.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+      assert.equal(alarm[0].Properties.TreatMissingData, 'notBreaching');
+    });
+  }
+
+  it('the core logs the messages the metric filter matches', () => {
+    const source = (file: string) => fs.readFileSync(path.join(REPO, 'functions', 'core', 'src', 'store', file), 'utf8');
+    assert.match(source('fallbacks.rs'), /"call type field fell back"\s*\)/);
+    assert.match(source('mod.rs'), /"malformed credential refused"\s*\)/);
+  });
 
   it('with alarmEmail every alarm notifies the topic, which mails that address', () => {
     const template = synth('production', { alarmEmail: 'ops@example.org' });

@@ -1,10 +1,10 @@
-//! `call-types …`: list, edit and seed the call types (DECISIONS §7). The
-//! service reads them on every request locally and within 60 s in AWS.
+//! `call-types …`: list, edit, seed and check the call types (DECISIONS §7).
+//! The service reads them on every request locally and within 60 s in AWS.
 //!
 //! `set` changes only the fields given. A name that does not exist yet is
 //! created with the next free id (ids 1–10 belong to the ten defaults) and,
-//! for fields not given, the fallbacks the service uses for hand-edited items
-//! (docs/data-model.md): empty internal name, NORMAL, CALL, no notification.
+//! for fields not given: empty internal name, NORMAL, CALL, no notification.
+//! `check` lists the fallbacks of hand-edited items (`check.rs`).
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -16,6 +16,8 @@ use nurse_call_core::store::admin::AdminStore;
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, table};
+
+mod check;
 
 const CACHE_NOTE: &str = "The Lambda functions see the change within 60 s; \
                           the local server at once.";
@@ -29,6 +31,9 @@ pub enum Command {
     /// Add those of the ten default call types that are missing (never
     /// overwrites an edit).
     Seed,
+    /// List the fields of hand-edited items the service does not take as
+    /// stored, and what it uses instead; exit status 1 when there is any.
+    Check,
 }
 
 #[derive(Debug, Args)]
@@ -69,6 +74,7 @@ pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outco
         Command::List => list(store, out).await,
         Command::Set(args) => set(store, out, args).await,
         Command::Seed => seed(store, out).await,
+        Command::Check => check::run(store, out).await,
     }
 }
 
@@ -136,7 +142,13 @@ fn call_type_table(rows: &[&CallTypeRow]) -> String {
 }
 
 async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
-    let rows: Vec<CallTypeRow> = store.call_types().await?.iter().map(Into::into).collect();
+    let rows: Vec<CallTypeRow> = store
+        .call_types()
+        .await?
+        .types
+        .iter()
+        .map(Into::into)
+        .collect();
     out.print(&rows, |rows| {
         call_type_table(&rows.iter().collect::<Vec<_>>())
     });
@@ -149,7 +161,7 @@ async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
 async fn set(store: &dyn AdminStore, out: Output, args: SetArgs) -> Outcome {
     let args = args.checked()?;
     let name = args.name.clone();
-    let existing = store.call_types().await?;
+    let existing = store.call_types().await?.types;
     let (mut call_type, created) = match existing.iter().find(|t| t.name == name) {
         Some(found) => {
             if !args.changes_something() {
@@ -285,6 +297,7 @@ async fn seed(store: &dyn AdminStore, out: Output) -> Outcome {
     let before: Vec<String> = store
         .call_types()
         .await?
+        .types
         .into_iter()
         .map(|t| t.name)
         .collect();

@@ -37,7 +37,9 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use http::{Method, header};
 
 use nurse_call_core::config::parse_time_zone;
+use nurse_call_core::domain::call_type_items::CallTypeItem;
 use nurse_call_core::domain::call_types::default_call_types;
+use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::{
     Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
 };
@@ -134,12 +136,12 @@ fn read_only() -> StoreError {
 
 #[async_trait]
 impl Store for MemoryStore {
-    async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
-        Ok((id == self.consumer.id).then(|| self.consumer.clone()))
+    async fn stored_consumer(&self, id: &str) -> Result<Option<Stored<Consumer>>, StoreError> {
+        Ok((id == self.consumer.id).then(|| Stored::Usable(self.consumer.clone())))
     }
 
-    async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
-        Ok(self.call_types.clone())
+    async fn call_type_items(&self) -> Result<Vec<CallTypeItem>, StoreError> {
+        Ok(self.call_types.iter().map(CallTypeItem::from).collect())
     }
 
     async fn snapshot(&self, _scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {
@@ -226,10 +228,10 @@ impl Store for MemoryStore {
         Ok(self.elements.values().cloned().collect())
     }
 
-    async fn display_by_token_hash(
+    async fn stored_display(
         &self,
         _token_hash: &str,
-    ) -> Result<Option<nurse_call_core::domain::model::Display>, StoreError> {
+    ) -> Result<Option<Stored<nurse_call_core::domain::model::Display>>, StoreError> {
         Ok(None)
     }
 }

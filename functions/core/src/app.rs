@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use crate::config::{Mode, Settings};
 use crate::domain::model::{Call, CallType, Consumer, Element, ElementPolicy, Scope};
-use crate::store::cache::Cache;
+use crate::store::cache::{Cache, DEFAULT_TTL};
+use crate::store::fallbacks::FallbackLog;
 use crate::store::{SandboxStore, Store, StoreError};
 use crate::wire::live::LiveHub;
 
@@ -22,6 +23,8 @@ pub struct AppState {
     pub sandbox: Arc<dyn SandboxStore>,
     /// Call types and consumers, cached in the Lambda functions.
     cache: Option<Arc<Cache>>,
+    /// Logs the call types' fallbacks once per cache refresh.
+    fallback_log: Arc<FallbackLog>,
     pub settings: Settings,
     /// The in-process live feed of the local server; `None` in the Lambda
     /// functions, where DynamoDB Streams feed the displays instead.
@@ -34,6 +37,8 @@ impl AppState {
             store: store.clone(),
             sandbox: store,
             cache: None,
+            // No cache: the period a Lambda function's cache would have.
+            fallback_log: Arc::new(FallbackLog::new(DEFAULT_TTL)),
             settings,
             live: None,
         }
@@ -44,6 +49,7 @@ impl AppState {
     pub fn with_cache(self, ttl: Duration) -> Self {
         AppState {
             cache: Some(Arc::new(Cache::new(ttl))),
+            fallback_log: Arc::new(FallbackLog::new(ttl)),
             ..self
         }
     }
@@ -122,11 +128,16 @@ impl AppState {
         self.settings.mode == Mode::Sandbox
     }
 
-    /// The configured call types (cached when the state has a cache).
+    /// The configured call types (cached when the state has a cache), with
+    /// the fallbacks of hand-edited items (DECISIONS §7), which are logged.
     pub async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
         match &self.cache {
-            Some(cache) => cache.call_types(self.store.as_ref()).await,
-            None => self.store.call_types().await,
+            Some(cache) => {
+                cache
+                    .call_types(self.store.as_ref(), &self.fallback_log)
+                    .await
+            }
+            None => self.fallback_log.read(self.store.as_ref()).await,
         }
     }
 

@@ -201,7 +201,7 @@ async fn call_types(store: &dyn Backend) {
 
     // Seeding again keeps the edit.
     store.seed_call_types(&default_call_types()).await.unwrap();
-    let types = store.call_types().await.unwrap();
+    let types = store.call_types().await.unwrap().types;
     assert_eq!(types.len(), 11);
     assert_eq!(types.iter().find(|t| t.name == "Notruf"), Some(&notruf));
     assert_eq!(types.last(), Some(&extra), "ordered by id");

@@ -15,7 +15,7 @@ use nurse_call_core::domain::model::{
     Call, CallType, Consumer, Display, Element, ElementChange, Scope,
 };
 use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced};
+use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced, listed};
 use nurse_call_core::store::{Store, StoreError};
 
 use crate::elements::ElementUpdate;
@@ -134,7 +134,7 @@ impl AdminStore for DynamoStore {
             .await?
             .iter()
             .filter(|item| !is_display_item(item))
-            .map(consumer_from_item)
+            .map(|item| listed(consumer_from_item(item)))
             .collect::<Result<Vec<_>, _>>()?;
         consumers.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
         Ok(consumers)
@@ -167,7 +167,7 @@ impl AdminStore for DynamoStore {
         }
         match update.condition_expression(condition).send().await {
             Ok(_) => Ok(SecretsReplaced::Replaced),
-            Err(error) if condition_failed!(error) => Ok(match self.consumer(id).await? {
+            Err(error) if condition_failed!(error) => Ok(match self.stored_consumer(id).await? {
                 None => SecretsReplaced::UnknownConsumer,
                 Some(_) => SecretsReplaced::Changed,
             }),
@@ -309,7 +309,7 @@ impl AdminStore for DynamoStore {
             .await?
             .iter()
             .filter(|item| is_display_item(item))
-            .map(display_from_item)
+            .map(|item| listed(display_from_item(item)))
             .collect::<Result<Vec<_>, _>>()?;
         displays.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
         Ok(displays)

@@ -7,7 +7,10 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
+use nurse_call_core::domain::call_type_items::CallTypeItem;
+use nurse_call_core::domain::credentials::{Stored, read_consumer, read_display};
 use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element, NewCall, Scope};
+use nurse_call_core::domain::raw::Raw;
 use nurse_call_core::domain::wire_time::{from_stored, to_stored};
 use nurse_call_core::store::StoreError;
 
@@ -193,22 +196,10 @@ pub fn display_item(display: &Display) -> Item {
     ])
 }
 
-pub fn display_from_item(item: &Item) -> Result<Display, StoreError> {
-    let sections = match item.get("sections") {
-        Some(AttributeValue::L(list)) => {
-            list.iter().filter_map(|v| v.as_s().ok().cloned()).collect()
-        }
-        _ => Vec::new(),
-    };
-    Ok(Display {
-        id: required(get_s(item, "display_id"), "display", "display_id")?,
-        name: get_s(item, "name").unwrap_or_default(),
-        sections,
-        scope: Scope::from_key(&required(get_s(item, "scope"), "display", "scope")?),
-        token_hash: required(get_s(item, "token_hash"), "display", "token_hash")?,
-        created_at: get_time(item, "created_at").unwrap_or_default(),
-        revoked: get_bool(item, "revoked").unwrap_or(false),
-    })
+/// A display item as stored: usable, or malformed by a hand edit (its
+/// sections not a list of texts, …; [`nurse_call_core::domain::credentials`]).
+pub fn display_from_item(item: &Item) -> Stored<Display> {
+    read_display(|field| raw(item.get(field)))
 }
 
 pub fn consumer_item(consumer: &Consumer) -> Item {
@@ -235,24 +226,12 @@ pub fn consumer_item(consumer: &Consumer) -> Item {
     item
 }
 
-pub fn consumer_from_item(item: &Item) -> Result<Consumer, StoreError> {
-    let secrets = match item.get("secrets") {
-        Some(AttributeValue::L(list)) => {
-            list.iter().filter_map(|v| v.as_s().ok().cloned()).collect()
-        }
-        // An admin may have typed a string set in the console.
-        Some(AttributeValue::Ss(set)) => set.clone(),
-        _ => return Err(corrupt("consumer", "secrets")),
-    };
-    Ok(Consumer {
-        id: required(get_s(item, "id"), "consumer", "id")?,
-        name: get_s(item, "name").unwrap_or_default(),
-        secrets,
-        allow_sha1: get_bool(item, "allow_sha1").unwrap_or(false),
-        created_at: get_time(item, "created_at").unwrap_or_default(),
-        expires_at: get_time(item, "expires_at"),
-        require_signed_time: get_bool(item, "require_signed_time").unwrap_or(false),
-    })
+/// A consumer item as stored: usable, or malformed by a hand edit (its
+/// secrets not a list of texts, …; [`nurse_call_core::domain::credentials`]).
+/// An admin may have typed the secrets as a string set in the console: that
+/// is a list of texts too.
+pub fn consumer_from_item(item: &Item) -> Stored<Consumer> {
+    read_consumer(|field| raw(item.get(field)))
 }
 
 pub fn call_type_item(t: &CallType) -> Item {
@@ -277,20 +256,30 @@ pub fn call_type_item(t: &CallType) -> Item {
     ])
 }
 
-/// Admins edit this table by hand: anything but the name may be missing or
-/// empty and falls back to a harmless default rather than failing every request.
-pub fn call_type_from_item(item: &Item) -> Result<CallType, StoreError> {
-    Ok(CallType {
-        name: required(get_s(item, "name"), "call type", "name")?,
-        id: get_n(item, "id").unwrap_or(0),
-        internal_name: get_s(item, "internal_name").unwrap_or_default(),
-        urgency: get_s(item, "urgency").unwrap_or_else(|| "NORMAL".into()),
-        priority: get_n(item, "priority").unwrap_or(0),
-        kind: get_s(item, "type").unwrap_or_else(|| "CALL".into()),
-        color: get_s(item, "color").unwrap_or_else(|| "#808080".into()),
-        notify: get_bool(item, "notify").unwrap_or(false),
-        notification_interval: get_n(item, "notification_interval").unwrap_or(0),
-        notification_maxloops: get_n(item, "notification_maxloops").unwrap_or(0),
-        notification_sound: get_s(item, "notification_sound").unwrap_or_default(),
-    })
+/// A call-type item field by field; core reads it with the fallbacks of
+/// DECISIONS §7 ([`nurse_call_core::domain::call_type_items`]).
+pub fn call_type_from_item(item: &Item) -> CallTypeItem {
+    CallTypeItem::from_fields(|field| raw(item.get(field)))
+}
+
+/// An attribute as it is, for core to judge: admins edit the call types,
+/// consumers and displays in the console, where any attribute can be given
+/// any type.
+pub fn raw(value: Option<&AttributeValue>) -> Raw {
+    match value {
+        None => Raw::Missing,
+        Some(AttributeValue::S(text)) => Raw::Text(text.clone()),
+        Some(AttributeValue::N(number)) => Raw::Number(number.clone()),
+        Some(AttributeValue::Bool(value)) => Raw::Bool(*value),
+        Some(AttributeValue::L(items)) => Raw::List(items.iter().map(|v| raw(Some(v))).collect()),
+        Some(AttributeValue::Ss(texts)) => {
+            Raw::List(texts.iter().cloned().map(Raw::Text).collect())
+        }
+        Some(AttributeValue::Null(_)) => Raw::Other("null"),
+        Some(AttributeValue::M(_)) => Raw::Other("a map"),
+        Some(AttributeValue::Ns(_)) => Raw::Other("a number set"),
+        Some(AttributeValue::B(_)) => Raw::Other("binary"),
+        Some(AttributeValue::Bs(_)) => Raw::Other("a binary set"),
+        Some(_) => Raw::Other("an unknown type"),
+    }
 }

@@ -37,7 +37,9 @@ use aws_sdk_dynamodb::Client;
 
 use chrono::{DateTime, Utc};
 use nurse_call_core::config::CallRetention;
-use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element, NewCall, Scope};
+use nurse_call_core::domain::call_type_items::CallTypeItem;
+use nurse_call_core::domain::credentials::Stored;
+use nurse_call_core::domain::model::{Call, Consumer, Display, Element, NewCall, Scope};
 use nurse_call_core::store::{
     AddressSnapshot, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome, OpenOutcome, Store,
     StoreError,
@@ -124,7 +126,7 @@ impl DynamoStore {
 #[async_trait]
 impl Store for DynamoStore {
     /// One consistent `GetItem`.
-    async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
+    async fn stored_consumer(&self, id: &str) -> Result<Option<Stored<Consumer>>, StoreError> {
         let output = self
             .client
             .get_item()
@@ -134,19 +136,17 @@ impl Store for DynamoStore {
             .send()
             .await
             .map_err(classify)?;
-        output.item.as_ref().map(consumer_from_item).transpose()
+        Ok(output.item.as_ref().map(consumer_from_item))
     }
 
     /// A consistent `Scan` of the call-types table.
-    async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
-        let mut types = self
+    async fn call_type_items(&self) -> Result<Vec<CallTypeItem>, StoreError> {
+        Ok(self
             .scan_table(&self.tables.call_types)
             .await?
             .iter()
             .map(call_type_from_item)
-            .collect::<Result<Vec<_>, _>>()?;
-        types.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.name.cmp(&b.name)));
-        Ok(types)
+            .collect())
     }
 
     async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {
@@ -200,7 +200,10 @@ impl Store for DynamoStore {
     }
 
     /// One consistent `GetItem`: the item is keyed by the token's hash.
-    async fn display_by_token_hash(&self, token_hash: &str) -> Result<Option<Display>, StoreError> {
+    async fn stored_display(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<Stored<Display>>, StoreError> {
         let output = self
             .client
             .get_item()
@@ -210,6 +213,6 @@ impl Store for DynamoStore {
             .send()
             .await
             .map_err(classify)?;
-        output.item.as_ref().map(display_from_item).transpose()
+        Ok(output.item.as_ref().map(display_from_item))
     }
 }

@@ -40,7 +40,7 @@ impl SandboxStore for DynamoStore {
                         PutItemError::ConditionalCheckFailedException(failed) => failed.item(),
                         _ => None,
                     })
-                    .and_then(|existing| consumer_from_item(existing).ok())
+                    .and_then(|existing| consumer_from_item(existing).usable())
                     .is_some_and(|existing| existing.secrets == consumer.secrets) =>
             {
                 tracing::info!(consumer = %consumer.id, "consumer already stored by a retried attempt");

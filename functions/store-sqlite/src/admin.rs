@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element, Scope};
 use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::StoreError;
-use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced};
+use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced, listed};
 
 use crate::rows::{
     CALL_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, call_from_row, consumer_from_row,
@@ -77,9 +77,14 @@ impl AdminStore for SqliteStore {
             let mut statement = c.prepare(&format!(
                 "SELECT {CONSUMER_COLUMNS} FROM consumers ORDER BY created_at, id"
             ))?;
-            statement.query_map([], consumer_from_row)?.collect()
+            statement
+                .query_map([], consumer_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()
         })
-        .await
+        .await?
+        .into_iter()
+        .map(listed)
+        .collect()
     }
 
     async fn replace_secrets(
@@ -227,9 +232,14 @@ impl AdminStore for SqliteStore {
             let mut statement = c.prepare(&format!(
                 "SELECT {DISPLAY_COLUMNS} FROM displays ORDER BY created_at, id"
             ))?;
-            statement.query_map([], display_from_row)?.collect()
+            statement
+                .query_map([], display_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()
         })
-        .await
+        .await?
+        .into_iter()
+        .map(listed)
+        .collect()
     }
 
     async fn replace_display_token(&self, id: &str, token_hash: &str) -> Result<bool, StoreError> {

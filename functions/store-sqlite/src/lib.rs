@@ -28,8 +28,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use nurse_call_core::domain::call_type_items::CallTypeItem;
+use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::{
-    Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, NewCall, Scope,
+    Call, Consumer, Display, Element, ElementChange, ElementPolicy, NewCall, Scope,
 };
 use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::{
@@ -38,8 +40,8 @@ use nurse_call_core::store::{
 };
 
 use rows::{
-    CALL_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, ELEMENT_COLUMNS, call_from_row,
-    call_type_from_row, consumer_from_row, display_from_row, element_from_row,
+    CALL_COLUMNS, CALL_TYPE_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, ELEMENT_COLUMNS,
+    call_from_row, call_type_from_row, consumer_from_row, display_from_row, element_from_row,
 };
 
 /// The file name inside the data folder.
@@ -199,7 +201,7 @@ fn open_call_with_event(
 
 #[async_trait]
 impl Store for SqliteStore {
-    async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
+    async fn stored_consumer(&self, id: &str) -> Result<Option<Stored<Consumer>>, StoreError> {
         let id = id.to_string();
         self.read(move |c| {
             c.prepare_cached(&format!(
@@ -211,13 +213,10 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn call_types(&self) -> Result<Vec<CallType>, StoreError> {
+    async fn call_type_items(&self) -> Result<Vec<CallTypeItem>, StoreError> {
         self.read(|c| {
-            let mut statement = c.prepare_cached(
-                "SELECT id, name, internal_name, urgency, priority, type, color, notify,
-                        notification_interval, notification_maxloops, notification_sound
-                 FROM call_types ORDER BY id",
-            )?;
+            let mut statement =
+                c.prepare_cached(&format!("SELECT {CALL_TYPE_COLUMNS} FROM call_types"))?;
             statement
                 .query_map([], call_type_from_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()
@@ -394,7 +393,10 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn display_by_token_hash(&self, token_hash: &str) -> Result<Option<Display>, StoreError> {
+    async fn stored_display(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<Stored<Display>>, StoreError> {
         let token_hash = token_hash.to_string();
         self.read(move |c| {
             c.prepare_cached(&format!(

@@ -2,9 +2,13 @@
 //! order the readers take them, and times stored as RFC 3339 text.
 
 use chrono::{DateTime, Utc};
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, params};
 
-use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element, Scope};
+use nurse_call_core::domain::call_type_items::CallTypeItem;
+use nurse_call_core::domain::credentials::{Stored, read_consumer, read_display};
+use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element};
+use nurse_call_core::domain::raw::Raw;
 use nurse_call_core::domain::wire_time::from_stored;
 
 pub(crate) fn time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<DateTime<Utc>> {
@@ -66,42 +70,38 @@ pub(crate) fn element_from_row(row: &Row<'_>) -> rusqlite::Result<Element> {
     })
 }
 
-/// The columns [`display_from_row`] reads, in its order.
+/// The columns [`display_from_row`] reads.
 pub(crate) const DISPLAY_COLUMNS: &str =
     "id, name, sections, scope, token_hash, created_at, revoked";
 
-pub(crate) fn display_from_row(row: &Row<'_>) -> rusqlite::Result<Display> {
-    let sections: String = row.get(2)?;
-    Ok(Display {
-        id: row.get(0)?,
-        name: row.get(1)?,
-        sections: serde_json::from_str(&sections).map_err(|error| {
-            rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, error.into())
-        })?,
-        scope: Scope::from_key(&row.get::<_, String>(3)?),
-        token_hash: row.get(4)?,
-        created_at: time_at(row, 5)?,
-        revoked: row.get(6)?,
-    })
+/// A display row as stored: usable, or malformed by a hand edit
+/// ([`nurse_call_core::domain::credentials`]). The display's id is the
+/// column `id` (`display_id` in DynamoDB, whose `id` is the key).
+pub(crate) fn display_from_row(row: &Row<'_>) -> rusqlite::Result<Stored<Display>> {
+    let mut fields = Fields::new(row);
+    let display = read_display(|field| match field {
+        "display_id" => fields.get("id"),
+        "sections" => fields.json_list("sections"),
+        "revoked" => fields.boolean("revoked"),
+        other => fields.get(other),
+    });
+    fields.finish(display)
 }
 
-/// The columns [`consumer_from_row`] reads, in its order.
+/// The columns [`consumer_from_row`] reads.
 pub(crate) const CONSUMER_COLUMNS: &str =
     "id, name, secrets, allow_sha1, created_at, expires_at, require_signed_time";
 
-pub(crate) fn consumer_from_row(row: &Row<'_>) -> rusqlite::Result<Consumer> {
-    let secrets: String = row.get(2)?;
-    Ok(Consumer {
-        id: row.get(0)?,
-        name: row.get(1)?,
-        secrets: serde_json::from_str(&secrets).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, e.into())
-        })?,
-        allow_sha1: row.get(3)?,
-        created_at: time_at(row, 4)?,
-        expires_at: optional_time_at(row, 5)?,
-        require_signed_time: row.get(6)?,
-    })
+/// A consumer row as stored: usable, or malformed by a hand edit
+/// ([`nurse_call_core::domain::credentials`]).
+pub(crate) fn consumer_from_row(row: &Row<'_>) -> rusqlite::Result<Stored<Consumer>> {
+    let mut fields = Fields::new(row);
+    let consumer = read_consumer(|field| match field {
+        "secrets" => fields.json_list("secrets"),
+        "allow_sha1" | "require_signed_time" => fields.boolean(field),
+        other => fields.get(other),
+    });
+    fields.finish(consumer)
 }
 
 /// Inserts a call type; `on_conflict` says what happens when its name exists.
@@ -135,18 +135,99 @@ pub(crate) fn insert_call_type(
     Ok(())
 }
 
-pub(crate) fn call_type_from_row(row: &Row<'_>) -> rusqlite::Result<CallType> {
-    Ok(CallType {
-        id: row.get(0)?,
-        name: row.get(1)?,
-        internal_name: row.get(2)?,
-        urgency: row.get(3)?,
-        priority: row.get(4)?,
-        kind: row.get(5)?,
-        color: row.get(6)?,
-        notify: row.get(7)?,
-        notification_interval: row.get(8)?,
-        notification_maxloops: row.get(9)?,
-        notification_sound: row.get(10)?,
-    })
+/// The columns [`call_type_from_row`] reads: every field of an item.
+pub(crate) const CALL_TYPE_COLUMNS: &str = "id, name, internal_name, urgency, priority, type, \
+                                            color, notify, notification_interval, \
+                                            notification_maxloops, notification_sound";
+
+/// A call-type row field by field; core reads it with the fallbacks of
+/// DECISIONS §7 ([`nurse_call_core::domain::call_type_items`]). Each column
+/// is taken as it is (`get_ref`), not converted: with the sqlite3 tool an
+/// admin can put the text `high` into the INTEGER column `priority`, and
+/// that is a fallback, not an error for every request.
+pub(crate) fn call_type_from_row(row: &Row<'_>) -> rusqlite::Result<CallTypeItem> {
+    let mut fields = Fields::new(row);
+    let item = CallTypeItem::from_fields(|field| match field {
+        "notify" => fields.boolean(field),
+        other => fields.get(other),
+    });
+    fields.finish(item)
+}
+
+/// The columns of one row as [`Raw`] values; the first error (a column the
+/// query did not select: a bug, not a hand edit) is kept for [`Fields::finish`].
+struct Fields<'r, 's> {
+    row: &'r Row<'s>,
+    error: Option<rusqlite::Error>,
+}
+
+impl<'r, 's> Fields<'r, 's> {
+    fn new(row: &'r Row<'s>) -> Self {
+        Fields { row, error: None }
+    }
+
+    fn finish<T>(self, value: T) -> rusqlite::Result<T> {
+        match self.error {
+            Some(error) => Err(error),
+            None => Ok(value),
+        }
+    }
+
+    /// The column as it is.
+    fn get(&mut self, column: &str) -> Raw {
+        match self.row.get_ref(column) {
+            Ok(value) => raw(value),
+            Err(error) => {
+                self.error.get_or_insert(error);
+                Raw::Missing
+            }
+        }
+    }
+
+    /// A boolean column: SQLite keeps `false` and `true` as 0 and 1;
+    /// anything else stays as it is, for core to judge.
+    fn boolean(&mut self, column: &str) -> Raw {
+        match self.get(column) {
+            Raw::Number(n) if n == "0" => Raw::Bool(false),
+            Raw::Number(n) if n == "1" => Raw::Bool(true),
+            other => other,
+        }
+    }
+
+    /// A list kept as JSON text (secrets, sections).
+    fn json_list(&mut self, column: &str) -> Raw {
+        match self.get(column) {
+            Raw::Text(text) => match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(value) => from_json(value),
+                // Never the text itself: it may be a secret.
+                Err(_) => Raw::Other("text that is not JSON"),
+            },
+            other => other,
+        }
+    }
+}
+
+fn raw(value: ValueRef<'_>) -> Raw {
+    match value {
+        ValueRef::Null => Raw::Missing,
+        ValueRef::Integer(n) => Raw::Number(n.to_string()),
+        ValueRef::Real(x) => Raw::Number(x.to_string()),
+        ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
+            Ok(text) => Raw::Text(text.to_string()),
+            Err(_) => Raw::Other("text that is not UTF-8"),
+        },
+        ValueRef::Blob(_) => Raw::Other("binary"),
+    }
+}
+
+fn from_json(value: serde_json::Value) -> Raw {
+    use serde_json::Value;
+    match value {
+        Value::Null => Raw::Other("null"),
+        Value::Bool(b) => Raw::Bool(b),
+        Value::Number(n) => Raw::Number(n.to_string()),
+        Value::String(text) => Raw::Text(text),
+        Value::Array(items) => Raw::List(items.into_iter().map(from_json).collect()),
+        Value::Object(_) => Raw::Other("a map"),
+    }
 }

@@ -74,7 +74,7 @@ pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outco
     let calls = store
         .calls_opened_between(&scope, period.from, period.read_until())
         .await?;
-    let call_types = store.call_types().await?;
+    let call_types = store.call_types().await?.types;
     let options = Options {
         period,
         zone: command.time_zone,

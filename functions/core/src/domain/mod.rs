@@ -3,11 +3,16 @@
 //! types ([`call_types`]), times as the wire shows them and the clock
 //! ([`wire_time`]), elements that need a technician ([`supervision`]), the
 //! quality report ([`report`]) and what a line of kept text may be, as the
-//! API and the admin command check it ([`text`]). Nothing here reads a store
-//! or speaks HTTP.
+//! API and the admin command check it ([`text`]); hand-edited items as stored
+//! ([`raw`]) and what the service makes of them: call types with their
+//! fail-safe fallbacks ([`call_type_items`]), consumers and displays
+//! ([`credentials`]). Nothing here reads a store or speaks HTTP.
 
+pub mod call_type_items;
 pub mod call_types;
+pub mod credentials;
 pub mod model;
+pub mod raw;
 pub mod report;
 pub mod supervision;
 pub mod text;

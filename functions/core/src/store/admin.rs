@@ -10,8 +10,21 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use crate::domain::credentials::Stored;
 use crate::domain::model::{Call, CallType, Consumer, Display, Element, Scope};
 use crate::store::{Store, StoreError};
+
+/// An item of an admin's list ([`AdminStore::consumers`],
+/// [`AdminStore::displays`]): a malformed one fails the list with what to
+/// fix, rather than being left out of it unseen.
+pub fn listed<T>(stored: Stored<T>) -> Result<T, StoreError> {
+    match stored {
+        Stored::Usable(value) => Ok(value),
+        Stored::Malformed(malformed) => Err(StoreError::Internal(format!(
+            "{malformed}: fix or delete the item"
+        ))),
+    }
+}
 
 /// The result of [`AdminStore::replace_secrets`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +86,8 @@ pub trait AdminStore: Store {
     /// Fails with a message naming what is missing.
     async fn check(&self) -> Result<(), StoreError>;
 
-    /// Every consumer (production and sandbox), oldest first.
+    /// Every consumer (production and sandbox), oldest first; fails on a
+    /// malformed one ([`listed`]).
     async fn consumers(&self) -> Result<Vec<Consumer>, StoreError>;
 
     /// Sets the secrets of consumer `id` to `secrets` (newest last), if it
@@ -108,7 +122,8 @@ pub trait AdminStore: Store {
     /// Stores a new display (its id and token hash are new).
     async fn create_display(&self, display: &Display) -> Result<(), StoreError>;
 
-    /// Every display, revoked ones included, oldest first.
+    /// Every display, revoked ones included, oldest first; fails on a
+    /// malformed one ([`listed`]).
     async fn displays(&self) -> Result<Vec<Display>, StoreError>;
 
     /// Gives display `id` a new token hash (the old token stops working at

@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::domain::model::{CallType, Consumer};
+use crate::store::fallbacks::FallbackLog;
 use crate::store::{Store, StoreError};
 
 /// How long an entry is trusted: admin edits are seen within this time.
@@ -65,8 +66,13 @@ impl Cache {
         Ok(consumer)
     }
 
-    /// The call types, from the cache while fresh, else from `store`.
-    pub async fn call_types(&self, store: &dyn Store) -> Result<Vec<CallType>, StoreError> {
+    /// The call types, from the cache while fresh, else from `store` through
+    /// `log`, which logs their fallbacks (once per refresh).
+    pub async fn call_types(
+        &self,
+        store: &dyn Store,
+        log: &FallbackLog,
+    ) -> Result<Vec<CallType>, StoreError> {
         {
             let cached = self.call_types.lock().unwrap_or_else(|e| e.into_inner());
             if let Some((at, types)) = cached.as_ref()
@@ -75,7 +81,7 @@ impl Cache {
                 return Ok(types.clone());
             }
         }
-        let types = store.call_types().await?;
+        let types = log.read(store).await?;
         *self.call_types.lock().unwrap_or_else(|e| e.into_inner()) =
             Some((Instant::now(), types.clone()));
         Ok(types)

@@ -14,13 +14,15 @@
 
 pub mod admin;
 pub mod cache;
+pub mod fallbacks;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use crate::domain::call_type_items::{CallTypeItem, CallTypesRead, read_items};
+use crate::domain::credentials::Stored;
 use crate::domain::model::{
-    Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
-    NewCall, Scope,
+    Call, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
 };
 
 /// A failure of the store itself (not of the request).
@@ -156,13 +158,32 @@ pub enum ElementsOutcome {
 }
 
 /// What the request path needs: the API's reads and writes, the displays' reads.
+///
+/// Admins edit call types, consumers and displays by hand: a store hands
+/// those items over field by field ([`crate::domain::raw::Raw`]) or read by
+/// [`crate::domain::credentials`], and core decides what they mean, the
+/// same for every store.
 #[async_trait]
 pub trait Store: Send + Sync {
-    /// A consumer by id (lowercase UUID), or `None`.
-    async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError>;
+    /// The consumer item of `id` (lowercase UUID) as stored, or `None`.
+    async fn stored_consumer(&self, id: &str) -> Result<Option<Stored<Consumer>>, StoreError>;
 
-    /// Every configured call type, ordered by id.
-    async fn call_types(&self) -> Result<Vec<CallType>, StoreError>;
+    /// A usable consumer by id, or `None`: none stored, or one a hand edit
+    /// left malformed, which is refused like an unknown one and logged as an
+    /// error naming the consumer and the field (never a secret).
+    async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
+        Ok(usable(self.stored_consumer(id).await?))
+    }
+
+    /// Every item of the call-types table, field by field, in any order.
+    async fn call_type_items(&self) -> Result<Vec<CallTypeItem>, StoreError>;
+
+    /// Every call type, ordered by id, read from the items with the
+    /// fail-safe fallbacks of DECISIONS §7, and those fallbacks. Whoever
+    /// serves them logs the fallbacks ([`fallbacks::FallbackLog`]).
+    async fn call_types(&self) -> Result<CallTypesRead, StoreError> {
+        Ok(read_items(self.call_type_items().await?))
+    }
 
     /// The element and open calls of an address, in one consistent read.
     async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError>;
@@ -207,9 +228,36 @@ pub trait Store: Send + Sync {
     /// Every element of `scope`, ordered by address (supervision, admin).
     async fn elements(&self, scope: &Scope) -> Result<Vec<Element>, StoreError>;
 
-    /// The display whose token hashes to `token_hash` (lowercase hex SHA-256),
-    /// revoked or not, or `None`.
-    async fn display_by_token_hash(&self, token_hash: &str) -> Result<Option<Display>, StoreError>;
+    /// The display item whose token hashes to `token_hash` (lowercase hex
+    /// SHA-256) as stored, revoked or not, or `None`.
+    async fn stored_display(&self, token_hash: &str)
+    -> Result<Option<Stored<Display>>, StoreError>;
+
+    /// The usable display whose token hashes to `token_hash`, revoked or
+    /// not, or `None`: none stored, or one a hand edit left malformed
+    /// (refused like an unknown token, logged as an error naming the display
+    /// and the field).
+    async fn display_by_token_hash(&self, token_hash: &str) -> Result<Option<Display>, StoreError> {
+        Ok(usable(self.stored_display(token_hash).await?))
+    }
+}
+
+/// The credential when it is usable; a malformed one is logged (kind, id,
+/// field, problem: never a value) and refused.
+fn usable<T>(stored: Option<Stored<T>>) -> Option<T> {
+    match stored? {
+        Stored::Usable(value) => Some(value),
+        Stored::Malformed(malformed) => {
+            tracing::error!(
+                kind = malformed.kind,
+                id = %malformed.id,
+                field = malformed.field,
+                problem = %malformed.problem,
+                "malformed credential refused"
+            );
+            None
+        }
+    }
 }
 
 /// What the test server (sandbox mode, DECISIONS §8) keeps beyond the API:

@@ -14,7 +14,12 @@ fn by_id(mut types: Vec<CallType>) -> Vec<CallType> {
 pub async fn call_types_are_seeded_in_id_order(harness: Harness) {
     let listed = harness.store.call_types().await.expect("call_types failed");
     assert_eq!(
-        listed,
+        listed.fallbacks,
+        [],
+        "the seeded items must read without a fallback (DECISIONS §7)"
+    );
+    assert_eq!(
+        listed.types,
         by_id(default_call_types()),
         "call_types must return the seeded defaults, every field intact, ordered by id"
     );
@@ -31,7 +36,7 @@ pub async fn seed_call_types_is_idempotent(harness: Harness) {
         .seed_call_types(&default_call_types())
         .await
         .expect("seeding the defaults a third time failed");
-    let listed = store.call_types().await.expect("call_types failed");
+    let listed = store.call_types().await.expect("call_types failed").types;
     assert_eq!(
         listed,
         by_id(default_call_types()),
@@ -78,7 +83,7 @@ pub async fn seed_call_types_never_overwrites(harness: Harness) {
         .await
         .expect("seed_call_types failed");
 
-    let listed = store.call_types().await.expect("call_types failed");
+    let listed = store.call_types().await.expect("call_types failed").types;
     let wc = listed
         .iter()
         .find(|t| t.name == "WC")
