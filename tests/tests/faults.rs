@@ -4,7 +4,9 @@
 //! The local server in production mode talks to moto through a
 //! fault-injecting proxy ([`faults::proxy`]). First each kind of fault alone,
 //! on every request, shows how the SDK and the store take it (a retry by the
-//! SDK, by the store, and in the end a 503 with `Retry-After`, never a 500).
+//! SDK, by the store, and in the end a 503 with `Retry-After`, never a 500);
+//! an open and a close whose transaction lands while no answer gets back,
+//! sent again after their 503, find their own first try's write.
 //! Then 16 writers, each with its own addresses and elements, open, close
 //! and send element batches for half a minute while 10 % of all DynamoDB
 //! requests meet a fault of any kind, retrying on 5xx and on no answer as
@@ -105,8 +107,10 @@ fn batch_address(writer: usize, index: usize) -> String {
     format!("F{writer}-E{index}")
 }
 
-/// The elements the first phase writes (one kind of fault at a time).
+/// The elements the first phase writes (one kind of fault at a time), and
+/// the address of its opens and closes in doubt.
 const PROBE_ELEMENTS: [&str; 2] = ["FP-E0", "FP-E1"];
+const PROBE_CALL: &str = "FP-C0";
 
 // ---------------------------------------------------------------------------
 // What the writers saw
@@ -449,7 +453,7 @@ async fn faults_on_the_way_to_dynamodb_lose_nothing() {
             seed = seed.element(&batch_address(writer, index), "EL", "Element");
         }
     }
-    for address in PROBE_ELEMENTS {
+    for address in PROBE_ELEMENTS.into_iter().chain([PROBE_CALL]) {
         seed = seed.element(address, "PR", "Probe");
     }
     let server = Server::start(
@@ -482,6 +486,7 @@ async fn faults_on_the_way_to_dynamodb_lose_nothing() {
             kinds: vec![(kind, 1)],
             stall: STALL,
             seed: SEED,
+            only: None,
         }));
         let before = proxy.tally();
         let took = Instant::now();
@@ -533,6 +538,44 @@ async fn faults_on_the_way_to_dynamodb_lose_nothing() {
         }
     }
 
+    // Writes in doubt: the transaction reaches moto, its answer never
+    // reaches the server, on every try; then the client sends the request
+    // again, as it does after a 503.
+    let mut probe_calls = Vec::new();
+    for kind in [Fault::ResetAfterForwarding, Fault::InternalServerError] {
+        let in_doubt = Plan {
+            rate: 1.0,
+            kinds: vec![(kind, 1)],
+            stall: STALL,
+            seed: SEED,
+            only: Some("TransactWriteItems"),
+        };
+        let open = c.body(PROBE_CALL, r#"{"event":"Notruf"}"#);
+        proxy.inject(Some(in_doubt.clone()));
+        let first = server.post(DISPLAY, open.clone()).await;
+        proxy.inject(None);
+        first.expect_status(503);
+        let again = server.post(DISPLAY, open).await;
+        // The first try's call, open: its lock stopped the retried
+        // transactions and now answers the repeated request.
+        again.expect_status(200);
+        let id = again.data()["id"].as_i64().expect("the call's id");
+        let close = c.body(PROBE_CALL, r#"{"closed":true}"#);
+        proxy.inject(Some(in_doubt));
+        let first = server.post(DISPLAY, close.clone()).await;
+        proxy.inject(None);
+        first.expect_status(503);
+        let again = server.post(DISPLAY, close).await;
+        // Closed by the first try: the repeated close finds nothing open.
+        again.expect_status(200);
+        assert_eq!(again.data(), json!([]), "{kind:?}");
+        println!(
+            "  {kind:?} on every transaction: an open 503, sent again 200 with call {id}; \
+             its close 503, sent again 200 []"
+        );
+        probe_calls.push(id);
+    }
+
     // Phase 2: the writers, under faults of every kind.
     let answers: Arc<Mutex<Answers>> = Arc::default();
     let tally_before_load = proxy.tally();
@@ -544,6 +587,7 @@ async fn faults_on_the_way_to_dynamodb_lose_nothing() {
             .collect(),
         stall: STALL,
         seed: SEED,
+        only: None,
     }));
     let load_started = Instant::now();
     let faults_stop = load_started + LOAD;
@@ -608,6 +652,20 @@ async fn faults_on_the_way_to_dynamodb_lose_nothing() {
     // The store, read from moto itself.
     let stored = read_store(&format!("{}data", server.table_prefix())).await;
     let figures = check_store(&steps, &stored);
+    // The opens in doubt stored one call each, closed.
+    let mut on_probe: Vec<(i64, bool)> = stored
+        .calls
+        .iter()
+        .filter(|(_, call)| call.address == PROBE_CALL)
+        .map(|(id, call)| (*id, call.closed))
+        .collect();
+    on_probe.sort();
+    probe_calls.sort();
+    assert_eq!(
+        on_probe,
+        probe_calls.iter().map(|id| (*id, true)).collect::<Vec<_>>(),
+        "the opens in doubt and their closes"
+    );
 
     let answers = answers.lock().unwrap();
     let load_tally = subtract(&tally_at_stop, &tally_before_load);
@@ -662,8 +720,8 @@ async fn faults_on_the_way_to_dynamodb_lose_nothing() {
     );
     println!(
         "  store: {} calls; {} opens acknowledged ({} as already open: an earlier try had \
-         stored it), {} closes acknowledged, {} batches acknowledged; 0 duplicates, 0 closes \
-         undone, 0 half batches",
+         stored it), {} closes acknowledged, {} batches acknowledged; no duplicate, no close \
+         undone, no half batch",
         stored.calls.len(),
         figures.acknowledged_opens,
         figures.reopened,

@@ -89,6 +89,8 @@ pub struct Plan {
     /// How long a stall holds a request: longer than the SDK's attempt timeout.
     pub stall: Duration,
     pub seed: u64,
+    /// Only requests of this operation (`TransactWriteItems`) meet faults.
+    pub only: Option<&'static str>,
 }
 
 /// What the proxy saw and did so far.
@@ -310,7 +312,7 @@ impl Shared {
     fn draw(&self, operation: &str) -> (Option<Fault>, Duration) {
         let mut plan = self.plan.lock().expect("plan lock");
         let drawn = plan.as_mut().and_then(|(plan, rng)| {
-            if !rng.random_bool(plan.rate) {
+            if plan.only.is_some_and(|only| only != operation) || !rng.random_bool(plan.rate) {
                 return None;
             }
             let kinds: Vec<(Fault, u32)> = plan
