@@ -729,9 +729,9 @@ async fn faults_on_the_way_to_dynamodb_lose_nothing() {
         figures.acknowledged_batches
     );
     println!(
-        "  normal answers again {:.2} s after the faults stopped (the last request then in \
-         flight answered); {} requests sent after the stop, all 2xx on the first try, \
-         median {:.3} s, slowest {:.3} s; whole test {:.1} s",
+        "  normal answers again {:.2} s after the faults stopped: by then the requests in \
+         flight had been answered, and the {} sent after the stop all got 2xx on the first \
+         try (median {:.3} s, slowest {:.3} s); whole test {:.1} s",
         recovered_after.as_secs_f64(),
         after_stop.len(),
         after_stop[after_stop.len() / 2].as_secs_f64(),
