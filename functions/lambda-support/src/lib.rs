@@ -56,13 +56,13 @@ pub async fn handle(state: &AppState, endpoints: &[Endpoint], request: Request) 
     };
     let request = http::Request::from_parts(parts, body);
     let response = within(deadline, serve_only(state, endpoints, request)).await;
-    if let Err(left) = &response {
+    if let Err(had) = &response {
         // The request's own log line never comes: its future was dropped.
         tracing::error!(
             method = %method,
             path,
             status = 503,
-            left_ms = left.as_millis(),
+            had_ms = had.as_millis(),
             "request out of time: answered 503 before the function's timeout"
         );
     }
@@ -82,8 +82,8 @@ fn is_ahead(deadline: SystemTime) -> bool {
         .is_ok_and(|left| left > ANSWER_MARGIN)
 }
 
-/// `serve`'s response, or `Err` with the time that was left when it was
-/// given up [`ANSWER_MARGIN`] before `deadline`. Whatever `serve` was
+/// `serve`'s response, or, when it was given up [`ANSWER_MARGIN`] before
+/// `deadline`, `Err` with the time it had from its start to the deadline. Whatever `serve` was
 /// waiting for is dropped: a write under way may or may not land, like one
 /// whose DynamoDB request timed out, and the client's retry is safe
 /// (DECISIONS §1).
@@ -125,10 +125,10 @@ mod tests {
     async fn a_request_out_of_time_is_503_with_retry_after_before_the_deadline() {
         let started = Instant::now();
         let deadline = SystemTime::now() + ANSWER_MARGIN + Duration::from_millis(300);
-        let given_up = within(Some(deadline), std::future::pending())
+        let had = within(Some(deadline), std::future::pending())
             .await
             .expect_err("a request that never ends is given up");
-        assert!(given_up <= ANSWER_MARGIN + Duration::from_millis(300));
+        assert!(had <= ANSWER_MARGIN + Duration::from_millis(300));
         let waited = started.elapsed();
         assert!(
             (Duration::from_millis(250)..ANSWER_MARGIN).contains(&waited),
