@@ -143,8 +143,11 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
       // of 1.5 s) and the handler then answers 503 with Retry-After. 10 s
       // is above that: room for a cold start plus one slow and one failing
       // operation, so the client gets the documented 503 and not a bare
-      // API Gateway error from a killed invocation. The broadcast answers
-      // no client: BROADCAST_TIMEOUT.
+      // API Gateway error from a killed invocation; what still runs 0.5 s
+      // before the invocation's deadline is answered 503 by the function
+      // itself (lambda-support; docs/data-model.md, "Timeouts and
+      // retries"). Keep it below API Gateway's 30 s integration timeout.
+      // The broadcast answers no client: BROADCAST_TIMEOUT.
       timeout: stream ? BROADCAST_TIMEOUT : (props.lambdaTimeout ?? Duration.seconds(10)),
       // A public test server must neither run up the bill nor take the
       // account's concurrency from other functions; production is bounded

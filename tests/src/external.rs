@@ -54,6 +54,9 @@ pub fn check_options(options: &Options) {
     if let Some((name, _)) = options.env.first() {
         unavailable(&format!("a server started with {name} in its environment"));
     }
+    if options.dynamodb_endpoint.is_some() {
+        unavailable("a server on a DynamoDB endpoint of the test");
+    }
     if options.listen.is_some() {
         unavailable("a server listening on an address of the test");
     }

@@ -98,6 +98,19 @@ pub fn skip_unless_sqlite(test: &str) -> bool {
     on_dynamodb()
 }
 
+/// For the tests that need DynamoDB (moto) and have nothing to check on the
+/// SQLite file: `true`, with a note saying why, when this run is on SQLite
+/// and they must skip (scripts/test runs the suite again on moto).
+pub fn skip_unless_dynamodb(test: &str, why: &str) -> bool {
+    if !on_dynamodb() {
+        eprintln!(
+            "{test}: skipped on SQLite: {why} (scripts/test runs the suite again with \
+             BLACKBOX_STORE=dynamodb)"
+        );
+    }
+    !on_dynamodb()
+}
+
 /// Table names of the server on `data_dir`: the same folder gives the same
 /// tables, so a restarted server finds its data again.
 fn table_prefix(data_dir: &Path) -> String {
@@ -272,6 +285,10 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// The address to listen on (a restart on the same port); else a free port.
     pub listen: Option<String>,
+    /// On DynamoDB, the endpoint the server talks to instead of moto's (a
+    /// proxy in front of moto, tests/tests/faults.rs); its tables are made
+    /// and found there as on moto.
+    pub dynamodb_endpoint: Option<String>,
 }
 
 impl Options {
@@ -283,6 +300,7 @@ impl Options {
             data_dir: None,
             env: Vec::new(),
             listen: None,
+            dynamodb_endpoint: None,
         }
     }
 
@@ -306,6 +324,12 @@ impl Options {
 
     pub fn env(mut self, name: &str, value: &str) -> Self {
         self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Talk to DynamoDB at `endpoint` (on DynamoDB runs only).
+    pub fn dynamodb_endpoint(mut self, endpoint: &str) -> Self {
+        self.dynamodb_endpoint = Some(endpoint.to_string());
         self
     }
 
@@ -397,9 +421,13 @@ impl Server {
             command.env_remove(name);
         }
         if on_dynamodb() {
+            let endpoint = options
+                .dynamodb_endpoint
+                .clone()
+                .unwrap_or_else(store_conformance::moto::endpoint);
             command
                 .arg("--dynamodb-endpoint")
-                .arg(store_conformance::moto::endpoint())
+                .arg(endpoint)
                 .env("TABLE_PREFIX", table_prefix(&data_dir))
                 // moto handles one request at a time and copies whole tables
                 // per transaction: under the concurrency tests it is far slower

@@ -71,6 +71,7 @@ async fn every_answered_open_survives_a_kill_under_load() {
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let killed_after = started.elapsed();
     let status = server.kill();
     assert_eq!(status.code(), None, "killed by a signal, not exited");
     while let Some(sender) = senders.join_next().await {
@@ -93,6 +94,14 @@ async fn every_answered_open_survives_a_kill_under_load() {
         missing.is_empty(),
         "{} of {} answered opens are lost after the kill: {missing:?}",
         missing.len(),
+        answered.len()
+    );
+    // The figures docs/security.md shows beside the fault test's.
+    println!(
+        "{SENDERS} senders, kill -9 after {:.1} s: {} opens answered 201 before it, all {} \
+         there after the restart",
+        killed_after.as_secs_f64(),
+        answered.len(),
         answered.len()
     );
 }

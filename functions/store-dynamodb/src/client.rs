@@ -1,5 +1,6 @@
-//! Building the SDK client: standard retries, timeouts below the Lambda
-//! timeout, an optional local endpoint, and a counter of requests sent.
+//! Building the SDK client: standard retries with short pauses, timeouts
+//! below the Lambda timeout (docs/data-model.md, "Timeouts and retries"), an
+//! optional local endpoint, and a counter of requests sent.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,20 +14,39 @@ use aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContex
 use aws_sdk_dynamodb::config::{ConfigBag, Credentials, Intercept};
 use aws_sdk_dynamodb::error::BoxError;
 
-/// Attempts per request (the first and two retries), in the SDK's standard mode.
+/// Attempts per DynamoDB request (the first and two retries), in the SDK's
+/// standard mode. A transient fault (a reset, one node's 500, a throttled
+/// burst) seldom survives two retries; more would only hold the function
+/// while the client, told `Retry-After`, retries the whole request itself.
+/// docs/data-model.md, "Timeouts and retries", has the reasons of every value.
 pub const MAX_ATTEMPTS: u32 = 3;
-/// How long the SDK waits for DynamoDB.
+
+/// The SDK's pause before a retry, with full jitter: up to this after the
+/// first attempt, up to twice this after the second. The SDK's default (1 s,
+/// then 2 s) would spend up to 3 s of the function's 10 s waiting.
+pub const INITIAL_BACKOFF: Duration = Duration::from_millis(100);
+
+/// How long the SDK waits for DynamoDB: well below the Lambda functions'
+/// 10 s timeout, which is well below API Gateway's 29 s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
+    /// A new connection (TCP and TLS), within an attempt.
+    pub connect: Duration,
     /// One attempt.
     pub attempt: Duration,
-    /// A request with its retries: well below the functions' 10 s timeout.
+    /// A request with its retries and pauses.
     pub operation: Duration,
 }
 
 impl Timeouts {
-    /// For DynamoDB in AWS.
+    /// For DynamoDB in AWS. It answers within milliseconds (a transaction
+    /// of 100 items in tens): an attempt 1.5 s old is stuck and is better
+    /// tried again on another connection; 4 s holds two stuck attempts, the
+    /// pauses and most of a third, and an open's two DynamoDB requests
+    /// (snapshot, transaction) still fit in the function's 10 s when both
+    /// reach it.
     pub const AWS: Timeouts = Timeouts {
+        connect: Duration::from_secs(1),
         attempt: Duration::from_millis(1500),
         operation: Duration::from_secs(4),
     };
@@ -35,6 +55,7 @@ impl Timeouts {
     /// time and copies whole tables per transaction, so under the concurrency
     /// tests a request may wait seconds for its turn.
     pub const SLOW_STAND_IN: Timeouts = Timeouts {
+        connect: Duration::from_secs(1),
         attempt: Duration::from_secs(10),
         operation: Duration::from_secs(30),
     };
@@ -49,6 +70,7 @@ impl Timeouts {
                 .map_or(default, Duration::from_millis)
         };
         Timeouts {
+            connect: Self::AWS.connect,
             attempt: millis("DYNAMODB_ATTEMPT_TIMEOUT_MS", Self::AWS.attempt),
             operation: millis("DYNAMODB_OPERATION_TIMEOUT_MS", Self::AWS.operation),
         }
@@ -117,12 +139,16 @@ pub async fn sdk_config(endpoint: Option<&str>, timeouts: Timeouts) -> SdkConfig
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .http_client(https_client(endpoint))
         .region(RegionProviderChain::default_provider().or_else("eu-central-1"))
-        .retry_config(RetryConfig::standard().with_max_attempts(MAX_ATTEMPTS))
+        .retry_config(
+            RetryConfig::standard()
+                .with_max_attempts(MAX_ATTEMPTS)
+                .with_initial_backoff(INITIAL_BACKOFF),
+        )
         .timeout_config(
             TimeoutConfig::builder()
+                .connect_timeout(timeouts.connect)
                 .operation_attempt_timeout(timeouts.attempt)
                 .operation_timeout(timeouts.operation)
-                .connect_timeout(Duration::from_secs(1))
                 .build(),
         );
     if let Some(endpoint) = endpoint {

@@ -45,7 +45,7 @@ use nurse_call_core::store::{
     StoreError,
 };
 
-pub use client::{MAX_ATTEMPTS, RequestCounter, Timeouts, sdk_config};
+pub use client::{INITIAL_BACKOFF, MAX_ATTEMPTS, RequestCounter, Timeouts, sdk_config};
 pub use error::classify;
 use item::{
     call_from_item, call_type_from_item, consumer_from_item, display_from_item, display_key,
