@@ -139,7 +139,6 @@ pub fn update_row(server: &Server, table: &str, key_column: &str, key: &str, fie
     }
 }
 
-/// Changes `fields` of call type `name` by hand.
 /// The names of the calls in the displays' read, in its order.
 pub async fn display_order(server: &Server, token: &str) -> Vec<String> {
     let bearer = format!("Bearer {token}");
