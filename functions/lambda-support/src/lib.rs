@@ -124,14 +124,17 @@ mod tests {
     #[tokio::test]
     async fn a_request_out_of_time_is_503_with_retry_after_before_the_deadline() {
         let started = Instant::now();
-        let deadline = SystemTime::now() + ANSWER_MARGIN + Duration::from_millis(300);
+        let work = Duration::from_millis(1000);
+        let deadline = SystemTime::now() + ANSWER_MARGIN + work;
         let had = within(Some(deadline), std::future::pending())
             .await
             .expect_err("a request that never ends is given up");
-        assert!(had <= ANSWER_MARGIN + Duration::from_millis(300));
+        assert!(had <= ANSWER_MARGIN + work);
+        // Given up when its time is spent, and before the deadline: the
+        // margin is the tolerance a busy machine's late wake-up may take.
         let waited = started.elapsed();
         assert!(
-            (Duration::from_millis(250)..ANSWER_MARGIN).contains(&waited),
+            (work - Duration::from_millis(100)..ANSWER_MARGIN + work).contains(&waited),
             "given up after {waited:?}"
         );
         let response = error_response(&ApiError::ServiceUnavailable);
