@@ -56,49 +56,53 @@ impl fmt::Display for Malformed {
     }
 }
 
+impl<T> From<Result<T, Malformed>> for Stored<T> {
+    fn from(read: Result<T, Malformed>) -> Self {
+        match read {
+            Ok(value) => Stored::Usable(value),
+            Err(malformed) => Stored::Malformed(malformed),
+        }
+    }
+}
+
+/// The [`Malformed`] of the `kind` item `id`, for a field and its problem.
+fn refusal<'a>(kind: &'static str, id: &'a str) -> impl Fn(&'static str, String) -> Malformed + 'a {
+    move |field, problem| Malformed {
+        kind,
+        id: id.to_string(),
+        field,
+        problem,
+    }
+}
+
 /// A consumer item whose attribute (column) `name` holds `field(name)`.
 pub fn read_consumer(mut field: impl FnMut(&'static str) -> Raw) -> Stored<Consumer> {
     let id = field("id").as_text().unwrap_or_default().to_string();
-    let malformed = |field: &'static str, problem: String| {
-        Stored::Malformed(Malformed {
-            kind: "consumer",
+    let malformed = refusal("consumer", &id);
+    let mut read = || {
+        if id.is_empty() {
+            return Err(malformed("id", "missing or empty".to_string()));
+        }
+        let secrets = secrets(&field("secrets")).map_err(|p| malformed("secrets", p))?;
+        let allow_sha1 = flag(&field("allow_sha1")).map_err(|p| malformed("allow_sha1", p))?;
+        let require_signed_time =
+            flag(&field("require_signed_time")).map_err(|p| malformed("require_signed_time", p))?;
+        // A sandbox consumer's expiry: unreadable would mean "never expires".
+        let expires_at = time(&field("expires_at")).map_err(|p| malformed("expires_at", p))?;
+        Ok(Consumer {
+            name: field("name").as_text().unwrap_or_default().to_string(),
+            secrets,
+            allow_sha1,
+            created_at: time(&field("created_at"))
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+            expires_at,
+            require_signed_time,
             id: id.clone(),
-            field,
-            problem,
         })
     };
-    if id.is_empty() {
-        return malformed("id", "missing or empty".to_string());
-    }
-    let secrets = match secrets(&field("secrets")) {
-        Ok(secrets) => secrets,
-        Err(problem) => return malformed("secrets", problem),
-    };
-    let allow_sha1 = match flag(&field("allow_sha1")) {
-        Ok(value) => value,
-        Err(problem) => return malformed("allow_sha1", problem),
-    };
-    let require_signed_time = match flag(&field("require_signed_time")) {
-        Ok(value) => value,
-        Err(problem) => return malformed("require_signed_time", problem),
-    };
-    // A sandbox consumer's expiry: unreadable would mean "never expires".
-    let expires_at = match time(&field("expires_at")) {
-        Ok(value) => value,
-        Err(problem) => return malformed("expires_at", problem),
-    };
-    Stored::Usable(Consumer {
-        name: field("name").as_text().unwrap_or_default().to_string(),
-        secrets,
-        allow_sha1,
-        created_at: time(&field("created_at"))
-            .ok()
-            .flatten()
-            .unwrap_or_default(),
-        expires_at,
-        require_signed_time,
-        id,
-    })
+    read().into()
 }
 
 /// A display item whose attribute (column) `name` holds `field(name)`.
@@ -107,48 +111,37 @@ pub fn read_display(mut field: impl FnMut(&'static str) -> Raw) -> Stored<Displa
         .as_text()
         .unwrap_or_default()
         .to_string();
-    let malformed = |field: &'static str, problem: String| {
-        Stored::Malformed(Malformed {
-            kind: "display",
+    let malformed = refusal("display", &id);
+    let mut read = || {
+        if id.is_empty() {
+            return Err(malformed("display_id", "missing or empty".to_string()));
+        }
+        let sections = sections(&field("sections")).map_err(|p| malformed("sections", p))?;
+        let scope = field("scope")
+            .as_text()
+            .filter(|s| !s.is_empty())
+            .map(Scope::from_key)
+            .ok_or_else(|| malformed("scope", "missing or not text".to_string()))?;
+        let token_hash = field("token_hash")
+            .as_text()
+            .map(str::to_string)
+            .ok_or_else(|| malformed("token_hash", "missing or not text".to_string()))?;
+        // Unreadable must not mean "not revoked".
+        let revoked = flag(&field("revoked")).map_err(|p| malformed("revoked", p))?;
+        Ok(Display {
+            name: field("name").as_text().unwrap_or_default().to_string(),
+            sections,
+            scope,
+            token_hash,
+            created_at: time(&field("created_at"))
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+            revoked,
             id: id.clone(),
-            field,
-            problem,
         })
     };
-    if id.is_empty() {
-        return malformed("display_id", "missing or empty".to_string());
-    }
-    let sections = match sections(&field("sections")) {
-        Ok(sections) => sections,
-        Err(problem) => return malformed("sections", problem),
-    };
-    let Some(scope) = field("scope")
-        .as_text()
-        .filter(|s| !s.is_empty())
-        .map(Scope::from_key)
-    else {
-        return malformed("scope", "missing or not text".to_string());
-    };
-    let Some(token_hash) = field("token_hash").as_text().map(str::to_string) else {
-        return malformed("token_hash", "missing or not text".to_string());
-    };
-    // Unreadable must not mean "not revoked".
-    let revoked = match flag(&field("revoked")) {
-        Ok(value) => value,
-        Err(problem) => return malformed("revoked", problem),
-    };
-    Stored::Usable(Display {
-        name: field("name").as_text().unwrap_or_default().to_string(),
-        sections,
-        scope,
-        token_hash,
-        created_at: time(&field("created_at"))
-            .ok()
-            .flatten()
-            .unwrap_or_default(),
-        revoked,
-        id,
-    })
+    read().into()
 }
 
 /// One or more secrets, each non-empty text. `Err` names the problem
