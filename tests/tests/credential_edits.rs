@@ -170,17 +170,7 @@ async fn a_display_with_malformed_sections_is_refused_and_the_others_read() {
         display_order(&server, &token(&good)).await,
         Vec::<String>::new()
     );
-    let bearer = format!("Bearer {}", token(&bad));
-    let refused = server
-        .request(
-            reqwest::Method::GET,
-            CALLS,
-            None,
-            &[("Authorization", bearer.as_str())],
-            Vec::new(),
-        )
-        .await;
-    refused.expect_status(401);
+    read_calls(&server, &token(&bad)).await.expect_status(401);
     assert_eq!(
         refusals(&server),
         [(

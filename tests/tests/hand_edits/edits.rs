@@ -139,10 +139,10 @@ pub fn update_row(server: &Server, table: &str, key_column: &str, key: &str, fie
     }
 }
 
-/// The names of the calls in the displays' read, in its order.
-pub async fn display_order(server: &Server, token: &str) -> Vec<String> {
+/// The displays' read of open calls with the display token `token`.
+pub async fn read_calls(server: &Server, token: &str) -> Response {
     let bearer = format!("Bearer {token}");
-    let response = server
+    server
         .request(
             reqwest::Method::GET,
             CALLS,
@@ -150,7 +150,12 @@ pub async fn display_order(server: &Server, token: &str) -> Vec<String> {
             &[("Authorization", bearer.as_str())],
             Vec::new(),
         )
-        .await;
+        .await
+}
+
+/// The names of the calls in the displays' read, in its order.
+pub async fn display_order(server: &Server, token: &str) -> Vec<String> {
+    let response = read_calls(server, token).await;
     response.expect_status(200);
     response.data()["calls"]
         .as_array()
