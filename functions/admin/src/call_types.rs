@@ -229,6 +229,9 @@ fn new_call_type(name: &str, existing: &[CallType], args: &SetArgs) -> Result<Ca
         notification_interval: 0,
         notification_maxloops: 0,
         notification_sound: String::new(),
+        // Alert rather than stay silent: a new type escalates like the
+        // fallback until an admin says otherwise (`--escalation`).
+        escalation: nurse_call_core::domain::alarm::Policy::fallback(),
     })
 }
 

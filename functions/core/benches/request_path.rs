@@ -105,6 +105,7 @@ impl MemoryStore {
             closed_at: None,
             opened_by: Some(CONSUMER_ID.into()),
             closed_by: None,
+            alarm: None,
         }];
         MemoryStore {
             consumer,

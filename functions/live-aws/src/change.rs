@@ -37,7 +37,8 @@ pub enum Change {
     /// Opened (no `closed_at`) or closed: the message follows the call's state.
     Call {
         scope: Scope,
-        call: Call,
+        /// Boxed: a call with its alarm is several times an element's size.
+        call: Box<Call>,
     },
     Element {
         scope: Scope,
@@ -134,7 +135,7 @@ fn call_change(new: &Item, old: Option<&Item>) -> Result<Option<Change>, Poison>
     }
     Ok(Some(Change::Call {
         scope: scope_of(new, "call")?,
-        call,
+        call: Box::new(call),
     }))
 }
 

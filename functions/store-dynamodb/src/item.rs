@@ -149,6 +149,7 @@ pub fn call_from_item(item: &Item) -> Result<Call, StoreError> {
         // Absent on calls stored before the audit fields existed.
         opened_by: get_s(item, "opened_by"),
         closed_by: get_s(item, "closed_by"),
+        alarm: None,
     })
 }
 

@@ -51,6 +51,7 @@ pub(crate) fn call_from_row(row: &Row<'_>) -> rusqlite::Result<Call> {
         closed_at: optional_time_at(row, 9)?,
         opened_by: row.get(10)?,
         closed_by: row.get(11)?,
+        alarm: None,
     })
 }
 
@@ -149,6 +150,8 @@ pub(crate) fn call_type_from_row(row: &Row<'_>) -> rusqlite::Result<CallTypeItem
     let mut fields = Fields::new(row);
     let item = CallTypeItem::from_fields(|field| match field {
         "notify" => fields.boolean(field),
+        // Not a column yet: the seeded policy of the name.
+        "escalation" => nurse_call_core::domain::raw::Raw::Missing,
         other => fields.get(other),
     });
     fields.finish(item)

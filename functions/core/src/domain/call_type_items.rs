@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
 
+use crate::domain::alarm::Policy;
 use crate::domain::call_types::default_call_types;
 use crate::domain::model::CallType;
 use crate::domain::raw::Raw;
@@ -53,6 +54,8 @@ pub struct CallTypeItem {
     pub notification_interval: Raw,
     pub notification_maxloops: Raw,
     pub notification_sound: Raw,
+    /// The escalation policy's JSON text (DECISIONS §14).
+    pub escalation: Raw,
 }
 
 impl CallTypeItem {
@@ -71,6 +74,7 @@ impl CallTypeItem {
             notification_interval: field("notification_interval"),
             notification_maxloops: field("notification_maxloops"),
             notification_sound: field("notification_sound"),
+            escalation: field("escalation"),
         }
     }
 }
@@ -92,6 +96,7 @@ impl From<&CallType> for CallTypeItem {
             notification_interval: number(t.notification_interval),
             notification_maxloops: number(t.notification_maxloops),
             notification_sound: text(&t.notification_sound),
+            escalation: text(&t.escalation.to_json()),
         }
     }
 }
@@ -193,6 +198,7 @@ pub fn read_items(items: Vec<CallTypeItem>) -> CallTypesRead {
             notification_sound: fields.text("notification_sound", &item.notification_sound, |t| {
                 &t.notification_sound
             }),
+            escalation: fields.escalation(&item.escalation),
         });
     }
     types.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.name.cmp(&b.name)));
@@ -349,6 +355,28 @@ impl Fields<'_> {
         };
         let used = self.seeded.map_or(FALLBACK_COLOR, |t| &t.color).to_string();
         self.fell_back("color", raw, Self::quoted(&used), problem);
+        used
+    }
+
+    /// The escalation policy (DECISIONS §14). Missing (an item stored
+    /// before alarms existed): the seeded policy of the name, without a
+    /// fallback line; a name that is not seeded gets [`Policy::fallback`],
+    /// noted. Invalid: [`Policy::fallback`], noted (logged as an error),
+    /// even for a seeded name: never a stopped alarm.
+    fn escalation(&mut self, raw: &Raw) -> Policy {
+        let problem = match raw {
+            Raw::Missing => match self.seeded {
+                Some(seeded) => return seeded.escalation.clone(),
+                None => raw.not_a("text"),
+            },
+            Raw::Text(json) => match Policy::parse(json) {
+                Ok(policy) => return policy,
+                Err(problem) => problem,
+            },
+            other => other.not_a("text"),
+        };
+        let used = Policy::fallback();
+        self.fell_back("escalation", raw, used.to_json(), problem);
         used
     }
 

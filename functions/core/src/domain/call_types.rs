@@ -1,6 +1,7 @@
 //! The ten call types a new installation is seeded with (spec 2.5, DECISIONS §7).
 //! Priority 1 is the most urgent; Notruf and Flucht come first.
 
+use crate::domain::alarm::Policy;
 use crate::domain::model::CallType;
 
 /// `(name, urgency, priority, type, colour, notify, interval s, max loops, sound)`
@@ -138,6 +139,7 @@ pub fn default_call_types() -> Vec<CallType> {
                     notification_interval: interval,
                     notification_maxloops: maxloops,
                     notification_sound: sound.to_string(),
+                    escalation: Policy::seeded(name).unwrap_or_else(Policy::fallback),
                 }
             },
         )

@@ -8,6 +8,7 @@
 //! fail-safe fallbacks ([`call_type_items`]), consumers and displays
 //! ([`credentials`]). Nothing here reads a store or speaks HTTP.
 
+pub mod alarm;
 pub mod call_type_items;
 pub mod call_types;
 pub mod credentials;

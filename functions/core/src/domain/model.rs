@@ -70,14 +70,18 @@ pub struct Call {
     /// The consumer whose signed request closed the call; `None` while open
     /// and for calls closed before it was kept. Never on the wire.
     pub closed_by: Option<String>,
+    /// Its alarm (DECISIONS §14), as kept beside it; `None` where a read
+    /// does not carry it, or for calls stored before alarms existed.
+    pub alarm: Option<crate::domain::alarm::Alarm>,
 }
 
 impl Call {
-    /// The call's version for displays (DECISIONS §11). A call changes once:
-    /// it is opened (1) and later closed (2); nothing else of it is ever
-    /// rewritten, so the version follows from `closed_at` and no store keeps it.
+    /// The call's version for displays (DECISIONS §11, §14): 1 when opened,
+    /// one more with every change of its alarm that displays see, one more
+    /// once closed. It follows from what is kept, so no store counts it.
     pub fn version(&self) -> i64 {
-        if self.closed_at.is_some() { 2 } else { 1 }
+        let alarm_changes = self.alarm.as_ref().map_or(0, |a| a.changes);
+        1 + alarm_changes + i64::from(self.closed_at.is_some())
     }
 }
 
@@ -112,6 +116,7 @@ impl NewCall {
             closed_at: None,
             opened_by: self.opened_by.clone(),
             closed_by: None,
+            alarm: None,
         }
     }
 }
@@ -227,6 +232,8 @@ pub struct CallType {
     pub notification_interval: i64,
     pub notification_maxloops: i64,
     pub notification_sound: String,
+    /// Who is alerted when (DECISIONS §14); empty: no alarm.
+    pub escalation: crate::domain::alarm::Policy,
 }
 
 /// A central system or gateway allowed to send signed requests.

@@ -13,6 +13,7 @@
 //! enforced by the store, because only it can do so under concurrency).
 
 pub mod admin;
+pub mod alarms;
 pub mod cache;
 pub mod fallbacks;
 

@@ -30,6 +30,18 @@ pub enum LiveMessage<'a> {
         version: i64,
         element: ElementRecord<'a>,
     },
+    /// A level after the first started (DECISIONS §14).
+    #[serde(rename = "call.escalated")]
+    CallEscalated { version: i64, call: CallRecord<'a> },
+    /// Somebody accepted ("Ich komme").
+    #[serde(rename = "call.accepted")]
+    CallAccepted { version: i64, call: CallRecord<'a> },
+    /// Somebody declined: staff pages only.
+    #[serde(rename = "call.declined")]
+    CallDeclined { version: i64, call: CallRecord<'a> },
+    /// Nobody can be reached.
+    #[serde(rename = "call.unattended")]
+    CallUnattended { version: i64, call: CallRecord<'a> },
 }
 
 impl<'a> LiveMessage<'a> {
@@ -187,6 +199,7 @@ mod tests {
             closed_at: None,
             opened_by: Some("6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f".into()),
             closed_by: None,
+            alarm: None,
         };
         let types = crate::domain::call_types::default_call_types();
         let now = "2026-01-05T09:00:10Z".parse().unwrap();

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::{Serialize, Serializer};
 
+use crate::domain::alarm::{Alarm, StaffRef};
 use crate::domain::model::{Call, CallType, Element};
 use crate::domain::wire_time::format_local;
 
@@ -78,6 +79,52 @@ pub struct CallRecord<'a> {
     /// Only for displays (DECISIONS §11), never on the wire of spec 2.3.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<i64>,
+    /// Only for displays and staff (DECISIONS §14): `null` for a call
+    /// without an alarm (a presence, or not yet looked at).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alarm: Option<Option<AlarmRecord>>,
+}
+
+/// A call's alarm on the wire (DECISIONS §14).
+#[derive(Debug, Serialize)]
+pub struct AlarmRecord {
+    pub state: &'static str,
+    pub level: usize,
+    pub levels: usize,
+    pub next_at: Option<String>,
+    pub accepted_by: Option<StaffRecord>,
+    pub accepted_at: Option<String>,
+}
+
+/// A staff member as colleagues and displays see them.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct StaffRecord {
+    pub id: String,
+    pub name: String,
+}
+
+impl From<&StaffRef> for StaffRecord {
+    fn from(staff: &StaffRef) -> Self {
+        StaffRecord {
+            id: staff.id.clone(),
+            name: staff.name.clone(),
+        }
+    }
+}
+
+impl AlarmRecord {
+    /// The record of `alarm`, or `None` when there is none to show.
+    pub fn of(alarm: Option<&Alarm>, zone: Tz) -> Option<Self> {
+        let alarm = alarm.filter(|a| a.is_shown())?;
+        Some(AlarmRecord {
+            state: alarm.status.as_str(),
+            level: alarm.level,
+            levels: alarm.levels,
+            next_at: alarm.next_level_at.map(|t| format_local(t, zone)),
+            accepted_by: alarm.accepted.as_ref().map(|a| StaffRecord::from(&a.staff)),
+            accepted_at: alarm.accepted.as_ref().map(|a| format_local(a.at, zone)),
+        })
+    }
 }
 
 impl<'a> CallRecord<'a> {
@@ -108,10 +155,11 @@ impl<'a> CallRecord<'a> {
                     .map(TypeRecord::from)
             }),
             version: None,
+            alarm: None,
         }
     }
 
-    /// A call as displays get it: with its type and its version.
+    /// A call as displays get it: with its type, its version and its alarm.
     pub fn for_display(
         call: &'a Call,
         types: &'a [CallType],
@@ -120,6 +168,7 @@ impl<'a> CallRecord<'a> {
     ) -> Self {
         CallRecord {
             version: Some(call.version()),
+            alarm: Some(AlarmRecord::of(call.alarm.as_ref(), zone)),
             ..CallRecord::new(call, Some(types), zone, now)
         }
     }
@@ -209,6 +258,7 @@ mod tests {
             closed_at: Some(opened_at + chrono::Duration::seconds(90)),
             opened_by: Some("aaaaaaaa-0000-4000-8000-00000000000a".into()),
             closed_by: Some("bbbbbbbb-0000-4000-8000-00000000000b".into()),
+            alarm: None,
         };
         let zone: Tz = "Europe/Berlin".parse().unwrap();
         let record = serde_json::to_value(CallRecord::new(&call, None, zone, opened_at)).unwrap();

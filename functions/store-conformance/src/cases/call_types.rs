@@ -63,6 +63,7 @@ pub async fn seed_call_types_never_overwrites(harness: Harness) {
         notification_interval: 999,
         notification_maxloops: 99,
         notification_sound: "other.mp3".to_string(),
+        escalation: nurse_call_core::domain::alarm::Policy::fallback(),
         ..stored_wc.clone()
     };
     let new_type = CallType {
@@ -77,6 +78,7 @@ pub async fn seed_call_types_never_overwrites(harness: Harness) {
         notification_interval: 0,
         notification_maxloops: 0,
         notification_sound: String::new(),
+        escalation: nurse_call_core::domain::alarm::Policy::none(),
     };
     store
         .seed_call_types(&[rewritten_wc, new_type.clone()])

@@ -46,6 +46,7 @@ pub async fn open_call_opens_a_call(harness: Harness) {
         closed_at: None,
         opened_by: call.opened_by.clone(),
         closed_by: None,
+        alarm: None,
     };
     assert_eq!(
         opened, expected,

@@ -49,6 +49,7 @@ fn new_type(name: &str, id: Raw) -> CallTypeItem {
         notification_interval: number(30),
         notification_maxloops: number(2),
         notification_sound: text("new.mp3"),
+        escalation: text(r#"[{"after":0,"to":"house"}]"#),
     }
 }
 
@@ -282,7 +283,8 @@ fn a_new_type_with_nothing_but_a_name_gets_the_generic_fail_safe_values() {
             "notify",
             "notification_interval",
             "notification_maxloops",
-            "notification_sound"
+            "notification_sound",
+            "escalation"
         ]
     );
     assert!(read.fallbacks.iter().all(|f| f.found == "missing"));
@@ -349,4 +351,41 @@ fn colours_are_hash_and_six_hex_digits_in_either_case() {
     ] {
         assert!(!is_rrggbb(bad), "{bad}");
     }
+}
+
+#[test]
+fn escalation_missing_is_the_seeded_policy_and_invalid_is_the_fallback() {
+    use crate::domain::alarm::Policy;
+    let mut seeded_missing = CallTypeItem::from(&default_call_types()[0]);
+    seeded_missing.escalation = Raw::Missing;
+    let mut invalid = new_type("Kaputt", number(40));
+    invalid.escalation = text(r#"[{"after":9,"to":"house"}]"#);
+    let mut unseeded_missing = new_type("Neu", number(41));
+    unseeded_missing.escalation = Raw::Missing;
+    let read = read_items(vec![seeded_missing.clone(), invalid, unseeded_missing]);
+    let of = |name: &str| {
+        read.types
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .escalation
+            .clone()
+    };
+    let seeded_name = seeded_missing.name.as_text().unwrap();
+    assert_eq!(of(seeded_name), Policy::seeded(seeded_name).unwrap());
+    assert_eq!(of("Kaputt"), Policy::fallback());
+    assert_eq!(of("Neu"), Policy::fallback());
+    let noted: Vec<(&str, &str)> = read
+        .fallbacks
+        .iter()
+        .filter(|f| f.field == "escalation")
+        .map(|f| (f.item.as_str(), f.problem.as_str()))
+        .collect();
+    assert_eq!(
+        noted,
+        [
+            ("Kaputt", "the first level must have after 0"),
+            ("Neu", "missing")
+        ]
+    );
 }

@@ -44,6 +44,7 @@ impl Calls {
             closed_at: closed.map(at),
             opened_by: None,
             closed_by: None,
+            alarm: None,
         });
         id
     }

@@ -1,0 +1,207 @@
+//! The engine's invariants (issue 25) under random policies, rosters and
+//! sequences of time, responses, presences and closes.
+
+use chrono::Duration;
+use proptest::prelude::*;
+
+use super::tests::{at, call, duty, person, t0};
+use super::*;
+use crate::domain::alarm::policy::{Audience, Level};
+use crate::domain::alarm::staff::Duty;
+
+#[derive(Debug, Clone)]
+enum Action {
+    Wait(i64),
+    Respond(usize, Response),
+    Presence,
+    Close,
+    SignOff(usize),
+}
+
+fn audience() -> impl Strategy<Value = Audience> {
+    prop_oneof![
+        Just(Audience::Section),
+        Just(Audience::House),
+        Just(Audience::Group("Leitung".into())),
+    ]
+}
+
+fn policy() -> impl Strategy<Value = Policy> {
+    (
+        audience(),
+        prop::collection::vec((1i64..300, audience()), 0..4),
+    )
+        .prop_map(|(first, rest)| {
+            let mut after = 0;
+            let mut levels = vec![Level {
+                after: 0,
+                to: first,
+            }];
+            for (gap, to) in rest {
+                after += gap;
+                levels.push(Level { after, to });
+            }
+            Policy::new(levels).unwrap()
+        })
+}
+
+fn action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        4 => (0i64..200).prop_map(Action::Wait),
+        3 => (0usize..5, prop_oneof![Just(Response::Accepted), Just(Response::Declined), Just(Response::Read)])
+            .prop_map(|(who, r)| Action::Respond(who, r)),
+        1 => Just(Action::Presence),
+        1 => Just(Action::Close),
+        1 => (0usize..5).prop_map(Action::SignOff),
+    ]
+}
+
+/// (on duty?, sections, in Leitung?) per person.
+fn people() -> impl Strategy<Value = Vec<(bool, Vec<&'static str>, bool)>> {
+    prop::collection::vec(
+        (
+            any::<bool>(),
+            prop::sample::subsequence(vec!["1", "2"], 0..=2),
+            any::<bool>(),
+        ),
+        0..5,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn invariants_hold(
+        policy in policy(),
+        roster in people(),
+        section in prop_oneof![Just(None), Just(Some("1")), Just(Some("2"))],
+        interval in prop_oneof![Just(0i64), 10i64..90],
+        maxloops in 0i64..4,
+        actions in prop::collection::vec(action(), 1..40),
+    ) {
+        let staff: Vec<Staff> = roster
+            .iter()
+            .enumerate()
+            .map(|(i, (_, _, leitung))| person(&format!("p{i}"), if *leitung { &["Leitung"] } else { &[] }))
+            .collect();
+        let mut duties: Vec<Duty> = roster
+            .iter()
+            .enumerate()
+            .filter(|(_, (on, _, _))| *on)
+            .map(|(i, (_, sections, _))| duty(&format!("p{i}"), sections))
+            .collect();
+        let mut the_call = call(section);
+        let mut presence_at = None;
+        let mut now = t0();
+        let mut alarm = Alarm::pending(t0());
+        let mut alerts_of: std::collections::HashMap<String, i64> = Default::default();
+
+        for action in actions {
+            let before = alarm.clone();
+            #[allow(clippy::too_many_arguments)]
+            fn situation<'a>(
+                policy: &'a Policy,
+                interval: i64,
+                maxloops: i64,
+                staff: &'a [Staff],
+                now: chrono::DateTime<chrono::Utc>,
+                call: &'a Call,
+                duties: &'a [Duty],
+                presence_at: Option<chrono::DateTime<chrono::Utc>>,
+            ) -> Situation<'a> {
+                Situation { call, policy, interval, maxloops, roster: Roster { staff, duties, now }, presence_at }
+            }
+            let situation = |now, call, duties, presence_at| situation(&policy, interval, maxloops, &staff, now, call, duties, presence_at);
+            let mut responded = None;
+            let result = match action {
+                Action::Wait(seconds) => {
+                    now += Duration::seconds(seconds);
+                    step(&alarm, &situation(now, &the_call, &duties, presence_at))
+                }
+                Action::Respond(who, response) if who < staff.len() => {
+                    responded = Some(response);
+                    match respond(&alarm, &situation(now, &the_call, &duties, presence_at), &staff[who], response) {
+                        Ok(step) => step,
+                        Err(Refusal::CallClosed) => {
+                            prop_assert!(the_call.closed_at.is_some());
+                            continue;
+                        }
+                        Err(Refusal::AlreadyAccepted(by)) => {
+                            prop_assert_eq!(response, Response::Accepted);
+                            prop_assert_eq!(&alarm.accepted.as_ref().unwrap().staff, &by);
+                            continue;
+                        }
+                    }
+                }
+                Action::Respond(..) => continue,
+                Action::Presence => {
+                    presence_at.get_or_insert(now);
+                    step(&alarm, &situation(now, &the_call, &duties, presence_at))
+                }
+                Action::Close => {
+                    the_call.closed_at.get_or_insert(now);
+                    step(&alarm, &situation(now, &the_call, &duties, presence_at))
+                }
+                Action::SignOff(who) => {
+                    duties.retain(|d| d.staff_id != format!("p{who}"));
+                    step(&alarm, &situation(now, &the_call, &duties, presence_at))
+                }
+            };
+            let after = &result.alarm;
+
+            // The level never goes down, nor does the version.
+            prop_assert!(after.level >= before.level);
+            prop_assert!(after.changes >= before.changes);
+            // Accepted, present and ended stop everything: no alert, no level.
+            if before.status.is_stopped() && !before.is_pending() {
+                prop_assert!(after.status.is_stopped());
+                prop_assert_eq!(after.level, before.level);
+                let alerts = result.effects.iter().any(|e| matches!(e, Effect::Alert { .. }));
+                prop_assert!(!alerts, "an alert after a stop");
+                prop_assert_eq!(after.next_at, None);
+            }
+            if after.status.is_stopped() {
+                let quiet = after.recipients.iter().all(|r| !r.ringing);
+                prop_assert!(quiet, "ringing after a stop");
+            }
+            // No recipient alerted more than maxloops times.
+            for e in &result.effects {
+                if let Effect::Alert { staff, .. } = e {
+                    *alerts_of.entry(staff.id.clone()).or_default() += 1;
+                }
+            }
+            if maxloops > 0 {
+                for (id, count) in &alerts_of {
+                    prop_assert!(*count <= maxloops, "{} alerted {} times", id, count);
+                }
+            }
+            // Unattended exactly when the alarm runs and nobody can be reached.
+            if after.is_shown() && !after.status.is_stopped() {
+                let reachable = policy.levels().iter().take(after.level).any(|level| {
+                    Roster { staff: &staff, duties: &duties, now }
+                        .audience(&level.to, the_call.section.as_deref())
+                        .iter()
+                        .any(|s| !after.declined_by(&s.id))
+                });
+                prop_assert_eq!(after.status == AlarmStatus::Unattended, !reachable);
+                if !reachable {
+                    prop_assert_eq!(after.level, policy.levels().len(), "every level was tried");
+                }
+            }
+            // Declines by everyone so far start the next level at once.
+            if responded == Some(Response::Declined) && !after.status.is_stopped() {
+                let everyone_declined = after
+                    .recipients
+                    .iter()
+                    .filter(|r| r.level <= before.level)
+                    .all(|r| after.declined_by(&r.staff.id));
+                if everyone_declined && before.level < policy.levels().len() && before.level > 0 {
+                    prop_assert!(after.level > before.level, "next level at once");
+                }
+            }
+            alarm = result.alarm;
+        }
+        let _ = at(0);
+    }
+}

@@ -1,0 +1,21 @@
+//! Alarm routing (DECISIONS §14): a call reaches people, not only a wall.
+//!
+//! - [`policy`]: per call type, who is alerted when (levels).
+//! - [`staff`]: staff members, their duty, and who a level's audience is.
+//! - [`state`]: a call's alarm as kept.
+//! - [`engine`]: the pure state machine from an alarm and the situation now
+//!   to the alarm to keep and the messages to send.
+//! - [`audit`]: the lines of a call's audit (alerts, responses, levels, stops).
+//!
+//! A supplementary path (ZVEI 33021): nothing here ever closes a call.
+
+pub mod audit;
+pub mod engine;
+pub mod policy;
+pub mod staff;
+pub mod state;
+
+pub use engine::{CancelReason, Effect, Refusal, Situation, Step, respond, step};
+pub use policy::{Audience, Level, Policy};
+pub use staff::{Duty, Roster, Staff};
+pub use state::{Alarm, AlarmStatus, Answer, Recipient, Response, StaffRef};

@@ -1,0 +1,187 @@
+//! A call's alarm as it is kept (DECISIONS §14): where its escalation
+//! stands, who was alerted how often, who answered what. Stores keep it as
+//! the JSON of [`Alarm::to_json`] beside the call, with its `version` for
+//! conditional writes and `next_at` in an index of due timers.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Where a call's escalation stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlarmStatus {
+    /// Recipients are being alerted; more levels may follow.
+    Alerting,
+    /// Somebody accepted ("Ich komme"): stopped.
+    Accepted,
+    /// A presence opened on the call's address: stopped.
+    Present,
+    /// Nobody can be reached: every level started, nobody left to alert.
+    Unattended,
+    /// The call closed: stopped.
+    Ended,
+}
+
+impl AlarmStatus {
+    /// `alerting`, `accepted`, … as on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlarmStatus::Alerting => "alerting",
+            AlarmStatus::Accepted => "accepted",
+            AlarmStatus::Present => "present",
+            AlarmStatus::Unattended => "unattended",
+            AlarmStatus::Ended => "ended",
+        }
+    }
+
+    /// Accepted, present or ended: nothing is alerted any more.
+    pub fn is_stopped(self) -> bool {
+        matches!(
+            self,
+            AlarmStatus::Accepted | AlarmStatus::Present | AlarmStatus::Ended
+        )
+    }
+}
+
+/// A staff member's answer to a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Response {
+    /// "Ich komme": stops the escalation.
+    Accepted,
+    /// Not this person: they are not alerted again for this call.
+    Declined,
+    /// Seen; kept for the report.
+    Read,
+}
+
+impl Response {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "accepted" => Some(Response::Accepted),
+            "declined" => Some(Response::Declined),
+            "read" => Some(Response::Read),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Response::Accepted => "accepted",
+            Response::Declined => "declined",
+            Response::Read => "read",
+        }
+    }
+}
+
+/// A staff member as an alarm names them (the name as it was then).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StaffRef {
+    pub id: String,
+    pub name: String,
+}
+
+/// Someone a level alerted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recipient {
+    pub staff: StaffRef,
+    /// The level (1-based) that first alerted them.
+    pub level: usize,
+    /// How often they were alerted (first alert and re-alerts).
+    pub alerts: i64,
+    pub last_alert_at: DateTime<Utc>,
+    /// Whether their alert is still ringing (alerted, not answered, not
+    /// cancelled).
+    pub ringing: bool,
+}
+
+/// A response as kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    pub staff: StaffRef,
+    pub response: Response,
+    pub at: DateTime<Utc>,
+}
+
+/// A call's alarm.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alarm {
+    pub status: AlarmStatus,
+    /// Levels started so far (1-based: level 1 is the first).
+    pub level: usize,
+    /// Levels of the call type's policy when the alarm began.
+    pub levels: usize,
+    /// When the next level starts, if one is still to come (on the wire).
+    pub next_level_at: Option<DateTime<Utc>>,
+    /// When the engine must look at this alarm again (a level or a
+    /// re-alert falls due); `None` once stopped. The due index's key.
+    pub next_at: Option<DateTime<Utc>>,
+    pub accepted: Option<Answer>,
+    /// When a presence stopped it.
+    pub present_at: Option<DateTime<Utc>>,
+    pub recipients: Vec<Recipient>,
+    /// Every response, in order (the first of each person and kind).
+    pub answers: Vec<Answer>,
+    /// When each level started (index 0 = level 1).
+    pub level_started_at: Vec<DateTime<Utc>>,
+    /// Whether it was ever unattended (the report).
+    pub was_unattended: bool,
+    /// Grows with every change the displays see (state, level, acceptance):
+    /// a call's version is 1 + this (+ 1 once closed).
+    pub changes: i64,
+}
+
+impl Alarm {
+    /// Nothing started yet: what a store keeps for a call just opened,
+    /// due at once, until the engine first looks at it.
+    pub fn pending(opened_at: DateTime<Utc>) -> Self {
+        Alarm {
+            status: AlarmStatus::Alerting,
+            level: 0,
+            levels: 0,
+            next_level_at: None,
+            next_at: Some(opened_at),
+            accepted: None,
+            present_at: None,
+            recipients: Vec::new(),
+            answers: Vec::new(),
+            level_started_at: Vec::new(),
+            was_unattended: false,
+            changes: 0,
+        }
+    }
+
+    /// Whether the engine has not looked at it yet.
+    pub fn is_pending(&self) -> bool {
+        self.level == 0 && self.levels == 0 && self.changes == 0 && !self.status.is_stopped()
+    }
+
+    /// Whether displays and staff are shown an alarm: the engine looked at
+    /// it and its type has one (a presence has none).
+    pub fn is_shown(&self) -> bool {
+        self.levels > 0
+    }
+
+    pub fn declined_by(&self, staff_id: &str) -> bool {
+        self.answers
+            .iter()
+            .any(|a| a.staff.id == staff_id && a.response == Response::Declined)
+    }
+
+    pub fn recipient(&self, staff_id: &str) -> Option<&Recipient> {
+        self.recipients.iter().find(|r| r.staff.id == staff_id)
+    }
+
+    /// Whether `staff_id`'s alert for this call is ringing.
+    pub fn alerts(&self, staff_id: &str) -> bool {
+        self.recipient(staff_id).is_some_and(|r| r.ringing)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("alarms serialise")
+    }
+
+    pub fn from_json(json: &str) -> Result<Self, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,109 @@
+//! What alarm routing keeps (DECISIONS §14): staff, their duties, each
+//! call's alarm with its audit, and the index of alarms due.
+//!
+//! Every open stores [`Alarm::pending`] beside the new call, due at its
+//! `opened_at`, in the same atomic step ([`crate::store::Store::open_call`]):
+//! so a committed open always gets its alarm looked at, even when the
+//! process dies right after the commit (the timers find it due). The
+//! engine's results are written with [`AlarmStore::write_alarm`], only if
+//! nobody wrote the alarm since it was read: that conditional write is what
+//! makes a level fire once when two workers look, and the first accept win.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::domain::alarm::audit::AuditEvent;
+use crate::domain::alarm::{Alarm, Duty, Staff};
+use crate::domain::model::{Call, Scope};
+use crate::store::{Store, StoreError};
+
+/// A call with its alarm as kept, and the alarm's version (0 when the open
+/// stored it; one more with every [`AlarmStore::write_alarm`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeptAlarm {
+    pub scope: Scope,
+    /// The call as kept (open or closed), with `alarm` set.
+    pub call: Call,
+    pub alarm: Alarm,
+    pub version: i64,
+}
+
+/// The result of [`AlarmStore::write_alarm`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlarmWrite {
+    /// Written; the alarm's version is now `expected + 1`.
+    Written,
+    /// Somebody wrote it since it was read (or it is gone): nothing was
+    /// written; read it again and step again.
+    Conflict,
+}
+
+/// An alarm due at `next_at` (a level or a re-alert), as the index lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueAlarm {
+    pub scope: Scope,
+    pub call_id: i64,
+    pub next_at: DateTime<Utc>,
+}
+
+#[async_trait]
+pub trait AlarmStore: Store {
+    /// Stores a new staff member (admin, sandbox).
+    async fn create_staff(&self, staff: &Staff) -> Result<(), StoreError>;
+
+    /// The staff member whose token hashes to `token_hash`, revoked or not.
+    async fn staff_by_token_hash(&self, token_hash: &str) -> Result<Option<Staff>, StoreError>;
+
+    /// The staff member of `id`, in any scope, revoked or not.
+    async fn staff_member(&self, id: &str) -> Result<Option<Staff>, StoreError>;
+
+    /// Every staff member of `scope`, revoked or not, ordered by name, then id.
+    async fn staff_of(&self, scope: &Scope) -> Result<Vec<Staff>, StoreError>;
+
+    /// Replaces a staff member's token hash (rotate); `false`: no such id.
+    async fn replace_staff_token(&self, id: &str, token_hash: &str) -> Result<bool, StoreError>;
+
+    /// Revokes a staff member (their token stops working, their duty ends);
+    /// `false`: no such id.
+    async fn revoke_staff(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// Deletes a staff member and their duty (erasure of personal data);
+    /// `false`: no such id.
+    async fn erase_staff(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// Signs a staff member on: replaces their duty.
+    async fn put_duty(&self, duty: &Duty) -> Result<(), StoreError>;
+
+    /// Signs a staff member off; `false`: they had no duty.
+    async fn end_duty(&self, scope: &Scope, staff_id: &str) -> Result<bool, StoreError>;
+
+    /// The duties of `scope` that have not ended by `now` (a duty ends by
+    /// itself at `until`; a store may keep expired ones, never returns them).
+    async fn duties(&self, scope: &Scope, now: DateTime<Utc>) -> Result<Vec<Duty>, StoreError>;
+
+    /// The call `call_id` of `scope` with its alarm (consistent read), or
+    /// `None`: no such call, or one stored before alarms existed.
+    async fn alarm(&self, scope: &Scope, call_id: i64) -> Result<Option<KeptAlarm>, StoreError>;
+
+    /// Writes `alarm` for `kept`'s call and appends `audit` to its audit,
+    /// atomically, if the alarm's version is still `kept.version`; its
+    /// `next_at` becomes the call's key in the due index (`None`: out of it).
+    async fn write_alarm(
+        &self,
+        kept: &KeptAlarm,
+        alarm: &Alarm,
+        audit: &[AuditEvent],
+    ) -> Result<AlarmWrite, StoreError>;
+
+    /// Alarms with `next_at` at or before `now`, earliest first, at most
+    /// `limit`, in every scope.
+    async fn due_alarms(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<DueAlarm>, StoreError>;
+
+    /// The audit of a call's alarm, in the order written.
+    async fn alarm_audit(&self, scope: &Scope, call_id: i64)
+    -> Result<Vec<AuditEvent>, StoreError>;
+}
