@@ -21,6 +21,8 @@
 //! `client` and `error` (the SDK's setup and its failures).
 
 mod admin;
+mod alarm_items;
+mod alarms;
 mod calls;
 mod client;
 mod elements;
@@ -29,6 +31,7 @@ pub mod item;
 mod mismatches;
 mod reads;
 mod sandbox;
+mod staff;
 pub mod tables;
 mod transaction;
 
