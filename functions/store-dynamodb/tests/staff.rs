@@ -66,7 +66,10 @@ async fn staff_are_found_by_token_by_id_and_by_scope_in_name_order() {
         store.staff_of(&scope).await.unwrap(),
         [anna.clone(), ben.clone()]
     );
-    assert_eq!(store.staff_of(&sandbox).await.unwrap(), [visitor.clone()]);
+    assert_eq!(
+        store.staff_of(&sandbox).await.unwrap(),
+        std::slice::from_ref(&visitor)
+    );
 
     // The sandbox's staff go with the visitor (TTL); the installation's stay.
     let key = format!("staff#{}", visitor.token_hash);
@@ -160,7 +163,7 @@ async fn a_duty_is_replaced_ended_and_over_at_its_until() {
     );
     assert_eq!(
         store.duties(&scope, at(60)).await.unwrap(),
-        [whole_house.clone()],
+        std::slice::from_ref(&whole_house),
         "ben's ended"
     );
     assert!(
