@@ -152,10 +152,11 @@ pub const ALARM_CHANGES: &str = "alarm_changes";
 pub fn alarm_from_item(item: &Item) -> Result<Option<Alarm>, StoreError> {
     match item.get(ALARM) {
         None => Ok(None),
-        Some(AttributeValue::S(json)) => Alarm::from_json(json).map(Some).map_err(|problem| {
-            StoreError::Internal(format!(
-                "stored call has an unreadable \"alarm\": {problem}"
-            ))
+        // Not serde's message: it may quote a value (a staff member's name).
+        Some(AttributeValue::S(json)) => Alarm::from_json(json).map(Some).map_err(|_| {
+            StoreError::Internal(
+                "stored call has an unreadable \"alarm\": not an alarm's JSON".into(),
+            )
         }),
         Some(_) => Err(StoreError::Internal(
             "stored call has an unreadable \"alarm\": not a string".into(),
