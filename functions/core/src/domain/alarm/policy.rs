@@ -167,7 +167,7 @@ impl Policy {
         };
         Some(match name {
             "Notruf" | "Flucht" => levels(&[(0, "section"), (60, "house"), (180, "group:Leitung")]),
-            "WC" | "Pneumatischer Ruf" => levels(&[(0, "section"), (120, "house")]),
+            "WC" | "Pneumatischer Ruf (REA)" => levels(&[(0, "section"), (120, "house")]),
             "Normalruf" | "Funkelement-Ruf" | "Geräteruf" | "Hotelruf" => {
                 levels(&[(0, "section"), (300, "house")])
             }
@@ -231,6 +231,18 @@ mod tests {
             assert!(problem.contains(reason), "{json}: {problem}");
         }
         assert_eq!(Policy::parse("[]").unwrap(), Policy::none());
+    }
+
+    #[test]
+    fn every_seeded_call_type_has_its_seeded_policy() {
+        use crate::domain::call_types::default_call_types;
+        for t in default_call_types() {
+            let policy = Policy::seeded(&t.name);
+            assert!(policy.is_some(), "{} has no seeded policy", t.name);
+            assert_eq!(t.escalation, policy.unwrap(), "{}", t.name);
+        }
+        let rea = Policy::seeded("Pneumatischer Ruf (REA)").unwrap();
+        assert_eq!(rea.levels()[1].after, 120);
     }
 
     #[test]
