@@ -39,7 +39,7 @@ pub enum Command {
         name: String,
     },
     /// Create a call type or change the given fields of one.
-    Set(SetArgs),
+    Set(Box<SetArgs>),
     /// Add those of the ten default call types that are missing (never
     /// overwrites an edit).
     Seed,
@@ -93,7 +93,7 @@ pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outco
     match command {
         Command::List => list(store, out).await,
         Command::Show { name } => rows::show(store, out, &name).await,
-        Command::Set(args) => set(store, out, args).await,
+        Command::Set(args) => set(store, out, *args).await,
         Command::Seed => seed(store, out).await,
         Command::Check => check::run(store, out).await,
     }
