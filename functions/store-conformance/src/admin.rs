@@ -5,6 +5,7 @@
 //! store_conformance::admin::contract(&store).await;
 //! ```
 
+use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::model::{
     Call, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
@@ -13,6 +14,7 @@ use nurse_call_core::domain::wire_time;
 use nurse_call_core::signing::secrets::new_consumer;
 use nurse_call_core::signing::tokens::{new_display, token_hash};
 use nurse_call_core::store::admin::{Erased, SecretsReplaced};
+use nurse_call_core::store::alarms::AlarmWrite;
 use nurse_call_core::store::{AddressSnapshot, Backend, ElementBatch, ElementWrite, OpenOutcome};
 
 use crate::support::{CLOSER, OPENER, close, new_call, open, t};
@@ -302,6 +304,9 @@ pub async fn erasure(store: &dyn Backend) {
     }
     let before_kept = everything(store, &installation, kept).await;
     let before_sandbox = everything(store, &sandbox, erased).await;
+    // The erased calls' alarms and audit go with them (DECISIONS §14).
+    let erased_calls = everything(store, &installation, erased).await.1;
+    let with_audit = alarm_with_audit(store, &installation, erased_calls[0].id).await;
 
     assert_eq!(
         store.erase_address(&installation, erased).await.unwrap(),
@@ -316,6 +321,28 @@ pub async fn erasure(store: &dyn Backend) {
         everything(store, &installation, erased).await,
         (None, vec![], vec![]),
         "nothing of the erased address is left"
+    );
+    for call in &erased_calls {
+        assert_eq!(store.alarm(&installation, call.id).await.unwrap(), None);
+        assert!(
+            store
+                .alarm_audit(&installation, call.id)
+                .await
+                .unwrap()
+                .is_empty(),
+            "an erased call's audit goes with it"
+        );
+    }
+    let due: Vec<i64> = store
+        .due_alarms(t(1_000_000), 10_000)
+        .await
+        .unwrap()
+        .iter()
+        .map(|d| d.call_id)
+        .collect();
+    assert!(
+        erased_calls.iter().all(|c| !due.contains(&c.id)),
+        "an erased call is out of the due index ({with_audit:?})"
     );
     assert_eq!(everything(store, &installation, kept).await, before_kept);
     assert_eq!(
@@ -363,6 +390,33 @@ pub async fn erasure(store: &dyn Backend) {
             .unwrap()
             .is_nothing()
     );
+}
+
+/// Writes an alarm with one audit line to call `id` (read back to be sure).
+async fn alarm_with_audit(store: &dyn Backend, scope: &Scope, id: i64) -> AuditEvent {
+    let kept = store
+        .alarm(scope, id)
+        .await
+        .unwrap()
+        .expect("a new call's alarm");
+    let mut alarm = kept.alarm.clone();
+    alarm.next_at = Some(t(100));
+    let line = AuditEvent {
+        at: t(5),
+        kind: "escalated".into(),
+        level: 2,
+        staff: None,
+        detail: None,
+    };
+    assert_eq!(
+        store
+            .write_alarm(&kept, &alarm, &[line.clone()])
+            .await
+            .unwrap(),
+        AlarmWrite::Written
+    );
+    assert_eq!(store.alarm_audit(scope, id).await.unwrap(), [line.clone()]);
+    line
 }
 
 /// The element, the calls (by id) and the open calls of `address`.

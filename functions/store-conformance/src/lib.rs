@@ -1,6 +1,8 @@
-//! The conformance suite of the [`Store`] trait: every implementation (SQLite
+//! The conformance suite of the [`Backend`] traits (the request path's
+//! `Store`, the sandbox's, and `AlarmStore`: staff, duties, each call's
+//! alarm, its audit and the due index): every implementation (SQLite
 //! locally, DynamoDB in AWS) must pass the same cases, with the same results
-//! and the same atomicity (DECISIONS §9).
+//! and the same atomicity (DECISIONS §9, §14).
 //!
 //! Each case is a plain `pub async fn case(harness: Harness)` that works on a
 //! fresh, empty store (with the default call types seeded) and panics with a
@@ -27,6 +29,7 @@ use std::sync::Arc;
 use nurse_call_core::store::Backend;
 
 pub mod admin;
+mod alarm_support;
 mod cases;
 pub mod moto;
 mod support;
@@ -127,6 +130,23 @@ macro_rules! conformance_tests {
             hash_mismatches_are_scoped,
             purge_expired_removes_old_hash_mismatches,
             purge_closed_calls_removes_only_calls_closed_before_the_cutoff,
+            call_types_keep_their_escalation,
+            staff_are_found_by_token_hash_and_id,
+            staff_of_lists_a_scope_by_name_then_id,
+            staff_rotate_revoke_and_erase,
+            duties_are_replaced_ended_and_expire,
+            staff_and_duties_are_scoped,
+            open_call_keeps_a_pending_alarm_due_at_once,
+            write_alarm_at_the_kept_version_writes_alarm_and_audit,
+            write_alarm_at_a_stale_version_writes_nothing,
+            due_alarms_are_the_earliest_first_in_every_scope,
+            every_read_of_calls_carries_their_alarm,
+            a_closed_calls_alarm_stays_readable_and_writable,
+            alarms_are_scoped,
+            two_concurrent_alarm_writes_write_once,
+            many_concurrent_alarm_writes_write_once,
+            purge_closed_calls_removes_their_alarms,
+            purge_expired_removes_a_visitors_staff_and_alarms,
         );
     };
     (@cases $make_store:expr; $($case:ident),* $(,)?) => {

@@ -252,7 +252,6 @@ pub fn closed(opened: &Call, closed_at: DateTime<Utc>) -> Call {
     Call {
         closed_at: Some(closed_at),
         closed_by: Some(CLOSER.to_string()),
-        alarm: None,
         ..opened.clone()
     }
 }

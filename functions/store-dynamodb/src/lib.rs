@@ -21,6 +21,7 @@
 //! `client` and `error` (the SDK's setup and its failures).
 
 mod admin;
+mod alarms;
 mod calls;
 mod client;
 mod elements;

@@ -15,6 +15,7 @@
 //! `schema` creates and migrates the file, `worker` owns the connections.
 
 mod admin;
+mod alarms;
 mod mismatches;
 mod rows;
 mod sandbox;

@@ -2,9 +2,10 @@
 //! whether SQLite (locally) or DynamoDB (in AWS) keeps the data.
 //!
 //! [`Store`] is what the request path uses: the API's writes and the
-//! displays' reads. The sandbox's bookkeeping ([`SandboxStore`]) and the admin
-//! command's operations ([`admin::AdminStore`]) are traits of their own, so
-//! the request path keeps a small, audited surface. [`Backend`] is all three,
+//! displays' reads. The sandbox's bookkeeping ([`SandboxStore`]), the admin
+//! command's operations ([`admin::AdminStore`]) and alarm routing's records
+//! ([`alarms::AlarmStore`]) are traits of their own, so the request path
+//! keeps a small, audited surface. [`Backend`] is all four,
 //! what each store crate implements and the wiring hands out.
 //!
 //! Every method is one atomic step: a store never leaves a request half-written.
@@ -302,8 +303,8 @@ pub trait SandboxStore: Store {
 }
 
 /// Everything a store crate implements: the request path, the sandbox's
-/// bookkeeping and the admin's operations. The wiring opens one and hands
-/// each part the trait it needs.
-pub trait Backend: SandboxStore + admin::AdminStore {}
+/// bookkeeping, the admin's operations and alarm routing's records. The
+/// wiring opens one and hands each part the trait it needs.
+pub trait Backend: SandboxStore + admin::AdminStore + alarms::AlarmStore {}
 
-impl<T: SandboxStore + admin::AdminStore> Backend for T {}
+impl<T: SandboxStore + admin::AdminStore + alarms::AlarmStore> Backend for T {}

@@ -1,5 +1,6 @@
 //! Call types: seeded once, listed by id, never overwritten by a later seed.
 
+use nurse_call_core::domain::alarm::Policy;
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::model::CallType;
 
@@ -100,5 +101,61 @@ pub async fn seed_call_types_never_overwrites(harness: Harness) {
         listed,
         by_id(expected),
         "seed_call_types must add the new name and leave the others as they were"
+    );
+}
+
+/// A call type's escalation policy round-trips through `put_call_type`
+/// (the admin's `--escalation`) and `seed_call_types`, an empty one (no
+/// alarm) included, and reads without a fallback.
+pub async fn call_types_keep_their_escalation(harness: Harness) {
+    let store = harness.store.as_ref();
+    let shortened = Policy::parse(
+        r#"[{"after":0,"to":"section"},{"after":2,"to":"house"},{"after":4,"to":"group:Leitung"}]"#,
+    )
+    .expect("a valid policy");
+    let mut notruf = default_call_types()
+        .into_iter()
+        .find(|t| t.name == "Notruf")
+        .expect("the defaults include Notruf");
+    assert_ne!(notruf.escalation, shortened);
+    notruf.escalation = shortened.clone();
+    store
+        .put_call_type(&notruf)
+        .await
+        .expect("put_call_type failed");
+    let read = store.call_types().await.expect("call_types failed");
+    assert_eq!(read.fallbacks, [], "a written policy reads as written");
+    let stored = |types: &[CallType]| {
+        types
+            .iter()
+            .find(|t| t.name == "Notruf")
+            .expect("Notruf listed")
+            .clone()
+    };
+    assert_eq!(
+        stored(&read.types),
+        notruf,
+        "put_call_type keeps the escalation"
+    );
+
+    // Seeding again keeps the admin's policy.
+    store
+        .seed_call_types(&default_call_types())
+        .await
+        .expect("seed_call_types failed");
+    let types = store.call_types().await.expect("call_types failed").types;
+    assert_eq!(stored(&types).escalation, shortened);
+
+    notruf.escalation = Policy::none();
+    store
+        .put_call_type(&notruf)
+        .await
+        .expect("put_call_type failed");
+    let read = store.call_types().await.expect("call_types failed");
+    assert_eq!(read.fallbacks, []);
+    assert_eq!(
+        stored(&read.types).escalation,
+        Policy::none(),
+        "an empty policy (no alarm) is kept, not replaced by the seeded one"
     );
 }

@@ -1,5 +1,6 @@
 //! Calls: opened once per (scope, address, event), closed by id.
 
+use nurse_call_core::domain::alarm::Alarm;
 use nurse_call_core::domain::model::{Call, Element, ElementChange, ElementPolicy, Scope};
 use nurse_call_core::store::{AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome};
 
@@ -46,11 +47,11 @@ pub async fn open_call_opens_a_call(harness: Harness) {
         closed_at: None,
         opened_by: call.opened_by.clone(),
         closed_by: None,
-        alarm: None,
+        alarm: Some(Alarm::pending(call.opened_at)),
     };
     assert_eq!(
         opened, expected,
-        "Opened must carry the call as given, open"
+        "Opened must carry the call as given, open, with its pending alarm (DECISIONS §14)"
     );
 
     let snapshot = store

@@ -1,6 +1,9 @@
 //! The cases, one `pub async fn` per behaviour of the [`Store`](nurse_call_core::store::Store)
 //! contract. Each expects a fresh, empty store with the default call types seeded.
 
+mod alarm_races;
+mod alarm_retention;
+mod alarms;
 mod call_types;
 mod calls;
 mod concurrency;
@@ -11,7 +14,11 @@ mod isolation;
 mod listing;
 mod mismatches;
 mod retention;
+mod staff;
 
+pub use alarm_races::*;
+pub use alarm_retention::*;
+pub use alarms::*;
 pub use call_types::*;
 pub use calls::*;
 pub use concurrency::*;
@@ -22,3 +29,4 @@ pub use isolation::*;
 pub use listing::*;
 pub use mismatches::*;
 pub use retention::*;
+pub use staff::*;
