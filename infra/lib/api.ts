@@ -24,7 +24,7 @@ export const ROUTES: Record<FunctionName, string[]> = {
   'display-read': ['/api/v1/display/calls', '/api/v1/display/elements', '/display'],
   element: ['/api/v1/element'],
   'call-types': ['/api/v1/display/call-types', '/api/v1/openapi.json'],
-  sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state'],
+  sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state', '/api/v1/sandbox/staff'],
   'live-connect': [],
   broadcast: [],
 };

@@ -51,7 +51,7 @@ describe('routes', () => {
     });
   });
 
-  it('sandbox adds the page and the two sandbox endpoints, to the sandbox function', () => {
+  it('sandbox adds the page and the three sandbox endpoints, to the sandbox function', () => {
     assert.deepEqual(routesOf(templates.sandbox), {
       'ANY /api/v1/display': 'display',
       'ANY /api/v1/display/calls': 'display-read',
@@ -63,6 +63,7 @@ describe('routes', () => {
       'ANY /': 'sandbox',
       'ANY /api/v1/sandbox/consumers': 'sandbox',
       'ANY /api/v1/sandbox/state': 'sandbox',
+      'ANY /api/v1/sandbox/staff': 'sandbox',
       $default: 'call-types',
     });
   });
