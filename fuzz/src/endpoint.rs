@@ -653,9 +653,10 @@ impl World {
             call_retention: Default::default(),
             supervision: nurse_call_core::domain::supervision::Thresholds::default(),
             live_url: None,
+            staff: Default::default(),
         };
         World {
-            state: AppState::new(store, settings),
+            state: AppState::new(store.clone(), settings).with_alarms(store),
             sandbox,
         }
     }
