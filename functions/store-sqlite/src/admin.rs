@@ -15,7 +15,7 @@ use crate::rows::{
     CALL_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, call_from_row, consumer_from_row,
     display_from_row, insert_call_type,
 };
-use crate::{SqliteStore, mismatches, read_element, write_element};
+use crate::{SqliteStore, mismatches, read_element, staff, write_element};
 
 #[async_trait]
 impl AdminStore for SqliteStore {
@@ -138,6 +138,7 @@ impl AdminStore for SqliteStore {
             // A sandbox consumer's data goes with it, as when it expires.
             tx.execute("DELETE FROM calls WHERE scope = ?1", params![id])?;
             tx.execute("DELETE FROM elements WHERE scope = ?1", params![id])?;
+            staff::erase_scopes(tx, "?1", &id)?;
             let deleted = tx.execute("DELETE FROM consumers WHERE id = ?1", params![id])?;
             Ok(deleted > 0)
         })
@@ -158,7 +159,8 @@ impl AdminStore for SqliteStore {
 
     /// One job, so one transaction: all of the address goes, or nothing.
     /// The calls are found through `calls_by_scope` (the scope's calls are
-    /// read, which a rare admin action may afford).
+    /// read, which a rare admin action may afford); their alarms are columns
+    /// of theirs, their audit lines go by `ON DELETE CASCADE`.
     async fn erase_address(&self, scope: &Scope, address: &str) -> Result<Erased, StoreError> {
         let (scope, address) = (scope.as_str().to_string(), address.to_string());
         self.with(move |c| {
@@ -199,7 +201,8 @@ impl AdminStore for SqliteStore {
                    type = excluded.type, color = excluded.color, notify = excluded.notify,
                    notification_interval = excluded.notification_interval,
                    notification_maxloops = excluded.notification_maxloops,
-                   notification_sound = excluded.notification_sound",
+                   notification_sound = excluded.notification_sound,
+                   escalation = excluded.escalation",
             )?;
             Ok(())
         })

@@ -12,7 +12,8 @@
 //! This file maps the [`Store`] trait onto SQL, with the element writes every
 //! request shares; `rows` turns rows into domain values, `sandbox` and
 //! `mismatches` keep the test server's data, `admin` the admin command's,
-//! `schema` creates and migrates the file, `worker` owns the connections.
+//! `alarms` and `staff` alarm routing's, `schema` creates and migrates the
+//! file, `worker` owns the connections.
 
 mod admin;
 mod alarms;
@@ -20,6 +21,7 @@ mod mismatches;
 mod rows;
 mod sandbox;
 mod schema;
+mod staff;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +31,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use nurse_call_core::domain::alarm::Alarm;
 use nurse_call_core::domain::call_type_items::CallTypeItem;
 use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::{
@@ -43,6 +46,7 @@ use nurse_call_core::store::{
 use rows::{
     CALL_COLUMNS, CALL_TYPE_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, ELEMENT_COLUMNS,
     call_from_row, call_type_from_row, consumer_from_row, display_from_row, element_from_row,
+    to_precise,
 };
 
 /// The file name inside the data folder.
@@ -274,10 +278,14 @@ impl Store for SqliteStore {
             if let Some(existing) = open_call_with_event(c, &scope, &call.address, &call.event)? {
                 return Ok(OpenOutcome::AlreadyOpen(existing));
             }
+            // The pending alarm, due at once, lands with the call: a
+            // committed open is always looked at (store/alarms.rs in core).
+            let alarm = Alarm::pending(call.opened_at);
             c.prepare_cached(
                 "INSERT INTO calls (scope, address, event, position, section, attribute,
-                    element_code, element_name, opened_at, closed_at, opened_by)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10)",
+                    element_code, element_name, opened_at, closed_at, opened_by,
+                    alarm, alarm_version, alarm_next_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10, ?11, 0, ?12)",
             )?
             .execute(params![
                 scope,
@@ -289,10 +297,15 @@ impl Store for SqliteStore {
                 call.element_code,
                 call.element_name,
                 to_stored(call.opened_at),
-                call.opened_by
+                call.opened_by,
+                alarm.to_json(),
+                alarm.next_at.map(to_precise)
             ])?;
             let id = c.last_insert_rowid();
-            Ok(OpenOutcome::Opened(call.opened(id)))
+            Ok(OpenOutcome::Opened(Call {
+                alarm: Some(alarm),
+                ..call.opened(id)
+            }))
         })
         .await
     }

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, params};
 
+use nurse_call_core::domain::alarm::Alarm;
 use nurse_call_core::domain::call_type_items::CallTypeItem;
 use nurse_call_core::domain::credentials::{Stored, read_consumer, read_display};
 use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element};
@@ -33,11 +34,61 @@ pub(crate) fn optional_time_at(
     }
 }
 
+/// An instant with its fraction of a second, fixed width (nanoseconds), so
+/// that text order is time order: the times alarm routing keeps (`next_at`
+/// of the due index, duties, audit lines) come from the clock, not from the
+/// wire's whole seconds, and must read back exactly.
+pub(crate) fn to_precise(instant: DateTime<Utc>) -> String {
+    instant.format("%Y-%m-%dT%H:%M:%S%.9fZ").to_string()
+}
+
+/// Reads a time stored by [`to_precise`] (or by `to_stored`: whole seconds).
+pub(crate) fn precise_at(row: &Row<'_>, index: usize) -> rusqlite::Result<DateTime<Utc>> {
+    let text: String = row.get(index)?;
+    DateTime::parse_from_rfc3339(&text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| {
+            rusqlite::Error::FromSqlConversionFailure(
+                index,
+                rusqlite::types::Type::Text,
+                format!("not an RFC 3339 instant: {text:?}").into(),
+            )
+        })
+}
+
+/// A list of texts kept as JSON (a staff member's groups, a duty's
+/// sections); a conversion failure names the column.
+pub(crate) fn texts_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Vec<String>> {
+    let text: String = row.get(index)?;
+    serde_json::from_str(&text).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, e.into())
+    })
+}
+
+/// The columns [`call_from_row`] reads; the last, `alarm`, is the call's
+/// alarm as JSON (NULL for calls stored before alarms existed).
 pub(crate) const CALL_COLUMNS: &str = "id, address, event, position, section, attribute, \
                                        element_code, element_name, opened_at, closed_at, \
-                                       opened_by, closed_by";
+                                       opened_by, closed_by, alarm";
 
+/// The index of `alarm` in [`CALL_COLUMNS`].
+pub(crate) const ALARM_COLUMN: usize = 12;
+
+/// A call with its alarm. An alarm a hand edit left unreadable is logged
+/// and left out, so the displays still get the call (an alarm read for the
+/// engine, `alarms::kept_alarm`, refuses it instead).
 pub(crate) fn call_from_row(row: &Row<'_>) -> rusqlite::Result<Call> {
+    let alarm = match row.get::<_, Option<String>>(ALARM_COLUMN)? {
+        None => None,
+        Some(json) => match Alarm::from_json(&json) {
+            Ok(alarm) => Some(alarm),
+            Err(problem) => {
+                let id: i64 = row.get(0)?;
+                tracing::error!(call = id, %problem, "unreadable alarm left out of the call");
+                None
+            }
+        },
+    };
     Ok(Call {
         id: row.get(0)?,
         address: row.get(1)?,
@@ -51,7 +102,7 @@ pub(crate) fn call_from_row(row: &Row<'_>) -> rusqlite::Result<Call> {
         closed_at: optional_time_at(row, 9)?,
         opened_by: row.get(10)?,
         closed_by: row.get(11)?,
-        alarm: None,
+        alarm,
     })
 }
 
@@ -115,8 +166,8 @@ pub(crate) fn insert_call_type(
         &format!(
             "INSERT INTO call_types (id, name, internal_name, urgency, priority, type,
                 color, notify, notification_interval, notification_maxloops,
-                notification_sound)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                notification_sound, escalation)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
              {on_conflict}"
         ),
         params![
@@ -130,7 +181,8 @@ pub(crate) fn insert_call_type(
             t.notify,
             t.notification_interval,
             t.notification_maxloops,
-            t.notification_sound
+            t.notification_sound,
+            t.escalation.to_json()
         ],
     )?;
     Ok(())
@@ -139,7 +191,8 @@ pub(crate) fn insert_call_type(
 /// The columns [`call_type_from_row`] reads: every field of an item.
 pub(crate) const CALL_TYPE_COLUMNS: &str = "id, name, internal_name, urgency, priority, type, \
                                             color, notify, notification_interval, \
-                                            notification_maxloops, notification_sound";
+                                            notification_maxloops, notification_sound, \
+                                            escalation";
 
 /// A call-type row field by field; core reads it with the fallbacks of
 /// DECISIONS §7 ([`nurse_call_core::domain::call_type_items`]). Each column
@@ -150,8 +203,6 @@ pub(crate) fn call_type_from_row(row: &Row<'_>) -> rusqlite::Result<CallTypeItem
     let mut fields = Fields::new(row);
     let item = CallTypeItem::from_fields(|field| match field {
         "notify" => fields.boolean(field),
-        // Not a column yet: the seeded policy of the name.
-        "escalation" => nurse_call_core::domain::raw::Raw::Missing,
         other => fields.get(other),
     });
     fields.finish(item)

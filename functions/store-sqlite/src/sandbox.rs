@@ -11,7 +11,7 @@ use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::{SandboxStore, StoreError};
 
 use crate::rows::{CALL_COLUMNS, ELEMENT_COLUMNS, call_from_row, element_from_row};
-use crate::{SqliteStore, mismatches};
+use crate::{SqliteStore, mismatches, staff};
 
 #[async_trait]
 impl SandboxStore for SqliteStore {
@@ -83,6 +83,8 @@ impl SandboxStore for SqliteStore {
                 &format!("DELETE FROM elements WHERE scope IN ({scopes})"),
                 params![now],
             )?;
+            // Their calls' alarms and audit went with the calls (schema 6).
+            staff::erase_scopes(tx, scopes, &now)?;
             let purged = tx.execute(
                 "DELETE FROM consumers WHERE expires_at IS NOT NULL AND expires_at <= ?1",
                 params![now],

@@ -1,14 +1,21 @@
 //! The tables of the embedded store, created on first open.
 
-use rusqlite::Connection;
 use rusqlite::config::DbConfig;
+use rusqlite::{Connection, params};
+
+use nurse_call_core::domain::alarm::Alarm;
+use nurse_call_core::domain::wire_time::from_stored;
+
+use crate::rows::to_precise;
 
 /// Bumped when the schema changes; checked with `PRAGMA user_version`.
 /// 1: consumers, call types, elements, calls. 2: hash mismatches (test page).
 /// 3: a consumer's `require_signed_time` (replay protection).
 /// 4: displays (DECISIONS §11) and an element's `version`.
 /// 5: who opened and closed a call (audit), calls by opening time (report).
-const SCHEMA_VERSION: i64 = 5;
+/// 6: alarm routing (DECISIONS §14): a call type's `escalation`, each call's
+/// alarm with its version and due time, staff, duties, the alarms' audit.
+const SCHEMA_VERSION: i64 = 6;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -46,7 +53,87 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 5 {
         version_5(connection)?;
     }
+    if version < 6 {
+        version_6(connection)?;
+    }
     Ok(())
+}
+
+/// Alarm routing. Columns on `calls` rather than a table of their own, so
+/// every read of calls has its alarm without a join, and every delete of
+/// calls (erasure, retention, an expired visitor) takes it along:
+/// - `alarm`: the alarm as JSON ([`Alarm::to_json`]); NULL for a call
+///   closed before alarms existed (it never had one);
+/// - `alarm_version`: grows by one with every write (conditional writes);
+/// - `alarm_next_at`: when the engine must look again (fixed-width text,
+///   `rows::to_precise`); NULL once stopped; indexed for the due query.
+///
+/// Calls open at migration get a pending alarm due at their opening, so
+/// the engine looks at them at once, as at a new open: an open Notruf is
+/// not left out of alarm routing because the update came while it was open.
+/// The audit's lines go with their call (`ON DELETE CASCADE`). Call types
+/// gain `escalation` (JSON text); NULL reads as the seeded policy of the
+/// name (core's `call_type_items`).
+fn version_6(connection: &Connection) -> rusqlite::Result<()> {
+    let tx = connection.unchecked_transaction()?;
+    tx.execute_batch(
+        "ALTER TABLE call_types ADD COLUMN escalation TEXT;   -- JSON list of levels
+         ALTER TABLE calls ADD COLUMN alarm TEXT;             -- JSON
+         ALTER TABLE calls ADD COLUMN alarm_version INTEGER;
+         ALTER TABLE calls ADD COLUMN alarm_next_at TEXT;
+         CREATE INDEX IF NOT EXISTS calls_alarms_due
+             ON calls (alarm_next_at, id) WHERE alarm_next_at IS NOT NULL;
+         CREATE TABLE IF NOT EXISTS staff (
+             id         TEXT PRIMARY KEY,
+             scope      TEXT NOT NULL,
+             name       TEXT NOT NULL,
+             groups     TEXT NOT NULL,                -- JSON array of group names
+             device     TEXT,
+             token_hash TEXT NOT NULL UNIQUE,         -- SHA-256 hex of the token
+             created_at TEXT NOT NULL,
+             revoked    INTEGER NOT NULL DEFAULT 0
+         );
+         CREATE INDEX IF NOT EXISTS staff_by_scope ON staff (scope, name, id);
+         CREATE TABLE IF NOT EXISTS duties (
+             staff_id TEXT PRIMARY KEY,               -- one duty per person
+             scope    TEXT NOT NULL,
+             sections TEXT NOT NULL,                  -- JSON array; empty = the whole house
+             since    TEXT NOT NULL,
+             until    TEXT NOT NULL                   -- ends by itself then
+         );
+         CREATE INDEX IF NOT EXISTS duties_by_scope ON duties (scope, until);
+         CREATE TABLE IF NOT EXISTS alarm_audit (
+             id         INTEGER PRIMARY KEY,          -- the order written
+             call_id    INTEGER NOT NULL REFERENCES calls (id) ON DELETE CASCADE,
+             at         TEXT NOT NULL,
+             kind       TEXT NOT NULL,
+             level      INTEGER NOT NULL,
+             staff_id   TEXT,
+             staff_name TEXT,
+             detail     TEXT
+         );
+         CREATE INDEX IF NOT EXISTS alarm_audit_by_call ON alarm_audit (call_id, id);",
+    )?;
+    let open: Vec<(i64, String)> = {
+        let mut statement =
+            tx.prepare("SELECT id, opened_at FROM calls WHERE closed_at IS NULL")?;
+        statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    for (id, opened_at) in open {
+        // A time a hand edit broke fails every read of that call anyway.
+        let Some(opened_at) = from_stored(&opened_at) else {
+            continue;
+        };
+        let pending = Alarm::pending(opened_at);
+        tx.execute(
+            "UPDATE calls SET alarm = ?1, alarm_version = 0, alarm_next_at = ?2 WHERE id = ?3",
+            params![pending.to_json(), to_precise(opened_at), id],
+        )?;
+    }
+    tx.execute_batch("PRAGMA user_version = 6;")?;
+    tx.commit()
 }
 
 /// Displays and their token hashes; every existing element starts at

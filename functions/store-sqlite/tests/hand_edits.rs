@@ -4,12 +4,16 @@
 //! every read.
 
 use chrono::Utc;
+use nurse_call_core::domain::alarm::Policy;
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::credentials::Stored;
-use nurse_call_core::domain::model::{Consumer, Display, Scope};
-use nurse_call_core::store::SandboxStore;
+use nurse_call_core::domain::model::{
+    Consumer, Display, ElementChange, ElementPolicy, NewCall, Scope,
+};
 use nurse_call_core::store::Store;
 use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::store::alarms::AlarmStore;
+use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome, SandboxStore};
 use nurse_call_sqlite::SqliteStore;
 
 async fn seeded() -> (tempfile::TempDir, SqliteStore, rusqlite::Connection) {
@@ -31,10 +35,15 @@ async fn text_in_an_integer_column_is_a_fallback_of_that_field() {
             "UPDATE call_types SET priority = 'high' WHERE name = 'Normalruf';
              UPDATE call_types SET color = 'red', notify = 'yes' WHERE name = 'WC';
              UPDATE call_types SET notify = 0 WHERE name = 'Hotelruf';
-             INSERT INTO call_types VALUES (' ', 11, '', 'NORMAL', 1, 'CALL', '#000000', 1, 0, 0, '');
-             INSERT INTO call_types VALUES ('Extra', 'seven', '', 'NORMAL', 2.5, 'CALL', X'00', 1, 0, 0, '');",
+             UPDATE call_types SET escalation = 'soon' WHERE name = 'Notruf';
+             UPDATE call_types SET escalation = NULL WHERE name = 'Flucht';
+             INSERT INTO call_types VALUES (' ', 11, '', 'NORMAL', 1, 'CALL', '#000000', 1, 0, 0, '',
+                 NULL);
+             INSERT INTO call_types VALUES ('Extra', 'seven', '', 'NORMAL', 2.5, 'CALL', X'00', 1, 0, 0, '',
+                 '[{\"after\":0,\"to\":\"house\"}]');",
         )
         .expect("hand edits");
+    let fallback_policy = Policy::fallback().to_json();
     let read = store.call_types().await.expect("the call types are read");
     let found: Vec<(&str, &str, &str, &str)> = read
         .fallbacks
@@ -56,12 +65,32 @@ async fn text_in_an_integer_column_is_a_fallback_of_that_field() {
             ("Extra", "priority", "2.5", "5"),
             ("Extra", "color", "binary", "\"#808080\""),
             ("Normalruf", "priority", "\"high\"", "3"),
+            ("Notruf", "escalation", "\"soon\"", fallback_policy.as_str()),
             ("WC", "color", "\"red\"", "\"#e67e22\""),
             ("WC", "notify", "\"yes\"", "true"),
         ]
     );
     let hotelruf = read.types.iter().find(|t| t.name == "Hotelruf").unwrap();
     assert!(!hotelruf.notify, "0 is false as stored, not a fallback");
+    let policy = |name: &str| {
+        &read
+            .types
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .escalation
+    };
+    assert_eq!(
+        policy("Notruf"),
+        &Policy::fallback(),
+        "an invalid policy: the fallback"
+    );
+    assert_eq!(
+        policy("Flucht"),
+        &Policy::seeded("Flucht").unwrap(),
+        "a missing policy: the seeded one of the name, no fallback"
+    );
+    assert_eq!(policy("Extra").to_json(), r#"[{"after":0,"to":"house"}]"#);
     // SQLite keeps ids unique itself (UNIQUE): a duplicate is DynamoDB's case.
 }
 
@@ -151,4 +180,66 @@ async fn a_malformed_consumer_or_display_is_refused_alone() {
     assert!(error.contains("display \"d-bad\": sections is"), "{error}");
     let error = store.consumers().await.unwrap_err().to_string();
     assert!(!error.contains("a-secret"), "{error}");
+}
+
+/// An alarm a hand edit left unreadable: the call still shows (without
+/// it) on every read, and the engine's read refuses it rather than step
+/// from nothing and overwrite it.
+#[tokio::test]
+async fn an_unreadable_alarm_is_left_out_of_reads_and_refused_to_the_engine() {
+    let (_dir, store, sqlite3) = seeded().await;
+    let scope = Scope::installation();
+    let change = ElementChange {
+        address: "Zimmer-1".into(),
+        battery: None,
+        position: None,
+        reachable: None,
+        at: Utc::now(),
+    };
+    let call = NewCall {
+        address: "Zimmer-1".into(),
+        event: "Notruf".into(),
+        position: None,
+        section: None,
+        attribute: None,
+        element_code: String::new(),
+        element_name: String::new(),
+        opened_at: nurse_call_core::domain::wire_time::now(),
+        opened_by: None,
+    };
+    let OpenOutcome::Opened(opened) = store
+        .open_call(
+            &call,
+            &AddressSnapshot::default(),
+            &ElementWrite::new(
+                &scope,
+                &change,
+                ElementPolicy::CreateMissing,
+                &AddressSnapshot::default(),
+            ),
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("a new call")
+    };
+    sqlite3
+        .execute(
+            "UPDATE calls SET alarm = 'not json' WHERE id = ?1",
+            [opened.id],
+        )
+        .expect("hand edit");
+
+    let open = store
+        .open_calls(&scope)
+        .await
+        .expect("the displays' read works");
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].alarm, None, "shown without its alarm");
+    let refused = store
+        .alarm(&scope, opened.id)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("unreadable"), "{refused}");
 }

@@ -1,7 +1,9 @@
 //! A store file written by an earlier version opens with its data intact and
 //! gains what the later versions added (schema version 1 → 2: the hash
 //! mismatches of the test page; 2 → 3: a consumer's replay protection, off;
-//! 3 → 4: who opened and closed a call, unknown for the old calls).
+//! 3 → 4: displays and element versions; 4 → 5: who opened and closed a
+//! call, unknown for the old calls; 5 → 6: alarm routing, its tables and
+//! a pending alarm for every call open at the update).
 
 use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
@@ -99,7 +101,7 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     // Opening a current file again changes nothing.
     SqliteStore::open(&path).expect("the migrated file opens again");
 }
@@ -218,7 +220,7 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
 }
 
 #[tokio::test]
@@ -265,4 +267,179 @@ async fn a_version_3_file_gains_displays_and_element_versions() {
             .expect("lookup"),
         Some(display)
     );
+}
+
+/// Version 5 as it shipped (the current version before alarm routing):
+/// version 3, then displays and element versions (4), then who opened and
+/// closed a call (5); with a call type of each kind, an element, a display,
+/// the closed call of version 3 and an open one.
+fn write_version_5(path: &std::path::Path) {
+    write_version_3(path);
+    let connection = Connection::open(path).expect("file opens");
+    connection
+        .execute_batch(
+            "BEGIN;
+             CREATE TABLE displays (
+                 id TEXT PRIMARY KEY, name TEXT NOT NULL, sections TEXT NOT NULL,
+                 scope TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
+                 created_at TEXT NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+             ALTER TABLE elements ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+             ALTER TABLE calls ADD COLUMN opened_by TEXT;
+             ALTER TABLE calls ADD COLUMN closed_by TEXT;
+             CREATE INDEX calls_by_opening ON calls (scope, opened_at, id);
+             INSERT INTO call_types VALUES ('Notruf', 1, '', 'EMERGENCY', 1, 'CALL', '#e74c3c',
+                 1, 30, 0, 'alarm.mp3');
+             INSERT INTO call_types VALUES ('Sonderruf', 11, '', 'NORMAL', 4, 'CALL', '#123456',
+                 1, 60, 0, '');
+             INSERT INTO elements VALUES ('installation', 'Zimmer-2', 'Z2', 'Zimmer 2', 80.0,
+                 NULL, 1, '2026-01-01T09:00:00Z', 3);
+             INSERT INTO displays VALUES ('d-1', 'Flur', '[]', 'installation', 'h-1',
+                 '2026-01-01T08:00:00Z', 0);
+             INSERT INTO calls (scope, address, event, element_code, element_name, opened_at,
+                     opened_by)
+                 VALUES ('installation', 'Zimmer-2', 'Notruf', 'Z2', 'Zimmer 2',
+                     '2026-01-01T11:00:00Z', 'aaaaaaaa-0000-4000-8000-00000000000a');
+             PRAGMA user_version = 5;
+             COMMIT;",
+        )
+        .expect("version 5 written");
+}
+
+/// 5 → 6: every row stays; a call open at the update gets a pending alarm
+/// due at its opening (the engine looks at it at once, as at a new open),
+/// a call closed before has none; call types without `escalation` read as
+/// the seeded policy of their name (the fallback for a name not seeded);
+/// staff, duties, alarm writes and the audit work; a second open migrates
+/// nothing again.
+#[tokio::test]
+async fn a_version_5_file_keeps_its_data_and_its_open_calls_get_pending_alarms() {
+    use nurse_call_core::domain::alarm::audit::AuditEvent;
+    use nurse_call_core::domain::alarm::{Alarm, Duty, Policy, Staff};
+    use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm};
+
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join(FILE_NAME);
+    write_version_5(&path);
+    let scope = Scope::installation();
+    let at = |hour, minute| Utc.with_ymd_and_hms(2026, 1, 1, hour, minute, 0).unwrap();
+
+    let store = SqliteStore::open(&path).expect("the version 5 file opens");
+    let calls = store
+        .calls_opened_between(&scope, at(0, 0), at(23, 0))
+        .await
+        .expect("calls read");
+    assert_eq!(calls.len(), 2, "both old calls are still there");
+    let (closed, open) = (&calls[0], &calls[1]);
+    assert_eq!(closed.closed_at, Some(at(10, 5)));
+    assert_eq!(closed.alarm, None, "a call closed before alarms has none");
+    assert_eq!(store.alarm(&scope, closed.id).await.unwrap(), None);
+    assert_eq!(
+        open.opened_by.as_deref(),
+        Some("aaaaaaaa-0000-4000-8000-00000000000a")
+    );
+    let pending = Alarm::pending(at(11, 0));
+    assert_eq!(
+        open.alarm.as_ref(),
+        Some(&pending),
+        "an open call gets a pending alarm"
+    );
+    let kept = store
+        .alarm(&scope, open.id)
+        .await
+        .unwrap()
+        .expect("its alarm");
+    assert_eq!((kept.version, &kept.alarm), (0, &pending));
+    assert_eq!(
+        store.due_alarms(at(12, 0), 10).await.unwrap(),
+        [DueAlarm {
+            scope: scope.clone(),
+            call_id: open.id,
+            next_at: at(11, 0)
+        }],
+        "due at its opening: looked at right after the update"
+    );
+    assert_eq!(store.open_calls(&scope).await.unwrap(), vec![open.clone()]);
+
+    let read = store.call_types().await.expect("call types read");
+    let policy = |name: &str| {
+        &read
+            .types
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .escalation
+    };
+    assert_eq!(policy("Notruf"), &Policy::seeded("Notruf").unwrap());
+    assert_eq!(policy("Sonderruf"), &Policy::fallback());
+    let element = store.snapshot(&scope, "Zimmer-2").await.unwrap().element;
+    assert_eq!(
+        element.map(|e| (e.battery, e.version)),
+        Some((Some(80.0), 3))
+    );
+    assert_eq!(store.displays().await.unwrap().len(), 1);
+    assert!(
+        store
+            .consumer("aaaaaaaa-0000-4000-8000-00000000000a")
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    // The new tables work.
+    let anna = Staff {
+        id: "5af55af5-0000-4000-8000-000000000001".into(),
+        scope: scope.clone(),
+        name: "Anna".into(),
+        groups: vec!["Leitung".into()],
+        device: None,
+        token_hash: token_hash("anna"),
+        created_at: at(8, 0),
+        revoked: false,
+    };
+    store.create_staff(&anna).await.expect("staff table");
+    let duty = Duty {
+        staff_id: anna.id.clone(),
+        scope: scope.clone(),
+        sections: vec![],
+        since: at(8, 0),
+        until: at(16, 0),
+    };
+    store.put_duty(&duty).await.expect("duties table");
+    assert_eq!(store.duties(&scope, at(12, 0)).await.unwrap(), [duty]);
+    let mut stepped = pending.clone();
+    stepped.next_at = None;
+    let line = AuditEvent {
+        at: at(12, 0),
+        kind: "unattended".into(),
+        level: 0,
+        staff: None,
+        detail: None,
+    };
+    assert_eq!(
+        store
+            .write_alarm(&kept, &stepped, std::slice::from_ref(&line))
+            .await
+            .unwrap(),
+        AlarmWrite::Written
+    );
+    assert_eq!(store.alarm_audit(&scope, open.id).await.unwrap(), [line]);
+    drop(store);
+
+    let store = SqliteStore::open(&path).expect("the migrated file opens again");
+    let kept = store
+        .alarm(&scope, open.id)
+        .await
+        .unwrap()
+        .expect("its alarm");
+    assert_eq!(
+        (kept.version, &kept.alarm),
+        (1, &stepped),
+        "a second open migrates nothing again"
+    );
+    drop(store);
+    let version: i64 = Connection::open(&path)
+        .expect("file opens")
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .expect("version read");
+    assert_eq!(version, 6);
 }

@@ -96,7 +96,7 @@ pub async fn purge_expired_removes_a_visitors_staff_and_alarms(harness: Harness)
     let (live_scope, live_member, live_call) = &ids[1];
     assert_eq!(
         store.staff_of(live_scope).await.unwrap(),
-        [live_member.clone()]
+        vec![live_member.clone()]
     );
     assert_eq!(duties(store, live_scope, now).await.len(), 1);
     assert_eq!(kept(store, live_scope, *live_call).await.version, 1);

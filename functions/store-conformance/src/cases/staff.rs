@@ -139,7 +139,11 @@ pub async fn staff_rotate_revoke_and_erase(harness: Harness) {
         .into_iter()
         .map(|d| d.staff_id)
         .collect();
-    assert_eq!(on_duty, [ben.id.clone()], "a revoked member's duty ends");
+    assert_eq!(
+        on_duty,
+        vec![ben.id.clone()],
+        "a revoked member's duty ends"
+    );
     assert!(!store.revoke_staff(&unknown).await.unwrap());
 
     assert!(store.erase_staff(&ben.id).await.unwrap());
@@ -159,7 +163,7 @@ pub async fn staff_rotate_revoke_and_erase(harness: Harness) {
         .into_iter()
         .map(|s| s.id)
         .collect();
-    assert_eq!(left, [anna.id.clone()]);
+    assert_eq!(left, vec![anna.id.clone()]);
     assert!(
         !store.erase_staff(&ben.id).await.unwrap(),
         "a second erase finds nobody"
@@ -197,7 +201,7 @@ pub async fn duties_are_replaced_ended_and_expire(harness: Harness) {
     );
 
     assert!(store.end_duty(&scope, &anna.id).await.unwrap());
-    assert_eq!(duties(store, &scope, now).await, [whole_house.clone()]);
+    assert_eq!(duties(store, &scope, now).await, vec![whole_house.clone()]);
     assert!(
         !store.end_duty(&scope, &anna.id).await.unwrap(),
         "a second sign-off finds no duty"
@@ -233,7 +237,7 @@ pub async fn staff_and_duties_are_scoped(harness: Harness) {
     store.put_duty(&annas).await.unwrap();
     store.put_duty(&bens).await.unwrap();
 
-    assert_eq!(store.staff_of(&a).await.unwrap(), [anna.clone()]);
+    assert_eq!(store.staff_of(&a).await.unwrap(), vec![anna.clone()]);
     assert_eq!(store.staff_of(&b).await.unwrap(), [ben]);
     assert!(
         store
@@ -242,7 +246,7 @@ pub async fn staff_and_duties_are_scoped(harness: Harness) {
             .unwrap()
             .is_empty()
     );
-    assert_eq!(duties(store, &a, now).await, [annas.clone()]);
+    assert_eq!(duties(store, &a, now).await, vec![annas.clone()]);
     assert_eq!(duties(store, &b, now).await, [bens]);
     assert!(duties(store, &Scope::installation(), now).await.is_empty());
 

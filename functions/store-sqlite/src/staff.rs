@@ -1,0 +1,149 @@
+//! Staff and their duties (DECISIONS §14) in SQLite: the `staff` and
+//! `duties` tables, one statement or one job each (`alarms` maps the
+//! `AlarmStore` trait onto these).
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use nurse_call_core::domain::alarm::{Duty, Staff};
+use nurse_call_core::domain::model::Scope;
+
+use crate::rows::{precise_at, texts_at, to_precise};
+
+const STAFF_COLUMNS: &str = "id, scope, name, groups, device, token_hash, created_at, revoked";
+
+fn staff_from_row(row: &Row<'_>) -> rusqlite::Result<Staff> {
+    Ok(Staff {
+        id: row.get(0)?,
+        scope: Scope::from_key(&row.get::<_, String>(1)?),
+        name: row.get(2)?,
+        groups: texts_at(row, 3)?,
+        device: row.get(4)?,
+        token_hash: row.get(5)?,
+        created_at: precise_at(row, 6)?,
+        revoked: row.get(7)?,
+    })
+}
+
+const DUTY_COLUMNS: &str = "staff_id, scope, sections, since, until";
+
+fn duty_from_row(row: &Row<'_>) -> rusqlite::Result<Duty> {
+    Ok(Duty {
+        staff_id: row.get(0)?,
+        scope: Scope::from_key(&row.get::<_, String>(1)?),
+        sections: texts_at(row, 2)?,
+        since: precise_at(row, 3)?,
+        until: precise_at(row, 4)?,
+    })
+}
+
+fn json(texts: &[String]) -> String {
+    serde_json::to_string(texts).expect("strings serialise")
+}
+
+pub(crate) fn create(c: &Connection, staff: &Staff) -> rusqlite::Result<()> {
+    c.execute(
+        &format!("INSERT INTO staff ({STAFF_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+        params![
+            staff.id,
+            staff.scope.as_str(),
+            staff.name,
+            json(&staff.groups),
+            staff.device,
+            staff.token_hash,
+            to_precise(staff.created_at),
+            staff.revoked
+        ],
+    )?;
+    Ok(())
+}
+
+/// The staff member whose `column` (`id` or `token_hash`, both unique) is `value`.
+pub(crate) fn one_by(c: &Connection, column: &str, value: &str) -> rusqlite::Result<Option<Staff>> {
+    c.prepare_cached(&format!(
+        "SELECT {STAFF_COLUMNS} FROM staff WHERE {column} = ?1"
+    ))?
+    .query_row(params![value], staff_from_row)
+    .optional()
+}
+
+pub(crate) fn of_scope(c: &Connection, scope: &str) -> rusqlite::Result<Vec<Staff>> {
+    c.prepare_cached(&format!(
+        "SELECT {STAFF_COLUMNS} FROM staff WHERE scope = ?1 ORDER BY name, id"
+    ))?
+    .query_map(params![scope], staff_from_row)?
+    .collect()
+}
+
+pub(crate) fn replace_token(c: &Connection, id: &str, token_hash: &str) -> rusqlite::Result<bool> {
+    Ok(c.execute(
+        "UPDATE staff SET token_hash = ?2 WHERE id = ?1",
+        params![id, token_hash],
+    )? > 0)
+}
+
+/// Revokes a member and ends their duty (one job: both or neither).
+pub(crate) fn revoke(c: &Connection, id: &str) -> rusqlite::Result<bool> {
+    let revoked = c.execute("UPDATE staff SET revoked = 1 WHERE id = ?1", params![id])? > 0;
+    c.execute("DELETE FROM duties WHERE staff_id = ?1", params![id])?;
+    Ok(revoked)
+}
+
+/// Deletes a member and their duty (one job: both or neither).
+pub(crate) fn erase(c: &Connection, id: &str) -> rusqlite::Result<bool> {
+    c.execute("DELETE FROM duties WHERE staff_id = ?1", params![id])?;
+    Ok(c.execute("DELETE FROM staff WHERE id = ?1", params![id])? > 0)
+}
+
+/// Deletes the staff and duties of the scopes `scopes` selects (`?1` bound
+/// by the caller's `parameter`): a visitor's people go with the visitor.
+pub(crate) fn erase_scopes(c: &Connection, scopes: &str, parameter: &str) -> rusqlite::Result<()> {
+    c.execute(
+        &format!("DELETE FROM duties WHERE scope IN ({scopes})"),
+        params![parameter],
+    )?;
+    c.execute(
+        &format!("DELETE FROM staff WHERE scope IN ({scopes})"),
+        params![parameter],
+    )?;
+    Ok(())
+}
+
+/// Replaces the member's duty (a person has at most one).
+pub(crate) fn put_duty(c: &Connection, duty: &Duty) -> rusqlite::Result<()> {
+    c.prepare_cached(&format!(
+        "INSERT INTO duties ({DUTY_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (staff_id) DO UPDATE SET
+           scope = excluded.scope, sections = excluded.sections,
+           since = excluded.since, until = excluded.until"
+    ))?
+    .execute(params![
+        duty.staff_id,
+        duty.scope.as_str(),
+        json(&duty.sections),
+        to_precise(duty.since),
+        to_precise(duty.until)
+    ])?;
+    Ok(())
+}
+
+pub(crate) fn end_duty(c: &Connection, scope: &str, staff_id: &str) -> rusqlite::Result<bool> {
+    Ok(c.execute(
+        "DELETE FROM duties WHERE scope = ?1 AND staff_id = ?2",
+        params![scope, staff_id],
+    )? > 0)
+}
+
+/// The scope's duties not ended by `now`. Expired rows stay until the
+/// member signs on or off again (a few per person at most); never returned.
+pub(crate) fn duties(
+    c: &Connection,
+    scope: &str,
+    now: DateTime<Utc>,
+) -> rusqlite::Result<Vec<Duty>> {
+    c.prepare_cached(&format!(
+        "SELECT {DUTY_COLUMNS} FROM duties WHERE scope = ?1 AND until > ?2 ORDER BY staff_id"
+    ))?
+    .query_map(params![scope, to_precise(now)], duty_from_row)?
+    .collect()
+}
