@@ -24,7 +24,7 @@ export const ROUTES: Record<FunctionName, string[]> = {
   'display-read': ['/api/v1/display/calls', '/api/v1/display/elements', '/display'],
   element: ['/api/v1/element'],
   'call-types': ['/api/v1/display/call-types', '/api/v1/openapi.json'],
-  sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state'],
+  sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state', '/api/v1/sandbox/staff'],
   staff: ['/api/v1/staff/me', '/api/v1/staff/duty', '/api/v1/staff/calls', '/api/v1/staff/calls/{id}/responses'],
   'live-connect': [],
   broadcast: [],

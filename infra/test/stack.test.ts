@@ -55,7 +55,7 @@ describe('routes', () => {
     });
   });
 
-  it('sandbox adds the page and the two sandbox endpoints, to the sandbox function', () => {
+  it('sandbox adds the page and the three sandbox endpoints, to the sandbox function', () => {
     assert.deepEqual(routesOf(templates.sandbox), {
       'ANY /api/v1/display': 'display',
       'ANY /api/v1/display/calls': 'display-read',
@@ -67,6 +67,7 @@ describe('routes', () => {
       'ANY /': 'sandbox',
       'ANY /api/v1/sandbox/consumers': 'sandbox',
       'ANY /api/v1/sandbox/state': 'sandbox',
+      'ANY /api/v1/sandbox/staff': 'sandbox',
       'ANY /api/v1/staff/me': 'staff',
       'ANY /api/v1/staff/duty': 'staff',
       'ANY /api/v1/staff/calls': 'staff',

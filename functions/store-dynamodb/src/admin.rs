@@ -18,6 +18,7 @@ use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced, listed};
 use nurse_call_core::store::{Store, StoreError};
 
+use crate::alarm_items::{AUDIT_PREFIX, is_staff_item};
 use crate::elements::ElementUpdate;
 use crate::error::{build_error, classify};
 use crate::item::{
@@ -133,7 +134,7 @@ impl AdminStore for DynamoStore {
             .scan_table(&self.tables.consumers)
             .await?
             .iter()
-            .filter(|item| !is_display_item(item))
+            .filter(|item| !is_display_item(item) && !is_staff_item(item))
             .map(|item| listed(consumer_from_item(item)))
             .collect::<Result<Vec<_>, _>>()?;
         consumers.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
@@ -223,6 +224,8 @@ impl AdminStore for DynamoStore {
     ///   `Query` reads (and is billed for) every call of the scope, and the
     ///   index lags a moment: a call closed within the last second may be
     ///   missed, which a second run finds;
+    /// - each call's alarm audit (`call#<id>` / `audit#…`): one consistent
+    ///   `Query` of keys per call;
     /// - its hash mismatches: the scope's `mismatch#<scope>` partition (at
     ///   most 10 items), filtered by [`HashMismatch::names_address`].
     ///
@@ -268,9 +271,12 @@ impl AdminStore for DynamoStore {
         // The element first (its sort key already sorts before `open#…`;
         // this keeps it so whatever the keys are called).
         address_keys.sort_by_key(|(_, sk)| sk.as_str() != ELEMENT_SK);
-        let call_keys = call_ids
-            .iter()
-            .map(|id| (call_pk(*id), CALL_SK.to_string()));
+        // Each call with its alarm's audit (one `Query` of its partition).
+        let mut call_keys = Vec::new();
+        for id in &call_ids {
+            call_keys.push((call_pk(*id), CALL_SK.to_string()));
+            call_keys.extend(self.audit_keys(*id).await?);
+        }
         let keys: Vec<(String, String)> = address_keys
             .into_iter()
             .chain(call_keys)
@@ -432,6 +438,30 @@ impl DynamoStore {
         Ok(items
             .iter()
             .filter_map(|item| get_n::<i64>(item, "id"))
+            .collect())
+    }
+
+    /// The keys of a call's audit items (a consistent `Query` of its
+    /// partition, keys only).
+    async fn audit_keys(&self, call_id: i64) -> Result<Vec<(String, String)>, StoreError> {
+        let items: Vec<Item> = self
+            .client
+            .query()
+            .table_name(&self.tables.data)
+            .key_condition_expression("pk = :pk AND begins_with(sk, :audit)")
+            .expression_attribute_values(":pk", s(call_pk(call_id)))
+            .expression_attribute_values(":audit", s(AUDIT_PREFIX))
+            .projection_expression("pk, sk")
+            .consistent_read(true)
+            .into_paginator()
+            .items()
+            .send()
+            .try_collect()
+            .await
+            .map_err(classify)?;
+        Ok(items
+            .iter()
+            .filter_map(|item| Some((get_s(item, "pk")?, get_s(item, "sk")?)))
             .collect())
     }
 

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use aws_sdk_dynamodb::types::{Delete, TransactWriteItem, Update};
 use chrono::{DateTime, TimeZone, Utc};
 
+use nurse_call_core::domain::alarm::Alarm;
 use nurse_call_core::domain::model::{Call, NewCall, Scope};
 use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::{
@@ -15,11 +16,12 @@ use nurse_call_core::store::{
 };
 
 use crate::DynamoStore;
+use crate::alarms::{ALARM_VERSION, due_keys};
 use crate::elements::ElementUpdate;
 use crate::error::{build_error, classify};
 use crate::item::{
-    CALL_SK, address_pk, call_attributes, call_from_item, call_pk, expiry_for, id_key, list_pk, n,
-    open_index_pk, open_sk, s,
+    ALARM_CHANGES, CALL_SK, address_pk, call_attributes, call_from_item, call_pk, expiry_for,
+    id_key, list_pk, n, open_index_pk, open_sk, s,
 };
 use crate::tables::TTL_ATTRIBUTE;
 use crate::transaction::{
@@ -59,6 +61,12 @@ impl DynamoStore {
             record.insert("pk".into(), s(call_pk(id)));
             record.insert("sk".into(), s(CALL_SK));
             record.insert("list_pk".into(), s(list_pk(scope, "call")));
+            // The pending alarm is due at once (the open's own time): in the
+            // due index from the same transaction, so a crash right after
+            // the commit still gets it looked at.
+            let pending = Alarm::pending(call.opened_at);
+            record.insert(ALARM_VERSION.into(), n(0));
+            record.extend(due_keys(scope, id, pending.next_at));
 
             // The element update stays third: a failed condition there means
             // the element vanished (see below).
@@ -72,7 +80,10 @@ impl DynamoStore {
             items.push(put_new(&self.tables.data, index)?);
             match self.transact(items).await? {
                 Transaction::Committed => {
-                    return Ok(OpenOutcome::Opened(call.opened(id)));
+                    return Ok(OpenOutcome::Opened(Call {
+                        alarm: Some(Alarm::pending(call.opened_at)),
+                        ..call.opened(id)
+                    }));
                 }
                 Transaction::Cancelled(reasons) => {
                     if condition_failed_at(&reasons, 0) {
@@ -168,11 +179,23 @@ impl DynamoStore {
                 }
                 let close = close.build().map_err(build_error)?;
                 items.push(TransactWriteItem::builder().update(close).build());
-                let unlock = Delete::builder()
+                // Still that call, and its alarm still the one read (the
+                // same changes): a close returns the call with the alarm
+                // displays were last told of, so its version is above it.
+                // An alarm written meanwhile cancels this; the retry reads again.
+                let unlock = match &call.alarm {
+                    Some(alarm) => Delete::builder()
+                        .condition_expression("id = :id AND #changes = :changes")
+                        .expression_attribute_names("#changes", ALARM_CHANGES)
+                        .expression_attribute_values(":changes", n(alarm.changes)),
+                    None => Delete::builder()
+                        .condition_expression("id = :id AND attribute_not_exists(#changes)")
+                        .expression_attribute_names("#changes", ALARM_CHANGES),
+                };
+                let unlock = unlock
                     .table_name(&self.tables.data)
                     .key("pk", s(address_pk(scope, address)))
                     .key("sk", s(open_sk(&call.event)))
-                    .condition_expression("id = :id")
                     .expression_attribute_values(":id", n(call.id))
                     .build()
                     .map_err(build_error)?;
@@ -253,7 +276,7 @@ impl DynamoStore {
     /// Epoch seconds at which a call opened at `opened_at` and closed at
     /// `closed_at` expires: the installation's retention, or a sandbox
     /// item's own expiry (30 days after the open) when that comes first.
-    fn closed_call_expiry(
+    pub(crate) fn closed_call_expiry(
         &self,
         scope: &Scope,
         closed_at: DateTime<Utc>,

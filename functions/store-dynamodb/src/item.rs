@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
+use nurse_call_core::domain::alarm::Alarm;
 use nurse_call_core::domain::call_type_items::CallTypeItem;
 use nurse_call_core::domain::credentials::{Stored, read_consumer, read_display};
 use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element, NewCall, Scope};
@@ -131,7 +132,29 @@ pub fn call_attributes(scope: &Scope, id: i64, call: &NewCall, now: DateTime<Utc
     if let Some(ttl) = expiry_for(scope, now) {
         item.insert("ttl".into(), n(ttl));
     }
+    // Every copy of an open call (record, lock, index entry) carries its
+    // alarm, so that each read of calls has it without a second request.
+    let pending = Alarm::pending(call.opened_at);
+    item.insert(ALARM.into(), s(pending.to_json()));
+    item.insert(ALARM_CHANGES.into(), n(pending.changes));
     item
+}
+
+/// The attribute holding a call's alarm (`Alarm::to_json`).
+pub const ALARM: &str = "alarm";
+/// The alarm's `changes` beside it, for conditions: a close is written only
+/// if the alarm displays see is still the one it read (its version).
+pub const ALARM_CHANGES: &str = "alarm_changes";
+
+/// The alarm of a call item: `None` on items stored before alarms existed.
+pub fn alarm_from_item(item: &Item) -> Result<Option<Alarm>, StoreError> {
+    match item.get(ALARM) {
+        None => Ok(None),
+        Some(AttributeValue::S(json)) => Alarm::from_json(json)
+            .map(Some)
+            .map_err(|_| corrupt("call", ALARM)),
+        Some(_) => Err(corrupt("call", ALARM)),
+    }
 }
 
 pub fn call_from_item(item: &Item) -> Result<Call, StoreError> {
@@ -149,7 +172,7 @@ pub fn call_from_item(item: &Item) -> Result<Call, StoreError> {
         // Absent on calls stored before the audit fields existed.
         opened_by: get_s(item, "opened_by"),
         closed_by: get_s(item, "closed_by"),
-        alarm: None,
+        alarm: alarm_from_item(item)?,
     })
 }
 
@@ -254,6 +277,9 @@ pub fn call_type_item(t: &CallType) -> Item {
             n(t.notification_maxloops),
         ),
         ("notification_sound".to_string(), s(&t.notification_sound)),
+        // The policy's JSON text (DECISIONS §14); core reads it back with
+        // the fallbacks of a hand edit.
+        ("escalation".to_string(), s(t.escalation.to_json())),
     ])
 }
 

@@ -21,6 +21,7 @@
 //! `client` and `error` (the SDK's setup and its failures).
 
 mod admin;
+mod alarm_items;
 mod alarms;
 mod calls;
 mod client;
@@ -30,6 +31,7 @@ pub mod item;
 mod mismatches;
 mod reads;
 mod sandbox;
+mod staff;
 pub mod tables;
 mod transaction;
 

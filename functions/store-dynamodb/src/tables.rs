@@ -3,8 +3,9 @@
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
+    AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
+    GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, Projection, ProjectionType,
+    ScalarAttributeType, TimeToLiveSpecification,
 };
 
 use nurse_call_core::store::StoreError;
@@ -13,6 +14,9 @@ use crate::error::{build_error, classify};
 
 /// The global secondary index of the data table that lists a scope's items.
 pub const BY_SCOPE_INDEX: &str = "by_scope";
+/// The sparse global secondary index of the data table that lists the
+/// alarms due, earliest first (`due_pk`, `due_sk`, keys only).
+pub const BY_DUE_INDEX: &str = "by_due";
 /// The TTL attribute of sandbox items (epoch seconds).
 pub const TTL_ATTRIBUTE: &str = "ttl";
 /// The global secondary index of the connections table that finds a
@@ -150,6 +154,8 @@ pub async fn create_missing(
             .attribute_definitions(string_attribute("sk")?)
             .attribute_definitions(string_attribute("list_pk")?)
             .attribute_definitions(string_attribute("list_sk")?)
+            .attribute_definitions(string_attribute("due_pk")?)
+            .attribute_definitions(string_attribute("due_sk")?)
             .key_schema(key("pk", KeyType::Hash)?)
             .key_schema(key("sk", KeyType::Range)?)
             .global_secondary_indexes(
@@ -165,13 +171,71 @@ pub async fn create_missing(
                     .build()
                     .map_err(build_error)?,
             )
+            .global_secondary_indexes(
+                GlobalSecondaryIndex::builder()
+                    .index_name(BY_DUE_INDEX)
+                    .key_schema(key("due_pk", KeyType::Hash)?)
+                    .key_schema(key("due_sk", KeyType::Range)?)
+                    .projection(keys_only())
+                    .build()
+                    .map_err(build_error)?,
+            )
             .send()
             .await
             .map_err(classify)?;
         enable_ttl(client, &names.data).await?;
         created.push(names.data.clone());
+    } else {
+        add_due_index_if_missing(client, &names.data).await?;
     }
     Ok(created)
+}
+
+/// The index of alarms due came with alarm routing (issue 25): a data
+/// table a local server created before gets it added (DynamoDB builds it
+/// in the background; in AWS the stack adds it).
+async fn add_due_index_if_missing(client: &Client, table: &str) -> Result<(), StoreError> {
+    let described = client
+        .describe_table()
+        .table_name(table)
+        .send()
+        .await
+        .map_err(classify)?;
+    let has_index = described
+        .table()
+        .map(|t| t.global_secondary_indexes())
+        .unwrap_or_default()
+        .iter()
+        .any(|index| index.index_name() == Some(BY_DUE_INDEX));
+    if has_index {
+        return Ok(());
+    }
+    let create = CreateGlobalSecondaryIndexAction::builder()
+        .index_name(BY_DUE_INDEX)
+        .key_schema(key("due_pk", KeyType::Hash)?)
+        .key_schema(key("due_sk", KeyType::Range)?)
+        .projection(keys_only())
+        .build()
+        .map_err(build_error)?;
+    client
+        .update_table()
+        .table_name(table)
+        .attribute_definitions(string_attribute("due_pk")?)
+        .attribute_definitions(string_attribute("due_sk")?)
+        .global_secondary_index_updates(
+            GlobalSecondaryIndexUpdate::builder().create(create).build(),
+        )
+        .send()
+        .await
+        .map_err(classify)?;
+    tracing::info!(table, index = BY_DUE_INDEX, "index added to the data table");
+    Ok(())
+}
+
+fn keys_only() -> Projection {
+    Projection::builder()
+        .projection_type(ProjectionType::KeysOnly)
+        .build()
 }
 
 /// The connections table of the WebSocket API (`CONNECTIONS_TABLE`, else

@@ -2,17 +2,20 @@
 //! epoch seconds of its close plus the installation's retention, so that
 //! DynamoDB deletes it by itself; an open call has none in production (never
 //! deleted). A sandbox item already expires 30 days after its open: the
-//! shorter of the two wins.
+//! shorter of the two wins. A call's alarm audit never outlives it: each
+//! audit item expires the retention after its write, or after the close.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use nurse_call_core::Store;
 use nurse_call_core::config::CallRetention;
+use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::model::{
     Call, Consumer, ElementChange, ElementPolicy, NewCall, Scope,
 };
 use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite};
 use nurse_call_core::store::{AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::moto;
@@ -157,5 +160,72 @@ async fn a_sandbox_call_keeps_the_shorter_of_its_expiries() {
     assert_eq!(
         call_ttl(&short, call.id).await,
         Some((at(5) + Duration::days(1)).timestamp())
+    );
+}
+
+/// The `ttl` of each audit item of call `id`, in write order.
+async fn audit_ttls(store: &DynamoStore, id: i64) -> Vec<Option<i64>> {
+    let items = store
+        .client()
+        .query()
+        .table_name(&store.tables().data)
+        .key_condition_expression("pk = :pk AND begins_with(sk, :audit)")
+        .expression_attribute_values(
+            ":pk",
+            aws_sdk_dynamodb::types::AttributeValue::S(format!("call#{id}")),
+        )
+        .expression_attribute_values(
+            ":audit",
+            aws_sdk_dynamodb::types::AttributeValue::S("audit#".into()),
+        )
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap()
+        .items
+        .unwrap_or_default();
+    items
+        .iter()
+        .map(|item| {
+            item.get("ttl")
+                .map(|ttl| ttl.as_n().unwrap().parse().unwrap())
+        })
+        .collect()
+}
+
+/// Writes the call's alarm again with one audit line at `at`.
+async fn audit_line(store: &DynamoStore, scope: &Scope, id: i64, at: DateTime<Utc>) {
+    let kept = store.alarm(scope, id).await.unwrap().unwrap();
+    let line = AuditEvent {
+        at,
+        kind: "read".into(),
+        level: 0,
+        staff: None,
+        detail: None,
+    };
+    assert_eq!(
+        store
+            .write_alarm(&kept, &kept.alarm, &[line])
+            .await
+            .unwrap(),
+        AlarmWrite::Written
+    );
+}
+
+#[tokio::test]
+async fn a_calls_audit_expires_with_it_never_after_it() {
+    let store = store(30).await;
+    let scope = Scope::installation();
+    let call = open(&store, &scope, "R-1", at(0)).await;
+    audit_line(&store, &scope, call.id, at(1)).await;
+    close(&store, &scope, &call, at(5)).await;
+    audit_line(&store, &scope, call.id, at(6)).await;
+    assert_eq!(
+        audit_ttls(&store, call.id).await,
+        [
+            Some((at(1) + Duration::days(30)).timestamp()),
+            call_ttl(&store, call.id).await,
+        ],
+        "written while open: the retention after its write; once closed: the call's own"
     );
 }

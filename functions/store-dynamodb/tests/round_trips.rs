@@ -11,6 +11,11 @@
 //! | element multi | ≤ 1 | 2: transaction, then a batch read for the response |
 //! | display read of the open calls | ≤ 2 | 2: display token, open-call index |
 //!
+//! Alarm routing (issue 25), per store operation: the alarm's read, its
+//! conditional write (with audit), the due index, the audit, a staff
+//! token, a scope's staff and duties: 1 each; the displays' read still 2,
+//! with every call's alarm.
+//!
 //! The multi form misses its budget: DynamoDB transactions return no item
 //! values, and the documented response is the full elements, so one read is
 //! needed after (or before) the write.
@@ -20,10 +25,12 @@ mod support;
 use std::sync::Arc;
 
 use chrono::Utc;
+use nurse_call_core::domain::alarm::{AlarmStatus, Duty, Staff};
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::model::{Consumer, Scope};
 use nurse_call_core::store::SandboxStore;
 use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite};
 use nurse_call_core::store::cache::DEFAULT_TTL;
 use nurse_call_core::{AppState, Mode, Settings, serve};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
@@ -195,5 +202,103 @@ async fn each_request_stays_within_its_round_trip_budget() {
 
     eprintln!(
         "round trips: open {open}, re-open {reopen}, close {close}, element single {single}, element multi (100) {multi}, display read {display_read}"
+    );
+}
+
+/// Requests `operation` sent to the store.
+async fn sent<T>(store: &DynamoStore, operation: impl std::future::Future<Output = T>) -> (T, u64) {
+    let before = store.requests_sent();
+    let output = operation.await;
+    (output, store.requests_sent() - before)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn alarm_operations_take_one_request_and_the_displays_read_stays_at_two() {
+    let (state, store) = warm_production_state().await;
+    let scope = Scope::installation();
+    let (display, token) =
+        nurse_call_core::signing::tokens::new_display("Flur", &[], Utc::now()).unwrap();
+    AdminStore::create_display(store.as_ref(), &display)
+        .await
+        .unwrap();
+    let (status, open, body) = count(
+        &state,
+        &store,
+        signed_post("/api/v1/display", Some("room-4"), r#"{"event":"Notruf"}"#),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    assert!(
+        open <= 2,
+        "open with its pending alarm took {open} requests"
+    );
+    let id = body["data"]["id"].as_i64().expect("the call's id");
+
+    let anna = Staff {
+        id: "5b1f3c2a-0000-4000-8000-000000000001".into(),
+        scope: scope.clone(),
+        name: "Anna".into(),
+        groups: vec![],
+        device: None,
+        token_hash: "a".repeat(64),
+        created_at: Utc::now(),
+        revoked: false,
+    };
+    store.create_staff(&anna).await.unwrap();
+    store
+        .put_duty(&Duty {
+            staff_id: anna.id.clone(),
+            scope: scope.clone(),
+            sections: vec![],
+            since: Utc::now(),
+            until: Utc::now() + chrono::Duration::hours(8),
+        })
+        .await
+        .unwrap();
+
+    let (kept, alarm_read) = sent(&store, store.alarm(&scope, id)).await;
+    let kept = kept.unwrap().expect("the open kept a pending alarm");
+    let mut alarm = kept.alarm.clone();
+    alarm.level = 1;
+    alarm.levels = 3;
+    alarm.changes = 1;
+    let (written, write) = sent(&store, store.write_alarm(&kept, &alarm, &[])).await;
+    assert_eq!(written.unwrap(), AlarmWrite::Written);
+    let (due, due_read) = sent(&store, store.due_alarms(Utc::now(), 100)).await;
+    assert!(due.unwrap().iter().any(|d| d.call_id == id));
+    let (_, audit) = sent(&store, store.alarm_audit(&scope, id)).await;
+    let (member, by_token) = sent(&store, store.staff_by_token_hash(&anna.token_hash)).await;
+    assert_eq!(member.unwrap(), Some(anna.clone()));
+    let (_, roster) = sent(&store, store.staff_of(&scope)).await;
+    let (_, duties) = sent(&store, store.duties(&scope, Utc::now())).await;
+    for (operation, requests) in [
+        ("alarm", alarm_read),
+        ("write_alarm", write),
+        ("due_alarms", due_read),
+        ("alarm_audit", audit),
+        ("staff_by_token_hash", by_token),
+        ("staff_of", roster),
+        ("duties", duties),
+    ] {
+        assert_eq!(requests, 1, "{operation} took {requests} requests");
+    }
+
+    let read = http::Request::get("/api/v1/display/calls")
+        .header("Authorization", format!("Bearer {token}"))
+        .body(bytes::Bytes::new())
+        .unwrap();
+    let (status, display_read, body) = count(&state, &store, read).await;
+    assert_eq!(status, 200, "{body}");
+    let call = &body["data"]["calls"][0];
+    assert_eq!(call["id"], id);
+    assert_eq!(call["version"], 2, "one alarm change");
+    assert_eq!(call["alarm"]["state"], AlarmStatus::Alerting.as_str());
+    assert_eq!(call["alarm"]["level"], 1);
+    assert!(
+        display_read <= 2,
+        "display read with alarms took {display_read} requests"
+    );
+    eprintln!(
+        "round trips: open {open}, alarm {alarm_read}, write_alarm {write}, due_alarms {due_read}, alarm_audit {audit}, staff by token {by_token}, staff_of {roster}, duties {duties}, display read with alarms {display_read}"
     );
 }

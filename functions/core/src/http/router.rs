@@ -14,7 +14,7 @@ use crate::http::display_page;
 use crate::http::error::ApiError;
 use crate::http::handlers;
 use crate::http::io::{ApiRequest, ApiResponse, MAX_BODY_BYTES, error_response};
-use crate::http::sandbox;
+use crate::http::{sandbox, sandbox_staff};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
@@ -25,6 +25,8 @@ pub enum Endpoint {
     SandboxConsumers,
     /// Sandbox only.
     SandboxState,
+    /// Sandbox: a visitor creates staff of their own scope (DECISIONS §14).
+    SandboxStaff,
     /// The test page at `/`, sandbox only.
     TestPage,
     /// The display page at `/display`, both modes (DECISIONS §11).
@@ -50,12 +52,13 @@ const RESPONSES_PREFIX: &str = "/api/v1/staff/calls/";
 const RESPONSES_SUFFIX: &str = "/responses";
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 14] = [
+    pub const ALL: [Endpoint; 15] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
         Endpoint::SandboxConsumers,
         Endpoint::SandboxState,
+        Endpoint::SandboxStaff,
         Endpoint::TestPage,
         Endpoint::DisplayPage,
         Endpoint::DisplayCalls,
@@ -74,6 +77,7 @@ impl Endpoint {
             Endpoint::CallTypes => "/api/v1/display/call-types",
             Endpoint::SandboxConsumers => "/api/v1/sandbox/consumers",
             Endpoint::SandboxState => "/api/v1/sandbox/state",
+            Endpoint::SandboxStaff => "/api/v1/sandbox/staff",
             Endpoint::TestPage => "/",
             Endpoint::DisplayPage => "/display",
             Endpoint::DisplayCalls => "/api/v1/display/calls",
@@ -99,6 +103,7 @@ impl Endpoint {
             Endpoint::Display
             | Endpoint::Element
             | Endpoint::SandboxConsumers
+            | Endpoint::SandboxStaff
             | Endpoint::StaffResponses => &[Method::POST],
             Endpoint::StaffDuty => &[Method::PUT, Method::DELETE],
             Endpoint::CallTypes
@@ -124,7 +129,10 @@ impl Endpoint {
     pub fn sandbox_only(self) -> bool {
         matches!(
             self,
-            Endpoint::SandboxConsumers | Endpoint::SandboxState | Endpoint::TestPage
+            Endpoint::SandboxConsumers
+                | Endpoint::SandboxState
+                | Endpoint::SandboxStaff
+                | Endpoint::TestPage
         )
     }
 
@@ -214,6 +222,7 @@ pub async fn serve_endpoint(
             Endpoint::CallTypes => handlers::call_types::list(state).await,
             Endpoint::SandboxConsumers => sandbox::create_consumer(state, &request).await,
             Endpoint::SandboxState => sandbox::state(state, &request).await,
+            Endpoint::SandboxStaff => sandbox_staff::create(state, &request).await,
             Endpoint::TestPage => sandbox::page(state, &request).await,
             Endpoint::DisplayPage => display_page::page(state, &request).await,
             Endpoint::DisplayCalls => handlers::display_read::calls(state, &request).await,

@@ -167,7 +167,10 @@ impl Policy {
         };
         Some(match name {
             "Notruf" | "Flucht" => levels(&[(0, "section"), (60, "house"), (180, "group:Leitung")]),
-            "WC" | "Pneumatischer Ruf" => levels(&[(0, "section"), (120, "house")]),
+            // The seeded call type's name is "Pneumatischer Ruf (REA)".
+            "WC" | "Pneumatischer Ruf" | "Pneumatischer Ruf (REA)" => {
+                levels(&[(0, "section"), (120, "house")])
+            }
             "Normalruf" | "Funkelement-Ruf" | "Geräteruf" | "Hotelruf" => {
                 levels(&[(0, "section"), (300, "house")])
             }
@@ -231,6 +234,22 @@ mod tests {
             assert!(problem.contains(reason), "{json}: {problem}");
         }
         assert_eq!(Policy::parse("[]").unwrap(), Policy::none());
+    }
+
+    #[test]
+    fn every_seeded_call_type_has_its_own_policy() {
+        for call_type in crate::domain::call_types::default_call_types() {
+            assert_eq!(
+                Some(&call_type.escalation),
+                Policy::seeded(&call_type.name).as_ref(),
+                "{} has no seeded policy",
+                call_type.name
+            );
+        }
+        assert_eq!(
+            Policy::seeded("Pneumatischer Ruf (REA)").unwrap().to_json(),
+            r#"[{"after":0,"to":"section"},{"after":120,"to":"house"}]"#
+        );
     }
 
     #[test]
