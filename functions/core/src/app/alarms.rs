@@ -52,7 +52,7 @@ pub enum Looked {
     /// alarms existed, or, for a response, of a type without one).
     Missing,
     /// The call as it is now, with its alarm; `changed`: this look wrote.
-    Call { call: Call, changed: bool },
+    Call { call: Box<Call>, changed: bool },
 }
 
 impl AppState {
@@ -139,7 +139,7 @@ impl AppState {
                 let mut call = kept.call.clone();
                 call.alarm = Some(kept.alarm.clone());
                 return Ok(Ok(Looked::Call {
-                    call,
+                    call: Box::new(call),
                     changed: false,
                 }));
             }
@@ -159,7 +159,7 @@ impl AppState {
                         "alarm stepped"
                     );
                     return Ok(Ok(Looked::Call {
-                        call,
+                        call: Box::new(call),
                         changed: true,
                     }));
                 }

@@ -108,7 +108,7 @@ fn sections(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
         Some(_) => {
-            errors.add("sections", format!("sections muss ein Array sein."));
+            errors.add("sections", "sections muss ein Array sein.".to_string());
             return Err(errors.into());
         }
     };
