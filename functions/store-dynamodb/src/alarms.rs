@@ -222,6 +222,33 @@ impl AlarmStore for DynamoStore {
 }
 
 impl DynamoStore {
+    /// The keys of a call's audit items (a consistent `Query` of its
+    /// partition, keys only), for the erasure of an address.
+    pub(crate) async fn audit_keys(
+        &self,
+        call_id: i64,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let items: Vec<Item> = self
+            .client
+            .query()
+            .table_name(&self.tables.data)
+            .key_condition_expression("pk = :pk AND begins_with(sk, :audit)")
+            .expression_attribute_values(":pk", s(call_pk(call_id)))
+            .expression_attribute_values(":audit", s(AUDIT_PREFIX))
+            .projection_expression("pk, sk")
+            .consistent_read(true)
+            .into_paginator()
+            .items()
+            .send()
+            .try_collect()
+            .await
+            .map_err(classify)?;
+        Ok(items
+            .iter()
+            .filter_map(|item| Some((get_s(item, "pk")?, get_s(item, "sk")?)))
+            .collect())
+    }
+
     /// The items of one alarm write (see [`AlarmStore::write_alarm`]).
     fn alarm_write_items(
         &self,
