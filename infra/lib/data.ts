@@ -14,8 +14,15 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 
 import { CHECKOV, skipCheckov } from './checkov';
 
-/** The name of the global secondary index of the data table (docs/data-model.md). */
+/** The name of the global secondary index of the data table that lists a scope's items (docs/data-model.md). */
 export const BY_SCOPE_INDEX = 'by_scope';
+
+/**
+ * The sparse global secondary index of the data table that lists the alarms
+ * due, earliest first (docs/data-model.md "Alarms"): only call items whose
+ * alarm has a `next_at` carry its keys.
+ */
+export const BY_DUE_INDEX = 'by_due';
 
 /** The installation's tables (docs/data-model.md); the live connections are infra/lib/live.ts's. */
 export interface Tables {
@@ -110,6 +117,14 @@ export function createTables(stack: Stack, props: TablesProps): Tables {
     partitionKey: { name: 'list_pk', type: dynamodb.AttributeType.STRING },
     sortKey: { name: 'list_sk', type: dynamodb.AttributeType.STRING },
     projectionType: dynamodb.ProjectionType.ALL,
+  });
+  // Keys only: `due_sk` names the time, the scope and the call, and the
+  // engine reads the alarm itself (consistently) before it acts.
+  data.addGlobalSecondaryIndex({
+    indexName: BY_DUE_INDEX,
+    partitionKey: { name: 'due_pk', type: dynamodb.AttributeType.STRING },
+    sortKey: { name: 'due_sk', type: dynamodb.AttributeType.STRING },
+    projectionType: dynamodb.ProjectionType.KEYS_ONLY,
   });
   if (!production) {
     for (const table of [callTypes, consumers, data]) {

@@ -317,7 +317,7 @@ describe('tables', () => {
       ]);
       assert.deepEqual(
         [...props('data').AttributeDefinitions].sort((a: Json, b: Json) => a.AttributeName.localeCompare(b.AttributeName)),
-        ['list_pk', 'list_sk', 'pk', 'sk'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+        ['due_pk', 'due_sk', 'list_pk', 'list_sk', 'pk', 'sk'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
       );
       assert.deepEqual(props('data').GlobalSecondaryIndexes, [
         {
@@ -327,6 +327,16 @@ describe('tables', () => {
             { AttributeName: 'list_sk', KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'ALL' },
+        },
+        // The alarms due (sparse: only calls whose alarm has a next_at),
+        // as functions/store-dynamodb/src/tables.rs makes it locally.
+        {
+          IndexName: 'by_due',
+          KeySchema: [
+            { AttributeName: 'due_pk', KeyType: 'HASH' },
+            { AttributeName: 'due_sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
         },
       ]);
       assert.deepEqual(props('data').TimeToLiveSpecification, { AttributeName: 'ttl', Enabled: true });

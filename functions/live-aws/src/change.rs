@@ -2,18 +2,24 @@
 //! told (DECISIONS §11), without any I/O: which records are a change a
 //! display shows, and the message for it.
 //!
-//! A display shows open calls and elements, so three kinds of record count:
+//! A display shows open calls with their alarms, and elements, so these
+//! records count:
 //!
 //! - a call item (`sk` `call`) inserted open: `call.opened`;
 //! - a call item modified from open (no `closed_at` in the old image) to
 //!   closed: `call.closed`;
+//! - an open call item whose alarm changed in a way displays see (its
+//!   `changes` grew, DECISIONS §14): `call.accepted` when it was accepted,
+//!   `call.unattended` when it became unattended, else `call.escalated`;
 //! - an element item (`sk` `element`) inserted, or modified with a larger
 //!   `version`: `element.updated`.
 //!
 //! Everything else is nothing to send: the open-call locks and index items
-//! (they repeat the call), hash mismatches, removals (TTL, erasure), a call's
-//! other modifications, an element write that changed nothing a display
-//! shows (the version stays). The images are read with the store's own item
+//! (they repeat the call), audit items, staff and duties, hash mismatches,
+//! removals (TTL, erasure), a call's other modifications (an alarm's
+//! re-alert, a closed call's alarm stopping: the close was its last
+//! message), an element write that changed nothing a display shows (the
+//! version stays). `call.declined` is for staff pages only. The images are read with the store's own item
 //! parsing (`nurse_call_dynamodb::item`), so the stream and the store cannot
 //! disagree about what an item means.
 
@@ -25,10 +31,12 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
+use nurse_call_core::domain::alarm::AlarmStatus;
 use nurse_call_core::domain::model::{Call, CallType, Element, Scope};
+use nurse_call_core::wire::CallRecord;
 use nurse_call_core::wire::live::{LiveEvent, LiveMessage};
 use nurse_call_dynamodb::item::{
-    CALL_SK, ELEMENT_SK, Item, call_from_item, element_from_item, get_n, get_s,
+    CALL_SK, ELEMENT_SK, Item, alarm_from_item, call_from_item, element_from_item, get_n, get_s,
 };
 
 /// A change a display shows, read from one stream record.
@@ -40,10 +48,27 @@ pub enum Change {
         /// Boxed: a call with its alarm is several times an element's size.
         call: Box<Call>,
     },
+    /// An open call's alarm changed in a way displays see.
+    Alarm {
+        scope: Scope,
+        call: Box<Call>,
+        news: AlarmNews,
+    },
     Element {
         scope: Scope,
         element: Element,
     },
+}
+
+/// What an alarm change tells displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlarmNews {
+    /// A level started, or any other change displays see.
+    Escalated,
+    /// Somebody accepted ("Ich komme").
+    Accepted,
+    /// Nobody can be reached.
+    Unattended,
 }
 
 /// A record that should be a change but cannot be read (an item without a
@@ -93,14 +118,16 @@ impl Change {
     /// Whose displays get it.
     pub fn scope(&self) -> &Scope {
         match self {
-            Change::Call { scope, .. } | Change::Element { scope, .. } => scope,
+            Change::Call { scope, .. }
+            | Change::Alarm { scope, .. }
+            | Change::Element { scope, .. } => scope,
         }
     }
 
     /// Whether its message needs the call types (a call's record carries its
     /// type, DECISIONS §11).
     pub fn needs_call_types(&self) -> bool {
-        matches!(self, Change::Call { .. })
+        matches!(self, Change::Call { .. } | Change::Alarm { .. })
     }
 
     /// The message, ready to send: a call's `duration` as of `now`.
@@ -111,6 +138,29 @@ impl Change {
                 section: call.section,
                 scope,
             },
+            Change::Alarm { scope, call, news } => {
+                let version = call.version();
+                let record = CallRecord::for_display(&call, types, zone, now);
+                let message = match news {
+                    AlarmNews::Escalated => LiveMessage::CallEscalated {
+                        version,
+                        call: record,
+                    },
+                    AlarmNews::Accepted => LiveMessage::CallAccepted {
+                        version,
+                        call: record,
+                    },
+                    AlarmNews::Unattended => LiveMessage::CallUnattended {
+                        version,
+                        call: record,
+                    },
+                };
+                LiveEvent {
+                    message: message.to_json(),
+                    section: call.section.clone(),
+                    scope,
+                }
+            }
             Change::Element { scope, element } => LiveEvent {
                 message: LiveMessage::element(&element, zone).to_json(),
                 section: None,
@@ -130,12 +180,40 @@ fn call_change(new: &Item, old: Option<&Item>) -> Result<Option<Change>, Poison>
         // set later, an admin's edit) is no change a display shows.
         Some(old) => closed_now && !old.contains_key("closed_at"),
     };
-    if !shown {
+    if shown {
+        return Ok(Some(Change::Call {
+            scope: scope_of(new, "call")?,
+            call: Box::new(call),
+        }));
+    }
+    match old {
+        Some(old) if !closed_now => alarm_change(call, new, old),
+        _ => Ok(None),
+    }
+}
+
+/// An open call's alarm write: news for displays when its `changes` grew.
+fn alarm_change(call: Call, new: &Item, old: &Item) -> Result<Option<Change>, Poison> {
+    let before = alarm_from_item(old).map_err(|error| Poison(error.to_string()))?;
+    let Some(after) = &call.alarm else {
+        return Ok(None);
+    };
+    let status_before = before.as_ref().map(|alarm| alarm.status);
+    if after.changes <= before.as_ref().map_or(0, |alarm| alarm.changes) {
         return Ok(None);
     }
-    Ok(Some(Change::Call {
+    let became = |status: AlarmStatus| after.status == status && status_before != Some(status);
+    let news = if became(AlarmStatus::Accepted) {
+        AlarmNews::Accepted
+    } else if became(AlarmStatus::Unattended) {
+        AlarmNews::Unattended
+    } else {
+        AlarmNews::Escalated
+    };
+    Ok(Some(Change::Alarm {
         scope: scope_of(new, "call")?,
         call: Box::new(call),
+        news,
     }))
 }
 

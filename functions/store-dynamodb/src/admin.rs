@@ -18,7 +18,7 @@ use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced, listed};
 use nurse_call_core::store::{Store, StoreError};
 
-use crate::alarm_items::{AUDIT_PREFIX, is_staff_item};
+use crate::alarm_items::is_staff_item;
 use crate::elements::ElementUpdate;
 use crate::error::{build_error, classify};
 use crate::item::{
@@ -438,30 +438,6 @@ impl DynamoStore {
         Ok(items
             .iter()
             .filter_map(|item| get_n::<i64>(item, "id"))
-            .collect())
-    }
-
-    /// The keys of a call's audit items (a consistent `Query` of its
-    /// partition, keys only).
-    async fn audit_keys(&self, call_id: i64) -> Result<Vec<(String, String)>, StoreError> {
-        let items: Vec<Item> = self
-            .client
-            .query()
-            .table_name(&self.tables.data)
-            .key_condition_expression("pk = :pk AND begins_with(sk, :audit)")
-            .expression_attribute_values(":pk", s(call_pk(call_id)))
-            .expression_attribute_values(":audit", s(AUDIT_PREFIX))
-            .projection_expression("pk, sk")
-            .consistent_read(true)
-            .into_paginator()
-            .items()
-            .send()
-            .try_collect()
-            .await
-            .map_err(classify)?;
-        Ok(items
-            .iter()
-            .filter_map(|item| Some((get_s(item, "pk")?, get_s(item, "sk")?)))
             .collect())
     }
 

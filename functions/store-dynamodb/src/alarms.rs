@@ -222,6 +222,33 @@ impl AlarmStore for DynamoStore {
 }
 
 impl DynamoStore {
+    /// The keys of a call's audit items (a consistent `Query` of its
+    /// partition, keys only), for the erasure of an address.
+    pub(crate) async fn audit_keys(
+        &self,
+        call_id: i64,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let items: Vec<Item> = self
+            .client
+            .query()
+            .table_name(&self.tables.data)
+            .key_condition_expression("pk = :pk AND begins_with(sk, :audit)")
+            .expression_attribute_values(":pk", s(call_pk(call_id)))
+            .expression_attribute_values(":audit", s(AUDIT_PREFIX))
+            .projection_expression("pk, sk")
+            .consistent_read(true)
+            .into_paginator()
+            .items()
+            .send()
+            .try_collect()
+            .await
+            .map_err(classify)?;
+        Ok(items
+            .iter()
+            .filter_map(|item| Some((get_s(item, "pk")?, get_s(item, "sk")?)))
+            .collect())
+    }
+
     /// The items of one alarm write (see [`AlarmStore::write_alarm`]).
     fn alarm_write_items(
         &self,
@@ -288,8 +315,8 @@ impl DynamoStore {
             }
         }
         // The audit goes with the call: each item expires the retention
-        // after its write (after the close, once closed), never after the
-        // call's record, so nothing of it outlives the call for long.
+        // after its write (after the close, once closed), so never later
+        // than the call's record, and no audit item is left without it.
         let written_at = audit.iter().map(|e| e.at).max();
         let ttl = written_at
             .map(|at| self.closed_call_expiry(scope, call.closed_at.unwrap_or(at), call.opened_at));

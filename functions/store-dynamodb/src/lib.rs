@@ -2,22 +2,26 @@
 //!
 //! Three tables (docs/data-model.md): call types and consumers, which admins
 //! edit, and one data table holding per address an `element` item and one
-//! `open#<event>` lock item per open call, plus one `call#<id>` item per call.
-//! The open-call rule and id uniqueness are conditional writes inside one
-//! transaction, so concurrent requests can neither duplicate nor half-write.
+//! `open#<event>` lock item per open call, plus one `call#<id>` item per call
+//! with its alarm (and its audit), and the staff and duties of alarm routing.
+//! The open-call rule, id uniqueness and the alarm's version are conditional
+//! writes inside one transaction, so concurrent requests can neither
+//! duplicate nor half-write.
 //!
 //! Round trips per API request (warm function, call types and consumers cached
 //! by the caller): open 2 (snapshot query, transaction), close 2 (snapshot
 //! query, transaction), element single 1 (conditional update returning the
 //! item), element multi 2 (transaction, then a consistent batch read for the
-//! response).
+//! response); each alarm operation 1 (`alarms`).
 //!
 //! One file per concern: this one maps the [`Store`] trait onto them;
 //! `reads` (tables, partitions, snapshots, listings), `calls` (open and
 //! close), `elements` (every element update, batches), `transaction` (one
 //! transaction, its cancellation reasons, the backoff), `sandbox` and
-//! `mismatches` (the test server), `admin` (the admin command), `item` (the
-//! items' keys and attributes), `tables` (their names and creation),
+//! `mismatches` (the test server), `admin` (the admin command), `alarms`
+//! (each call's alarm, its audit, the due index), `staff` (staff members and
+//! duties), `item` and `alarm_items` (the items' keys and attributes),
+//! `tables` (their names and creation),
 //! `client` and `error` (the SDK's setup and its failures).
 
 mod admin;
