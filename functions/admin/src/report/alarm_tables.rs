@@ -18,13 +18,25 @@ pub fn section(alarms: &AlarmReport) -> Markup {
             } @else {
                 p {
                     (alarms.total.alarmed) " von " (alarms.total.calls) " Rufen alarmierten Personal; "
-                    (accepted(&alarms.total)) " · Kein Personal erreichbar: "
-                    strong { (alarms.total.unattended) } " Rufe."
+                    (accepted(&alarms.total)) ". Kein Personal erreichbar: "
+                    strong { (calls(alarms.total.unattended)) } "."
                 }
                 (table("Rufart", &alarms.by_call_type))
                 (table("Bereich", &alarms.by_section))
+                p.note {
+                    "Zeiten ab Beginn des Rufs als Median · p90 · Maximum (m:ss, ab einer Stunde h:mm:ss), "
+                    "in Klammern die Zahl der Rufe mit dieser Zeit. Eskalationen: Stufe → Rufe, die sie erreichten."
+                }
             }
         }
+    }
+}
+
+fn calls(count: usize) -> String {
+    if count == 1 {
+        "1 Ruf".to_string()
+    } else {
+        format!("{count} Rufe")
     }
 }
 
@@ -45,7 +57,7 @@ fn table(first_column: &str, groups: &[AlarmGroup]) -> Markup {
             thead { tr {
                 th { (first_column) } th.number { "Rufe" } th.number { "alarmiert" }
                 th.number { "bis Annahme" } th.number { "bis Anwesenheit" } th.number { "bis Ende" }
-                th { "Eskalationen" } th.number { "Kein Personal" }
+                th.number { "Eskalationen" } th.number { "Kein Personal" }
             } }
             tbody {
                 @for group in groups {
@@ -57,7 +69,7 @@ fn table(first_column: &str, groups: &[AlarmGroup]) -> Markup {
                         td.number { (times(&stats.to_accept)) }
                         td.number { (times(&stats.to_presence)) }
                         td.number { (times(&stats.to_close)) }
-                        td { (escalations(stats)) }
+                        td.number { (escalations(stats)) }
                         td.number { (stats.unattended) }
                     }
                 }
@@ -66,17 +78,32 @@ fn table(first_column: &str, groups: &[AlarmGroup]) -> Markup {
     }
 }
 
-/// `median / p90 / max (n)`, or a dash when no call has that time.
+/// `median · p90 · max (n)` in `m:ss`, or a dash when no call has that time.
 fn times(times: &Times) -> String {
     match (times.median_seconds, times.p90_seconds, times.max_seconds) {
         (Some(median), Some(p90), Some(max)) => format!(
-            "{} / {} / {} ({})",
-            minutes(median),
-            minutes(p90),
-            minutes(max),
+            "{} · {} · {} ({})",
+            clock(median),
+            clock(p90),
+            clock(max),
             times.count
         ),
         _ => "–".to_string(),
+    }
+}
+
+/// `m:ss` below an hour, `h:mm:ss` from an hour on: the table's columns
+/// say what they are, so the unit of [`minutes`] would only widen them.
+fn clock(seconds: i64) -> String {
+    if seconds < 3600 {
+        format!("{}:{:02}", seconds / 60, seconds % 60)
+    } else {
+        format!(
+            "{}:{:02}:{:02}",
+            seconds / 3600,
+            seconds % 3600 / 60,
+            seconds % 60
+        )
     }
 }
 
@@ -87,9 +114,9 @@ fn escalations(stats: &AlarmStats) -> String {
     stats
         .escalations
         .iter()
-        .map(|e| format!("Stufe {}: {}", e.level, e.calls))
+        .map(|e| format!("{} → {}", e.level, e.calls))
         .collect::<Vec<_>>()
-        .join(" · ")
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -104,7 +131,9 @@ mod tests {
             p90_seconds: Some(240),
             max_seconds: Some(240),
         });
-        assert_eq!(shown, "1:30 min / 4:00 min / 4:00 min (4)");
+        assert_eq!(shown, "1:30 · 4:00 · 4:00 (4)");
         assert_eq!(times(&Times::default()), "–");
+        assert_eq!(clock(3725), "1:02:05");
+        assert_eq!(calls(1), "1 Ruf");
     }
 }
