@@ -315,8 +315,8 @@ impl DynamoStore {
             }
         }
         // The audit goes with the call: each item expires the retention
-        // after its write (after the close, once closed), never after the
-        // call's record, so nothing of it outlives the call for long.
+        // after its write (after the close, once closed), so never later
+        // than the call's record, and no audit item is left without it.
         let written_at = audit.iter().map(|e| e.at).max();
         let ttl = written_at
             .map(|at| self.closed_call_expiry(scope, call.closed_at.unwrap_or(at), call.opened_at));

@@ -146,20 +146,35 @@ pub const ALARM: &str = "alarm";
 /// if the alarm displays see is still the one it read (its version).
 pub const ALARM_CHANGES: &str = "alarm_changes";
 
-/// The alarm of a call item: `None` on items stored before alarms existed.
+/// The alarm of a call item: `None` on items stored before alarms existed;
+/// an error when a hand edit left it unreadable (the engine's read refuses
+/// such an alarm, see [`call_from_item`] for the other reads).
 pub fn alarm_from_item(item: &Item) -> Result<Option<Alarm>, StoreError> {
     match item.get(ALARM) {
         None => Ok(None),
-        Some(AttributeValue::S(json)) => Alarm::from_json(json)
-            .map(Some)
-            .map_err(|_| corrupt("call", ALARM)),
-        Some(_) => Err(corrupt("call", ALARM)),
+        // Not serde's message: it may quote a value (a staff member's name).
+        Some(AttributeValue::S(json)) => Alarm::from_json(json).map(Some).map_err(|_| {
+            StoreError::Internal(
+                "stored call has an unreadable \"alarm\": not an alarm's JSON".into(),
+            )
+        }),
+        Some(_) => Err(StoreError::Internal(
+            "stored call has an unreadable \"alarm\": not a string".into(),
+        )),
     }
 }
 
+/// A call item with its alarm. An alarm a hand edit left unreadable is
+/// logged and left out, so that displays still get the call (the engine's
+/// read, `AlarmStore::alarm`, refuses it instead).
 pub fn call_from_item(item: &Item) -> Result<Call, StoreError> {
+    let id = required(get_n(item, "id"), "call", "id")?;
+    let alarm = alarm_from_item(item).unwrap_or_else(|problem| {
+        tracing::error!(call = id, %problem, "unreadable alarm left out of the call");
+        None
+    });
     Ok(Call {
-        id: required(get_n(item, "id"), "call", "id")?,
+        id,
         address: required(get_s(item, "address"), "call", "address")?,
         event: required(get_s(item, "event"), "call", "event")?,
         position: get_s(item, "position"),
@@ -172,7 +187,7 @@ pub fn call_from_item(item: &Item) -> Result<Call, StoreError> {
         // Absent on calls stored before the audit fields existed.
         opened_by: get_s(item, "opened_by"),
         closed_by: get_s(item, "closed_by"),
-        alarm: alarm_from_item(item)?,
+        alarm,
     })
 }
 

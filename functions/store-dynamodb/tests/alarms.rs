@@ -6,6 +6,7 @@ mod alarm_support;
 
 use std::sync::Arc;
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{Duration, SubsecRound};
 
 use nurse_call_core::Store;
@@ -278,4 +279,38 @@ async fn the_audit_grows_in_write_order_and_goes_with_the_call() {
     assert_eq!(erased.calls, 1);
     assert!(store.alarm_audit(&scope, call.id).await.unwrap().is_empty());
     assert!(store.alarm(&scope, call.id).await.unwrap().is_none());
+}
+
+/// An alarm a hand edit left unreadable: the call still shows (without
+/// it), the engine's read refuses it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreadable_alarm_is_left_out_of_reads_and_refused_to_the_engine() {
+    let store = store().await;
+    let scope = Scope::installation();
+    let call = open(&store, &scope, "Zimmer.1", at(0)).await;
+    for (pk, sk) in [
+        (format!("call#{}", call.id), "call".to_string()),
+        ("open#installation".to_string(), format!("{:016}", call.id)),
+    ] {
+        store
+            .client()
+            .update_item()
+            .table_name(&store.tables().data)
+            .key("pk", AttributeValue::S(pk))
+            .key("sk", AttributeValue::S(sk))
+            .update_expression("SET alarm = :broken")
+            .expression_attribute_values(":broken", AttributeValue::S("not json".into()))
+            .send()
+            .await
+            .unwrap();
+    }
+    let open_calls = store.open_calls(&scope).await.unwrap();
+    assert_eq!(open_calls.len(), 1);
+    assert_eq!(open_calls[0].alarm, None, "shown without its alarm");
+    let refused = store.alarm(&scope, call.id).await.unwrap_err().to_string();
+    assert!(refused.contains("unreadable"), "{refused}");
+    assert!(
+        !refused.contains("not json"),
+        "no value in the error: {refused}"
+    );
 }

@@ -3,6 +3,7 @@
 //! field (call types) or that one credential refused (consumers, displays).
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use nurse_call_core::domain::alarm::Policy;
 use nurse_call_core::domain::call_type_items::CallTypeItem;
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::credentials::Stored;
@@ -223,4 +224,49 @@ async fn a_malformed_consumer_or_display_is_refused_alone() {
     assert_eq!(store.display_by_token_hash("h-bad").await.unwrap(), None);
     let error = store.consumers().await.unwrap_err().to_string();
     assert!(!error.contains("secret\""), "{error}");
+}
+
+/// An escalation policy edited by hand (DECISIONS §14): a valid one is
+/// used as written, an invalid one falls back to `section 0, house 60`,
+/// and a missing one is the seeded policy of the name.
+#[tokio::test]
+async fn an_escalation_edited_by_hand_is_used_or_falls_back() {
+    let store = seeded().await;
+    let table = store.tables().call_types.clone();
+    let shortened = r#"[{"after":0,"to":"section"},{"after":2,"to":"house"}]"#;
+    put(
+        &store,
+        &table,
+        seeded_item("WC", &[("escalation", s(shortened))]),
+    )
+    .await;
+    let starts_late = r#"[{"after":9,"to":"house"}]"#;
+    put(
+        &store,
+        &table,
+        seeded_item("Notruf", &[("escalation", s(starts_late))]),
+    )
+    .await;
+    let mut unwritten = seeded_item("Hotelruf", &[]);
+    unwritten.remove("escalation");
+    put(&store, &table, unwritten).await;
+
+    let read = store.call_types().await.expect("read");
+    let policy = |name: &str| {
+        read.types
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .escalation
+            .clone()
+    };
+    assert_eq!(policy("WC"), Policy::parse(shortened).unwrap());
+    assert_eq!(policy("Notruf"), Policy::fallback());
+    assert_eq!(policy("Hotelruf"), Policy::seeded("Hotelruf").unwrap());
+    let fallbacks: Vec<(&str, &str)> = read
+        .fallbacks
+        .iter()
+        .map(|f| (f.item.as_str(), f.field))
+        .collect();
+    assert_eq!(fallbacks, [("Notruf", "escalation")]);
 }
