@@ -89,6 +89,26 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
       { actions: ['dynamodb:Query'], resources: [data.tableArn, byScopeArn] },
     ],
+    // the staff member by their token's hash (GetItem of the credential);
+    // call types; their duty and the scope's roster (Query), sign on and
+    // off (PutItem, DeleteItem); the open calls (Query of the open-call
+    // partition); a response: the call's alarm (GetItem), the address's
+    // open calls for a presence (Query), the conditional alarm write with
+    // its audit (TransactWriteItems: Update + Put).
+    staff: [
+      { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+      {
+        actions: [
+          'dynamodb:Query',
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+        ],
+        resources: [data.tableArn],
+      },
+    ],
     // $connect: the display by its token's hash, or in sandbox stacks the
     // visitor's consumer (GetItem); records the connection (PutItem).
     // $disconnect: finds the connection's scope (Query of by_connection),

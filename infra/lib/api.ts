@@ -15,7 +15,7 @@ import { FunctionName, functionsOf, pascal } from './functions';
 import type { ServiceMode } from './nurse-call-stack';
 
 /**
- * The HTTP API routes of each function (DECISIONS §8, §11, spec 4).
+ * The HTTP API routes of each function (DECISIONS §8, §11, §14, spec 4).
  * live-connect serves the WebSocket API's `$connect` and `$disconnect`, and
  * broadcast the data table's stream (infra/lib/live.ts): no HTTP routes.
  */
@@ -24,7 +24,8 @@ export const ROUTES: Record<FunctionName, string[]> = {
   'display-read': ['/api/v1/display/calls', '/api/v1/display/elements', '/display'],
   element: ['/api/v1/element'],
   'call-types': ['/api/v1/display/call-types', '/api/v1/openapi.json'],
-  sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state'],
+  sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state', '/api/v1/sandbox/staff'],
+  staff: ['/api/v1/staff/me', '/api/v1/staff/duty', '/api/v1/staff/calls', '/api/v1/staff/calls/{id}/responses'],
   'live-connect': [],
   broadcast: [],
 };

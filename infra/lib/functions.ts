@@ -26,6 +26,7 @@ export type FunctionName =
   | 'element'
   | 'call-types'
   | 'sandbox'
+  | 'staff'
   | 'live-connect'
   | 'broadcast';
 
@@ -37,6 +38,7 @@ export function functionsOf(mode: ServiceMode): FunctionName[] {
     'element',
     'call-types',
     ...(mode === 'sandbox' ? (['sandbox'] as const) : []),
+    'staff',
     'live-connect',
     'broadcast',
   ];
@@ -54,7 +56,8 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   'display-read': 'GET /api/v1/display/calls, /api/v1/display/elements and the display page /display',
   element: 'POST /api/v1/element: element status',
   'call-types': 'GET /api/v1/display/call-types, and the 404 of unknown paths',
-  sandbox: 'Test server: GET /, /api/v1/sandbox/consumers, /api/v1/sandbox/state',
+  sandbox: 'Test server: GET /, /api/v1/sandbox/consumers, /api/v1/sandbox/state, /api/v1/sandbox/staff',
+  staff: 'Staff: /api/v1/staff/me, /api/v1/staff/duty, /api/v1/staff/calls and the responses to calls',
   'live-connect': 'WebSocket $connect (checks the display token, records the connection) and $disconnect',
   broadcast: "The data table's stream: each change of a call or element to the displays connected",
 };
@@ -109,6 +112,7 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
     element: requestPath,
     'call-types': requestPath,
     sandbox: requestPath,
+    staff: requestPath,
     'live-connect': { ...common, CONNECTIONS_TABLE: live.connections.tableName, RUST_LOG: 'info' },
     broadcast: {
       ...common,

@@ -186,6 +186,7 @@ describe('the installation key (production)', () => {
     element: write,
     'call-types': read,
     'live-connect': write,
+    staff: write,
     seeding: write,
   };
   for (const [name, actions] of Object.entries(expected)) {
@@ -388,21 +389,21 @@ describe('checkov suppressions', () => {
   const expected: Record<ServiceMode, Record<string, number>> = {
     production: {
       'AWS::DynamoDB::Table: CKV_AWS_28': 1, // the connections table: nothing to recover
-      // The six service functions and the seeding provider: no VPC, no DLQ
+      // The seven service functions and the seeding provider: no VPC, no DLQ
       // (the broadcast's failures go to its event source mapping's queue).
-      'AWS::Lambda::Function: CKV_AWS_115': 7, // no cap: production functions; the seeding provider
-      'AWS::Lambda::Function: CKV_AWS_116': 7,
-      'AWS::Lambda::Function: CKV_AWS_117': 7,
-      'AWS::Lambda::Function: CKV_AWS_173': 6, // the service functions' environment holds no secret
+      'AWS::Lambda::Function: CKV_AWS_115': 8, // no cap: production functions; the seeding provider
+      'AWS::Lambda::Function: CKV_AWS_116': 8,
+      'AWS::Lambda::Function: CKV_AWS_117': 8,
+      'AWS::Lambda::Function: CKV_AWS_173': 7, // the service functions' environment holds no secret
     },
     sandbox: {
       'AWS::DynamoDB::Table: CKV_AWS_119': 4, // AWS-owned encryption
       'AWS::DynamoDB::Table: CKV_AWS_28': 4, // no point-in-time recovery
       'AWS::Lambda::Function: CKV_AWS_115': 1, // the seeding provider only: the service functions are capped
-      'AWS::Lambda::Function: CKV_AWS_116': 8,
-      'AWS::Lambda::Function: CKV_AWS_117': 8,
-      'AWS::Lambda::Function: CKV_AWS_173': 7,
-      'AWS::Logs::LogGroup: CKV_AWS_158': 10, // CloudWatch Logs' own encryption
+      'AWS::Lambda::Function: CKV_AWS_116': 9,
+      'AWS::Lambda::Function: CKV_AWS_117': 9,
+      'AWS::Lambda::Function: CKV_AWS_173': 8,
+      'AWS::Logs::LogGroup: CKV_AWS_158': 11, // CloudWatch Logs' own encryption
       'AWS::SNS::Topic: CKV_AWS_26': 1, // no customer key for the alarm topic
       'AWS::SQS::Queue: CKV_AWS_27': 1, // the broadcast failure queue: SQS-managed keys
     },

@@ -19,6 +19,7 @@ export const ALL_FUNCTIONS: FunctionName[] = [
   'element',
   'call-types',
   'sandbox',
+  'staff',
   'live-connect',
   'broadcast',
 ];

@@ -47,11 +47,15 @@ describe('routes', () => {
       'ANY /api/v1/element': 'element',
       'ANY /api/v1/display/call-types': 'call-types',
       'ANY /api/v1/openapi.json': 'call-types',
+      'ANY /api/v1/staff/me': 'staff',
+      'ANY /api/v1/staff/duty': 'staff',
+      'ANY /api/v1/staff/calls': 'staff',
+      'ANY /api/v1/staff/calls/{id}/responses': 'staff',
       $default: 'call-types',
     });
   });
 
-  it('sandbox adds the page and the two sandbox endpoints, to the sandbox function', () => {
+  it('sandbox adds the page and the three sandbox endpoints, to the sandbox function', () => {
     assert.deepEqual(routesOf(templates.sandbox), {
       'ANY /api/v1/display': 'display',
       'ANY /api/v1/display/calls': 'display-read',
@@ -63,6 +67,11 @@ describe('routes', () => {
       'ANY /': 'sandbox',
       'ANY /api/v1/sandbox/consumers': 'sandbox',
       'ANY /api/v1/sandbox/state': 'sandbox',
+      'ANY /api/v1/sandbox/staff': 'sandbox',
+      'ANY /api/v1/staff/me': 'staff',
+      'ANY /api/v1/staff/duty': 'staff',
+      'ANY /api/v1/staff/calls': 'staff',
+      'ANY /api/v1/staff/calls/{id}/responses': 'staff',
       $default: 'call-types',
     });
   });
@@ -234,6 +243,13 @@ describe('least privilege', () => {
       'call-types': ['dynamodb:Scan'],
       data: ['dynamodb:Query'],
       'data/index/by_scope': ['dynamodb:Query'],
+    },
+    // The token's staff member, call types; duty, roster, open calls and
+    // the alarm written with its audit (DECISIONS §14).
+    staff: {
+      consumers: ['dynamodb:GetItem'],
+      'call-types': ['dynamodb:Scan'],
+      data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     },
   };
   const expected: Record<ServiceMode, Record<FunctionName, Record<string, string[]>>> = {

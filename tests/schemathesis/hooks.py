@@ -24,7 +24,9 @@ as `event` and, in production, a registered element as `target` for three of
 four generated values (chosen by a checksum of the generated value, so a run
 is reproducible with `--seed`); a generated `signed_at` is replaced by the
 current time. The display reads and the live socket get the display's
-credentials, the sandbox state its consumer's proof.
+credentials, the sandbox state its consumer's proof. The staff operations
+get a staff member's token (DECISIONS §14), and the responses path a call
+the hook opened for three of four generated ids.
 
 Configuration (environment):
     NC_BASE_URL       the server, e.g. http://127.0.0.1:3000
@@ -32,7 +34,9 @@ Configuration (environment):
     sandbox:          the hook creates its consumer with POST /api/v1/sandbox/consumers
                       and reads with the test page's cookie
     production:       NC_CONSUMER, NC_SECRET (a seeded consumer), NC_TARGETS (a JSON
-                      list of registered addresses), NC_DISPLAY_TOKEN (a display's token)
+                      list of registered addresses), NC_DISPLAY_TOKEN (a display's token),
+                      NC_STAFF_TOKEN (a staff member's token)
+    sandbox:          the staff member is created with POST /api/v1/sandbox/staff
     NC_HOOK_SUMMARY   a file the hook writes its counts to at exit (optional)
 """
 
@@ -58,6 +62,8 @@ UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 SIGNED_PATHS = {"/api/v1/display", "/api/v1/element"}
 DISPLAY_READS = {"/api/v1/display/calls", "/api/v1/display/elements", "/api/v1/display/live"}
 SANDBOX_STATE = "/api/v1/sandbox/state"
+STAFF_PATHS = {"/api/v1/staff/me", "/api/v1/staff/duty", "/api/v1/staff/calls", "/api/v1/staff/calls/{id}/responses"}
+RESPONSES = "/api/v1/staff/calls/{id}/responses"
 
 
 def _sandbox_consumer() -> tuple[str, str]:
@@ -72,6 +78,7 @@ if MODE == "production":
     SECRET = os.environ["NC_SECRET"]
     TARGETS: list[str] = json.loads(os.environ["NC_TARGETS"])
     DISPLAY_TOKEN: str | None = os.environ["NC_DISPLAY_TOKEN"]
+    STAFF_TOKEN: str = os.environ["NC_STAFF_TOKEN"]
 else:
     CONSUMER, SECRET = _sandbox_consumer()
     TARGETS = []
@@ -86,6 +93,38 @@ def hmac_hex(message: str) -> str:
 
 # The test page's cookie: `<consumer>.<proof>`, proof = HMAC of the consumer id.
 PROOF = hmac_hex(CONSUMER)
+
+
+def _sandbox_staff_token() -> str:
+    response = requests.post(
+        f"{BASE_URL}/api/v1/sandbox/staff",
+        params={"consumer": CONSUMER, "hash": PROOF},
+        json={"name": "Schemathesis"},
+        timeout=10,
+    )
+    response.raise_for_status()
+    return response.json()["data"]["token"]
+
+
+def _open_call() -> str:
+    """Opens a Notruf for the responses path; its id."""
+    target = TARGETS[0] if TARGETS else "Schemathesis-1"
+    data = {"event": "Notruf"}
+    data_json = json.dumps(data, separators=(",", ":"))
+    body = {
+        "target": target,
+        "consumer": CONSUMER,
+        "hash": hmac_hex(f"{target}.{CONSUMER}.{data_json}"),
+        "data": data,
+    }
+    response = requests.post(f"{BASE_URL}/api/v1/display", json=body, timeout=10)
+    response.raise_for_status()
+    return str(response.json()["data"]["id"])
+
+
+if MODE != "production":
+    STAFF_TOKEN = _sandbox_staff_token()
+CALL_ID = _open_call()
 
 # What the hook did and what came back, for the run's record.
 COUNTS: collections.Counter[str] = collections.Counter()
@@ -158,6 +197,12 @@ def before_call(context, case, kwargs):
             case.headers["Authorization"] = f"Bearer {DISPLAY_TOKEN}"
         else:
             case.cookies["nc_sandbox"] = f"{CONSUMER}.{PROOF}"
+    elif path in STAFF_PATHS:
+        case.headers["Authorization"] = f"Bearer {STAFF_TOKEN}"
+        if path == RESPONSES:
+            call = case.path_parameters.get("id")
+            if isinstance(call, str) and _pick(call, [CALL_ID]):
+                case.path_parameters["id"] = CALL_ID
     elif path == SANDBOX_STATE:
         consumer, proof = case.query.get("consumer"), case.query.get("hash")
         if isinstance(consumer, str) and UUID.match(consumer) and isinstance(proof, str):

@@ -124,7 +124,19 @@ impl Document {
     fn documented(&self, method: &str, path: &str) -> Documented<'_> {
         let paths = &self.root["paths"];
         let operation = method.to_ascii_lowercase();
-        match paths.get(path) {
+        // The path itself, else a template of the document it fills
+        // (`/api/v1/staff/calls/{id}/responses`).
+        let (path, item) = match paths.get(path) {
+            Some(item) => (path.to_string(), Some(item)),
+            None => paths
+                .as_object()
+                .and_then(|paths| paths.iter().find(|(template, _)| fills(template, path)))
+                .map_or((path.to_string(), None), |(template, item)| {
+                    (template.clone(), Some(item))
+                }),
+        };
+        let path = path.as_str();
+        match item {
             Some(item) if item.get(&operation).is_some() => Documented {
                 responses: &item[&operation]["responses"],
                 pointer: format!("/paths/{}/{operation}/responses", pointer_segment(path)),
@@ -250,6 +262,23 @@ impl Document {
     }
 }
 
+/// Whether `path` fills the path template `template`: the same segments, a
+/// `{name}` segment matching any one non-empty segment.
+fn fills(template: &str, path: &str) -> bool {
+    if !template.contains('{') {
+        return false;
+    }
+    let (mut template, mut path) = (template.split('/'), path.split('/'));
+    loop {
+        match (template.next(), path.next()) {
+            (None, None) => return true,
+            (Some(t), Some(p)) if t.starts_with('{') && t.ends_with('}') && !p.is_empty() => {}
+            (Some(t), Some(p)) if t == p => {}
+            _ => return false,
+        }
+    }
+}
+
 /// Panics with everything needed to see why a response does not conform.
 fn mismatch(method: &str, target: &str, what: &str, response: &Response, problem: &str) -> ! {
     let body: String = response.text.chars().take(2000).collect();
@@ -306,6 +335,17 @@ mod tests {
         assert_eq!(pointer_segment("a~b"), "a~0b");
         assert_eq!(uri_fragment("/paths/~1/get"), "/paths/~1/get");
         assert_eq!(uri_fragment("/a b{}"), "/a%20b%7B%7D");
+    }
+
+    #[test]
+    fn templates_are_filled_by_one_segment_each() {
+        let template = "/api/v1/staff/calls/{id}/responses";
+        assert!(fills(template, "/api/v1/staff/calls/17/responses"));
+        assert!(fills(template, "/api/v1/staff/calls/x/responses"));
+        assert!(!fills(template, "/api/v1/staff/calls//responses"));
+        assert!(!fills(template, "/api/v1/staff/calls/1/2/responses"));
+        assert!(!fills(template, "/api/v1/staff/calls/1/responses/"));
+        assert!(!fills("/api/v1/display", "/api/v1/display"));
     }
 
     #[test]

@@ -164,6 +164,17 @@ fn fell(item: &str, field: &str, found: &str, used: &str) -> Fell {
     (item.into(), field.into(), found.into(), used.into())
 }
 
+/// A new type's item without `escalation` (DECISIONS §14): a name that is
+/// not seeded alarms by the fallback policy, never not at all, and says so.
+fn no_escalation(item: &str) -> Fell {
+    fell(
+        item,
+        "escalation",
+        "missing",
+        r#"[{"after":0,"to":"section"},{"after":60,"to":"house"}]"#,
+    )
+}
+
 /// The server logged exactly `expected`, each once, as errors.
 #[track_caller]
 fn assert_fell_back(server: &Server, expected: &[Fell]) {
@@ -331,7 +342,10 @@ async fn a_new_type_without_an_id_gets_a_stable_id_of_its_own() {
     let listed = server.get(CALL_TYPES).await.data();
     assert_eq!(listed["Sonderruf"], "");
     others_unchanged(&before, &after, &listed, &[]);
-    let expected = [fell("Sonderruf", "id", "missing", &id.to_string())];
+    let expected = [
+        fell("Sonderruf", "id", "missing", &id.to_string()),
+        no_escalation("Sonderruf"),
+    ];
     assert_fell_back(server, &expected);
     assert_checked(server, &expected);
 }
@@ -358,7 +372,10 @@ async fn a_new_type_with_notrufs_id_gets_its_own_and_notruf_keeps_7() {
 
     let listed = server.get(CALL_TYPES).await.data();
     others_unchanged(&before, &after, &listed, &[]);
-    let expected = [fell("Doppelt", "id", "7", &id.to_string())];
+    let expected = [
+        fell("Doppelt", "id", "7", &id.to_string()),
+        no_escalation("Doppelt"),
+    ];
     assert_fell_back(server, &expected);
     assert_checked(server, &expected);
 }
@@ -391,6 +408,7 @@ async fn an_id_and_a_priority_of_ten_to_the_twentieth_stay_below_notruf() {
     let expected = [
         fell("Riesig", "id", huge, &id.to_string()),
         fell("Riesig", "priority", huge, "5"),
+        no_escalation("Riesig"),
     ];
     assert_fell_back(server, &expected);
     assert_checked(server, &expected);

@@ -106,7 +106,7 @@ async fn state_by_query_and_by_cookie_agree() {
     by_query.expect_status(200);
     assert_eq!(
         object_keys(&by_query.raw_data()),
-        ["calls", "elements", "mismatches"]
+        ["calls", "elements", "mismatches", "staff"]
     );
     let by_cookie = server
         .request(

@@ -3,31 +3,43 @@
 //!
 //! `set` changes only the fields given. A name that does not exist yet is
 //! created with the next free id (ids 1–10 belong to the ten defaults) and,
-//! for fields not given: empty internal name, NORMAL, CALL, no notification.
-//! `check` lists the fallbacks of hand-edited items (`check.rs`).
+//! for fields not given: empty internal name, NORMAL, CALL, no notification,
+//! the fallback escalation (section at once, the house after 60 s).
+//! `--escalation` takes the policy as JSON (DECISIONS §14) and refuses an
+//! invalid one with the reason. `list` and `show` print the call types
+//! (`rows.rs`); `check` lists the fallbacks of hand-edited items (`check.rs`).
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
+use nurse_call_core::domain::alarm::Policy;
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::model::CallType;
 use nurse_call_core::domain::text::{admin_text, has_control_characters, optional_admin_text};
 use nurse_call_core::store::admin::AdminStore;
 
 use crate::failure::{Failure, Outcome};
-use crate::output::{Output, table};
+use crate::output::Output;
 
 mod check;
+mod rows;
+
+use rows::{CallTypeRow, call_type_table};
 
 const CACHE_NOTE: &str = "The Lambda functions see the change within 60 s; \
                           the local server at once.";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List the call types, ordered by id.
+    /// List the call types, ordered by id, with their escalation policy.
     List,
+    /// Show one call type with every field and its escalation policy level by level.
+    Show {
+        /// The call type's name, e.g. Notruf.
+        name: String,
+    },
     /// Create a call type or change the given fields of one.
-    Set(SetArgs),
+    Set(Box<SetArgs>),
     /// Add those of the ten default call types that are missing (never
     /// overwrites an edit).
     Seed,
@@ -67,78 +79,24 @@ pub struct SetArgs {
     /// Sound file name, e.g. emergency.mp3.
     #[arg(long, value_name = "FILE")]
     notification_sound: Option<String>,
+    /// Who is alerted when (docs/alarms.md): a JSON list of levels, e.g.
+    /// '[{"after":0,"to":"section"},{"after":60,"to":"house"},{"after":180,"to":"group:Leitung"}]';
+    /// '[]' for no alarm.
+    #[arg(long, value_name = "JSON")]
+    escalation: Option<String>,
+    /// The policy of `escalation`, read by [`SetArgs::checked`].
+    #[arg(skip)]
+    policy: Option<Policy>,
 }
 
 pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
     match command {
         Command::List => list(store, out).await,
-        Command::Set(args) => set(store, out, args).await,
+        Command::Show { name } => rows::show(store, out, &name).await,
+        Command::Set(args) => set(store, out, *args).await,
         Command::Seed => seed(store, out).await,
         Command::Check => check::run(store, out).await,
     }
-}
-
-/// A call type as the service shows it (`type` object of spec 2.3).
-#[derive(Serialize)]
-struct CallTypeRow {
-    id: i64,
-    name: String,
-    internal_name: String,
-    urgency: String,
-    priority: i64,
-    #[serde(rename = "type")]
-    kind: String,
-    color: String,
-    notify: bool,
-    notification_interval: i64,
-    notification_maxloops: i64,
-    notification_sound: String,
-}
-
-impl From<&CallType> for CallTypeRow {
-    fn from(t: &CallType) -> Self {
-        CallTypeRow {
-            id: t.id,
-            name: t.name.clone(),
-            internal_name: t.internal_name.clone(),
-            urgency: t.urgency.clone(),
-            priority: t.priority,
-            kind: t.kind.clone(),
-            color: t.color.clone(),
-            notify: t.notify,
-            notification_interval: t.notification_interval,
-            notification_maxloops: t.notification_maxloops,
-            notification_sound: t.notification_sound.clone(),
-        }
-    }
-}
-
-fn call_type_table(rows: &[&CallTypeRow]) -> String {
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|t| {
-            vec![
-                t.id.to_string(),
-                t.name.clone(),
-                t.internal_name.clone(),
-                t.urgency.clone(),
-                t.priority.to_string(),
-                t.kind.clone(),
-                t.color.clone(),
-                if t.notify { "yes" } else { "no" }.to_string(),
-                t.notification_interval.to_string(),
-                t.notification_maxloops.to_string(),
-                t.notification_sound.clone(),
-            ]
-        })
-        .collect();
-    table(
-        &[
-            "ID", "NAME", "INTERNAL", "URGENCY", "PRIO", "TYPE", "COLOR", "NOTIFY", "INTERVAL",
-            "LOOPS", "SOUND",
-        ],
-        &cells,
-    )
 }
 
 async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
@@ -231,13 +189,14 @@ fn new_call_type(name: &str, existing: &[CallType], args: &SetArgs) -> Result<Ca
         notification_sound: String::new(),
         // Alert rather than stay silent: a new type escalates like the
         // fallback until an admin says otherwise (`--escalation`).
-        escalation: nurse_call_core::domain::alarm::Policy::fallback(),
+        escalation: Policy::fallback(),
     })
 }
 
 impl SetArgs {
     /// The name and the free texts trimmed and checked ([`admin_text`]); the
-    /// internal name and the sound may be empty.
+    /// internal name and the sound may be empty. The escalation policy is
+    /// read; an invalid one is refused with what is wrong ([`Policy::parse`]).
     fn checked(self) -> Result<SetArgs, Failure> {
         let optional = |field: &str, text: Option<String>| {
             text.map(|text| optional_admin_text(field, &text))
@@ -248,6 +207,19 @@ impl SetArgs {
             name: admin_text("the name", &self.name).map_err(Failure::refused)?,
             internal_name: optional("--internal-name", self.internal_name)?,
             notification_sound: optional("--notification-sound", self.notification_sound)?,
+            policy: self
+                .escalation
+                .as_deref()
+                .map(|json| {
+                    Policy::parse(json).map_err(|problem| {
+                        Failure::refused(format!(
+                            "--escalation is not a valid policy: {problem} \
+                             (e.g. '[{{\"after\":0,\"to\":\"section\"}},{{\"after\":60,\"to\":\"house\"}}]', \
+                             see docs/alarms.md)"
+                        ))
+                    })
+                })
+                .transpose()?,
             ..self
         })
     }
@@ -262,6 +234,7 @@ impl SetArgs {
             || self.notification_interval.is_some()
             || self.notification_maxloops.is_some()
             || self.notification_sound.is_some()
+            || self.policy.is_some()
     }
 
     /// Sets the fields given ([`SetArgs::checked`]); the others keep their value.
@@ -292,6 +265,9 @@ impl SetArgs {
         }
         if let Some(v) = &self.notification_sound {
             t.notification_sound.clone_from(v);
+        }
+        if let Some(v) = &self.policy {
+            t.escalation.clone_from(v);
         }
     }
 }
@@ -413,6 +389,8 @@ mod tests {
             notification_interval: None,
             notification_maxloops: None,
             notification_sound: None,
+            escalation: None,
+            policy: None,
         }
     }
 
@@ -458,6 +436,36 @@ mod tests {
     }
 
     #[test]
+    fn escalation_policies_are_read_or_refused_with_the_reason() {
+        let checked = SetArgs {
+            escalation: Some(r#"[{"after":0,"to":"section"},{"after":2,"to":"house"}]"#.into()),
+            ..args("Notruf")
+        }
+        .checked()
+        .unwrap();
+        assert!(checked.changes_something());
+        let mut notruf = default_call_types()
+            .into_iter()
+            .find(|t| t.name == "Notruf")
+            .unwrap();
+        checked.apply(&mut notruf);
+        assert_eq!(
+            notruf.escalation.to_json(),
+            r#"[{"after":0,"to":"section"},{"after":2,"to":"house"}]"#
+        );
+        let refused = refusal(SetArgs {
+            escalation: Some(r#"[{"after":5,"to":"section"}]"#.into()),
+            ..args("Notruf")
+        });
+        assert!(
+            refused.starts_with(
+                "--escalation is not a valid policy: the first level must have after 0 (e.g. '["
+            ),
+            "{refused}"
+        );
+    }
+
+    #[test]
     fn new_ids_follow_the_highest_and_skip_the_defaults() {
         let args = SetArgs {
             name: "Test".into(),
@@ -470,6 +478,8 @@ mod tests {
             notification_interval: None,
             notification_maxloops: None,
             notification_sound: None,
+            escalation: None,
+            policy: None,
         };
         assert_eq!(new_call_type("Test", &[], &args).unwrap().id, 11);
         let mut many = default_call_types();

@@ -260,7 +260,9 @@ async fn call_type_edits_are_served_at_once(store: Backend) {
         &json!({"id": 7, "name": "Notruf", "internal_name": "NR", "urgency": "EMERGENCY",
                 "priority": 1, "type": "CALL", "color": "#e74c3c", "notify": true,
                 "notification_interval": 15, "notification_maxloops": 0,
-                "notification_sound": "emergency.mp3"})
+                "notification_sound": "emergency.mp3",
+                "escalation": [{"after": 0, "to": "section"}, {"after": 60, "to": "house"},
+                               {"after": 180, "to": "group:Leitung"}]})
     );
 
     // A new name is created with the next id.
@@ -285,7 +287,9 @@ async fn call_type_edits_are_served_at_once(store: Backend) {
         json!({"created": true, "id": 11, "name": "Sonderruf", "internal_name": "",
                "urgency": "URGENT", "priority": 2, "type": "CALL", "color": "#12ab34",
                "notify": true, "notification_interval": 30, "notification_maxloops": 0,
-               "notification_sound": ""})
+               "notification_sound": "",
+               // A new type alerts like the fallback until an admin says otherwise.
+               "escalation": [{"after": 0, "to": "section"}, {"after": 60, "to": "house"}]})
     );
     assert_eq!(call_types().await["Sonderruf"], "");
     store
@@ -547,8 +551,12 @@ fn help_names_every_command_and_option() {
     let top = help(&["--help"]);
     for word in [
         "consumers",
+        "displays",
+        "staff",
         "elements",
         "call-types",
+        "report",
+        "audit",
         "--json",
         "--data-dir",
         "--dynamodb-endpoint",
@@ -577,7 +585,12 @@ fn help_names_every_command_and_option() {
         "--notification-interval",
         "--notification-maxloops",
         "--notification-sound",
+        "--escalation",
     ] {
         assert!(set.contains(word), "{set}");
+    }
+    let staff = help(&["staff", "--help"]);
+    for word in ["create", "list", "rotate", "revoke", "erase"] {
+        assert!(staff.contains(word), "{staff}");
     }
 }

@@ -306,6 +306,7 @@ fn state(mode: Mode) -> AppState {
         call_retention: Default::default(),
         supervision: nurse_call_core::domain::supervision::Thresholds::default(),
         live_url: None,
+        staff: Default::default(),
     };
     AppState::new(store, settings).with_cache(DEFAULT_TTL)
 }

@@ -1,7 +1,10 @@
 //! What every handler needs: the store, the installation's settings and the
 //! live feed; and the two rules every write follows: whose data a consumer
 //! works on ([`AppState::scope_for`]) and what happens to an unknown element
-//! ([`AppState::element_policy`]).
+//! ([`AppState::element_policy`]). [`alarms`] runs the alarm engine against
+//! the store (DECISIONS §14).
+
+pub mod alarms;
 
 use std::sync::Arc;
 
@@ -9,6 +12,7 @@ use std::time::Duration;
 
 use crate::config::{Mode, Settings};
 use crate::domain::model::{Call, CallType, Consumer, Element, ElementPolicy, Scope};
+use crate::store::alarms::AlarmStore;
 use crate::store::cache::{Cache, DEFAULT_TTL};
 use crate::store::fallbacks::FallbackLog;
 use crate::store::{SandboxStore, Store, StoreError};
@@ -29,6 +33,11 @@ pub struct AppState {
     /// The in-process live feed of the local server; `None` in the Lambda
     /// functions, where DynamoDB Streams feed the displays instead.
     pub live: Option<LiveHub>,
+    /// The same store, for staff, duties and the calls' alarms (DECISIONS
+    /// §14). Every service sets it ([`AppState::with_alarms`]); `None` only
+    /// where a test or benchmark has a store without alarms, where the
+    /// staff endpoints answer 401 and no alarm is run.
+    pub alarms: Option<Arc<dyn AlarmStore>>,
 }
 
 impl AppState {
@@ -41,6 +50,16 @@ impl AppState {
             fallback_log: Arc::new(FallbackLog::new(DEFAULT_TTL)),
             settings,
             live: None,
+            alarms: None,
+        }
+    }
+
+    /// The same state, routing alarms through `store` (the same store as
+    /// the state's, as its alarm-routing trait).
+    pub fn with_alarms(self, store: Arc<dyn AlarmStore>) -> Self {
+        AppState {
+            alarms: Some(store),
+            ..self
         }
     }
 
@@ -103,7 +122,7 @@ impl AppState {
     /// builds no message and reads nothing back (under load with no display,
     /// the element's re-read after every display request cost a fifth more
     /// CPU per request, docs/performance.md).
-    fn listened_hub(&self) -> Option<&LiveHub> {
+    pub(crate) fn listened_hub(&self) -> Option<&LiveHub> {
         self.live.as_ref().filter(|hub| hub.has_listeners())
     }
 

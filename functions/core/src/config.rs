@@ -1,6 +1,7 @@
 //! Settings of one installation (DECISIONS §10): the mode, the time zone and
 //! how long closed calls are kept, the supervision thresholds of the
-//! elements (DECISIONS §12), and where displays find the live socket.
+//! elements (DECISIONS §12), where displays find the live socket, and what
+//! alarm routing needs of staff (DECISIONS §14, §15).
 
 use std::fmt;
 use std::str::FromStr;
@@ -55,13 +56,40 @@ pub struct Settings {
     /// AWS the WebSocket API's URL); `None`: the same origin's
     /// `/api/v1/display/live` (DECISIONS §11).
     pub live_url: Option<String>,
+    /// How long a duty lasts, and who Web Push says it is (DECISIONS §14, §15).
+    pub staff: StaffSettings,
+}
+
+/// What alarm routing needs of staff: `DUTY_HOURS` and `VAPID_SUBJECT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaffSettings {
+    /// A duty ends by itself this long after the sign-on (`DUTY_HOURS`).
+    pub duty: Duration,
+    /// The `sub` of Web Push's VAPID claims, a `mailto:` or `https:` URL
+    /// (`VAPID_SUBJECT`).
+    pub vapid_subject: String,
+}
+
+impl StaffSettings {
+    pub const DEFAULT_DUTY_HOURS: &'static str = "12";
+    pub const DEFAULT_VAPID_SUBJECT: &'static str = "mailto:admin@localhost";
+}
+
+impl Default for StaffSettings {
+    fn default() -> Self {
+        StaffSettings {
+            duty: Duration::hours(12),
+            vapid_subject: Self::DEFAULT_VAPID_SUBJECT.to_string(),
+        }
+    }
 }
 
 impl Settings {
     pub const DEFAULT_TIME_ZONE: &'static str = "Europe/Berlin";
 
     /// Reads `SERVICE_MODE`, `SERVICE_TIME_ZONE`, `CALL_RETENTION_DAYS`,
-    /// `LOW_BATTERY_PERCENT`, `STALE_AFTER_HOURS` and `DISPLAY_LIVE_URL`; `default_mode` applies
+    /// `LOW_BATTERY_PERCENT`, `STALE_AFTER_HOURS`, `DISPLAY_LIVE_URL`,
+    /// `DUTY_HOURS` and `VAPID_SUBJECT`; `default_mode` applies
     /// when the mode is unset (sandbox locally, set explicitly by the stack in AWS).
     pub fn from_env(default_mode: Mode) -> Result<Self, String> {
         Self::from_vars(default_mode, |name| std::env::var(name).ok())
@@ -94,12 +122,20 @@ impl Settings {
             Some(url) => Some(parse_live_url(&url)?),
             None => None,
         };
+        let mut staff = StaffSettings::default();
+        if let Some(value) = var("DUTY_HOURS") {
+            staff.duty = parse_duty_hours(&value)?;
+        }
+        if let Some(value) = var("VAPID_SUBJECT") {
+            staff.vapid_subject = parse_vapid_subject(&value)?;
+        }
         Ok(Settings {
             mode,
             time_zone: parse_time_zone(&zone)?,
             call_retention,
             supervision,
             live_url,
+            staff,
         })
     }
 }
@@ -198,6 +234,40 @@ pub fn parse_stale_after_hours(text: &str) -> Result<chrono::Duration, String> {
     }
 }
 
+/// `DUTY_HOURS`: how long a duty lasts, in hours from above 0 to a week.
+/// Fractions are allowed (`0.5` is half an hour; the tests let a duty end
+/// within seconds); the duty is kept to the millisecond.
+pub fn parse_duty_hours(text: &str) -> Result<Duration, String> {
+    const MAX_HOURS: f64 = 7.0 * 24.0;
+    match text.trim().parse::<f64>() {
+        Ok(hours) if hours > 0.0 && hours <= MAX_HOURS => {
+            let milliseconds = (hours * 3_600_000.0).round() as i64;
+            Ok(Duration::milliseconds(milliseconds.max(1)))
+        }
+        _ => Err(format!(
+            "invalid DUTY_HOURS {text:?}: expected a number of hours above 0 and at most {MAX_HOURS}"
+        )),
+    }
+}
+
+/// `VAPID_SUBJECT`: a `mailto:` or `https:` URL (RFC 8292 §2.1), plain text
+/// without spaces or control characters.
+pub fn parse_vapid_subject(text: &str) -> Result<String, String> {
+    let subject = text.trim();
+    let rest = subject
+        .strip_prefix("mailto:")
+        .or_else(|| subject.strip_prefix("https://"));
+    match rest {
+        Some(rest) if !rest.is_empty() && subject.chars().all(|c| c.is_ascii_graphic()) => {
+            Ok(subject.to_string())
+        }
+        _ => Err(format!(
+            "invalid VAPID_SUBJECT {text:?}: expected a mailto: or https:// URL such as \
+             mailto:pflege@example.org"
+        )),
+    }
+}
+
 /// Checks a `DISPLAY_LIVE_URL`: `ws://` or `wss://`, a host, nothing that
 /// could leave the page's meta tag or its Content-Security-Policy.
 pub fn parse_live_url(url: &str) -> Result<String, String> {
@@ -290,6 +360,42 @@ mod tests {
         assert_eq!(parse_low_battery_percent("0"), Ok(0.0));
         assert_eq!(parse_low_battery_percent("100"), Ok(100.0));
     }
+    #[test]
+    fn duty_hours_and_vapid_subject_are_read_with_their_defaults() {
+        let defaults = settings(&[]).unwrap().staff;
+        assert_eq!(defaults.duty, Duration::hours(12));
+        assert_eq!(defaults.vapid_subject, "mailto:admin@localhost");
+        let set = settings(&[
+            ("DUTY_HOURS", "0.5"),
+            ("VAPID_SUBJECT", " https://pflege.example.org/kontakt "),
+        ])
+        .unwrap()
+        .staff;
+        assert_eq!(set.duty, Duration::minutes(30));
+        assert_eq!(set.vapid_subject, "https://pflege.example.org/kontakt");
+        assert_eq!(parse_duty_hours("0.001"), Ok(Duration::milliseconds(3600)));
+        assert_eq!(parse_duty_hours("168"), Ok(Duration::hours(168)));
+        for bad in ["0", "-1", "168.5", "zwölf", "NaN", "inf"] {
+            let error = settings(&[("DUTY_HOURS", bad)]).unwrap_err();
+            assert!(
+                error.starts_with(&format!("invalid DUTY_HOURS {bad:?}")),
+                "{error}"
+            );
+        }
+        for bad in [
+            "admin@localhost",
+            "http://example.org",
+            "mailto:",
+            "mailto:a b",
+        ] {
+            let error = settings(&[("VAPID_SUBJECT", bad)]).unwrap_err();
+            assert!(
+                error.starts_with(&format!("invalid VAPID_SUBJECT {bad:?}")),
+                "{error}"
+            );
+        }
+    }
+
     #[test]
     fn call_retention_is_a_whole_number_of_days_from_1() {
         assert_eq!(CallRetention::default().as_days(), 400);

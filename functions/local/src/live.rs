@@ -1,6 +1,9 @@
 //! The live feed of displays on the local server (DECISIONS §11):
 //! `GET /api/v1/display/live?token=…` upgraded to a WebSocket (in sandbox
-//! mode also `?consumer=…&hash=…`, or the test page's cookie).
+//! mode also `?consumer=…&hash=…`, or the test page's cookie). Staff pages
+//! connect the same way with a staff token (DECISIONS §14): they get the
+//! displays' messages of their scope, the staff pages' (`call.declined`),
+//! and their own `call.alert` and `call.cancelled`.
 //!
 //! Each connection subscribes to the in-process [`LiveHub`] *before* the
 //! upgrade completes, so nothing written after the client connected is
@@ -26,7 +29,7 @@ use nurse_call_core::AppState;
 use nurse_call_core::http::displays::{self, Reader, SandboxProof};
 use nurse_call_core::http::error::ApiError;
 use nurse_call_core::http::io::error_response;
-use nurse_call_core::wire::live::{LiveEvent, PONG, is_ping};
+use nurse_call_core::wire::live::{Delivery, LiveAudience, PONG, is_ping};
 
 /// The live feed's path.
 pub const PATH: &str = "/api/v1/display/live";
@@ -67,7 +70,12 @@ pub async fn connect(
         return answer(&ApiError::Internal, &method, 500);
     };
     let changes = hub.subscribe();
-    tracing::info!(display_id = ?reader.display_id, scope = reader.scope.as_str(), "live display connected");
+    tracing::info!(
+        display_id = ?reader.display_id,
+        staff_id = ?reader.staff_id,
+        scope = reader.scope.as_str(),
+        "live display connected"
+    );
     upgrade
         .on_upgrade(move |socket| forward(socket, reader, changes))
         .into_response()
@@ -81,15 +89,15 @@ fn answer(error: &ApiError, method: &Method, status: u16) -> Response {
 }
 
 /// Forwards the reader's changes until either side stops.
-async fn forward(mut socket: WebSocket, reader: Reader, mut changes: Receiver<Arc<LiveEvent>>) {
+async fn forward(mut socket: WebSocket, reader: Reader, mut changes: Receiver<Arc<Delivery>>) {
     let reason = loop {
         tokio::select! {
             change = changes.recv() => match change {
-                Ok(event) => {
-                    if !is_for(&reader, &event) {
+                Ok(delivery) => {
+                    if !is_for(&reader, &delivery) {
                         continue;
                     }
-                    let send = socket.send(Message::Text(event.message.clone().into()));
+                    let send = socket.send(Message::Text(delivery.event.message.clone().into()));
                     match tokio::time::timeout(SEND_TIMEOUT, send).await {
                         Ok(Ok(())) => {}
                         Ok(Err(_)) => break "gone",
@@ -114,12 +122,24 @@ async fn forward(mut socket: WebSocket, reader: Reader, mut changes: Receiver<Ar
             },
         }
     };
-    tracing::info!(display_id = ?reader.display_id, reason, "live display disconnected");
+    tracing::info!(
+        display_id = ?reader.display_id,
+        staff_id = ?reader.staff_id,
+        reason,
+        "live display disconnected"
+    );
 }
 
-/// Whether `event` is for this reader: its scope, and a section it shows.
-fn is_for(reader: &Reader, event: &LiveEvent) -> bool {
-    event.scope == reader.scope && reader.sees_section(event.section.as_deref())
+/// Whether `delivery` is for this reader: its scope, and a section it shows
+/// (displays' messages), or staff pages, or this staff member.
+fn is_for(reader: &Reader, delivery: &Delivery) -> bool {
+    let event = &delivery.event;
+    event.scope == reader.scope
+        && match &delivery.audience {
+            LiveAudience::Everyone => reader.sees_section(event.section.as_deref()),
+            LiveAudience::StaffPages => reader.staff_id.is_some(),
+            LiveAudience::Person(staff_id) => reader.staff_id.as_ref() == Some(staff_id),
+        }
 }
 
 /// Drops a client that cannot keep up; it reconnects and re-reads the snapshot.

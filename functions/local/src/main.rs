@@ -7,6 +7,7 @@
 
 mod live;
 mod seed;
+mod timers;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,7 +21,9 @@ use axum::response::Response;
 use axum::routing::any;
 use clap::Parser;
 
-use nurse_call_core::config::{self, CallRetention, parse_live_url, parse_time_zone};
+use nurse_call_core::config::{
+    self, CallRetention, StaffSettings, parse_live_url, parse_time_zone,
+};
 use nurse_call_core::domain::supervision::Thresholds;
 use nurse_call_core::domain::wire_time;
 use nurse_call_core::http::io::MAX_BODY_BYTES;
@@ -80,6 +83,18 @@ struct Args {
     /// wss:// URL; unset: this server's own `/api/v1/display/live`.
     #[arg(long, env = "DISPLAY_LIVE_URL", value_parser = parse_live_url)]
     live_url: Option<String>,
+
+    /// A staff member's duty ends by itself this many hours after the
+    /// sign-on (DECISIONS §14); fractions allowed.
+    #[arg(long, env = "DUTY_HOURS", default_value = StaffSettings::DEFAULT_DUTY_HOURS,
+          value_parser = config::parse_duty_hours)]
+    duty_hours: chrono::Duration,
+
+    /// The `sub` of Web Push's VAPID claims, a mailto: or https:// URL
+    /// (DECISIONS §15).
+    #[arg(long, env = "VAPID_SUBJECT", default_value = StaffSettings::DEFAULT_VAPID_SUBJECT,
+          value_parser = config::parse_vapid_subject)]
+    vapid_subject: String,
 }
 
 #[tokio::main]
@@ -105,6 +120,10 @@ async fn run(args: Args) -> Result<(), String> {
             stale_after: args.stale_after_hours,
         },
         live_url: args.live_url.clone(),
+        staff: StaffSettings {
+            duty: args.duty_hours,
+            vapid_subject: args.vapid_subject.clone(),
+        },
     };
     let choice = StoreChoice::local(args.data_dir.clone(), args.dynamodb_endpoint.clone())?;
     let store = choice.open_prepared(settings.call_retention).await?;
@@ -114,6 +133,9 @@ async fn run(args: Args) -> Result<(), String> {
     tokio::spawn(purge_expired(Arc::clone(&store), settings.call_retention));
     // Every committed change goes to the connected displays (DECISIONS §11).
     let state = local_state(store, settings.clone()).with_live(LiveHub::new());
+    // Alarms whose level or re-alert is due, including whatever fell due
+    // while the server was down (DECISIONS §14).
+    tokio::spawn(timers::run(state.clone()));
 
     let app = Router::new()
         .route(live::PATH, any(live::connect))

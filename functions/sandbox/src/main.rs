@@ -1,5 +1,6 @@
 //! Lambda function of the test server (sandbox stacks only): `GET /`,
-//! `POST /api/v1/sandbox/consumers` and `GET /api/v1/sandbox/state`.
+//! `POST /api/v1/sandbox/consumers`, `GET /api/v1/sandbox/state` and
+//! `POST /api/v1/sandbox/staff`.
 
 use nurse_call_core::Endpoint;
 
@@ -9,6 +10,7 @@ async fn main() -> Result<(), lambda_http::Error> {
         Endpoint::TestPage,
         Endpoint::SandboxConsumers,
         Endpoint::SandboxState,
+        Endpoint::SandboxStaff,
     ])
     .await
 }

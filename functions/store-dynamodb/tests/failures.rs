@@ -77,6 +77,7 @@ fn state(rules: &[&Rule]) -> AppState {
             call_retention: Default::default(),
             supervision: nurse_call_core::domain::supervision::Thresholds::default(),
             live_url: None,
+            staff: Default::default(),
         },
     )
 }

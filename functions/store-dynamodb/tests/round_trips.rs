@@ -79,6 +79,7 @@ async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
             call_retention: Default::default(),
             supervision: nurse_call_core::domain::supervision::Thresholds::default(),
             live_url: None,
+            staff: Default::default(),
         },
     )
     .with_cache(DEFAULT_TTL);

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use nurse_call_core::config::CallRetention;
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::store::cache::DEFAULT_TTL;
-use nurse_call_core::store::{Backend, SandboxStore};
+use nurse_call_core::store::{Backend, ServiceStore};
 use nurse_call_core::{AppState, Settings};
 
 #[cfg(feature = "dynamodb")]
@@ -94,15 +94,16 @@ impl StoreChoice {
         }
     }
 
-    /// The store of the request path (the Lambda functions); closed calls
-    /// expire after `retention`. Its trait object carries no admin
-    /// operation, so none of them is linked into a function's zip.
+    /// The store of the request path and alarm routing (the Lambda
+    /// functions); closed calls expire after `retention`. Its trait object
+    /// carries no admin operation, so none of them is linked into a
+    /// function's zip.
     // Without DynamoDB nothing expires by itself: `retention` goes unused.
     #[cfg_attr(not(feature = "dynamodb"), allow(unused_variables))]
     pub async fn open_service(
         &self,
         retention: CallRetention,
-    ) -> Result<Arc<dyn SandboxStore>, String> {
+    ) -> Result<Arc<dyn ServiceStore>, String> {
         Ok(match self {
             #[cfg(feature = "embedded")]
             StoreChoice::Embedded { data_dir } => Arc::new(open_embedded(data_dir)?),
@@ -177,16 +178,18 @@ async fn connect_dynamodb(
     store
 }
 
-/// A Lambda function's state: the store behind the request path, call types
-/// and consumers cached for [`DEFAULT_TTL`] (admin edits visible within 60 s,
-/// DECISIONS §7).
-pub fn lambda_state(store: Arc<dyn SandboxStore>, settings: Settings) -> AppState {
-    AppState::new(store, settings).with_cache(DEFAULT_TTL)
+/// A Lambda function's state: the store behind the request path and alarm
+/// routing, call types and consumers cached for [`DEFAULT_TTL`] (admin
+/// edits visible within 60 s, DECISIONS §7).
+pub fn lambda_state(store: Arc<dyn ServiceStore>, settings: Settings) -> AppState {
+    AppState::new(store.clone(), settings)
+        .with_alarms(store)
+        .with_cache(DEFAULT_TTL)
 }
 
 /// The local server's state: no cache, so an admin's edit shows at once.
 pub fn local_state(store: Arc<dyn Backend>, settings: Settings) -> AppState {
-    AppState::new(store, settings)
+    AppState::new(store.clone(), settings).with_alarms(store)
 }
 
 fn non_empty(value: Option<String>) -> Option<String> {

@@ -35,7 +35,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>, Failure> {
 }
 
 /// The header serde writes for [`CallRow`], for an export without rows.
-const HEADER: [&str; 16] = [
+const HEADER: [&str; 21] = [
     "id",
     "opened_at",
     "closed_at",
@@ -52,4 +52,63 @@ const HEADER: [&str; 16] = [
     "over_threshold",
     "opened_by",
     "closed_by",
+    "alarm_state",
+    "levels_started",
+    "accept_seconds",
+    "presence_seconds",
+    "unattended",
 ];
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, NaiveDate, TimeZone, Utc};
+
+    use nurse_call_core::domain::call_types::default_call_types;
+    use nurse_call_core::domain::model::Call;
+    use nurse_call_core::domain::report::{Options, Period, compute};
+
+    use super::*;
+
+    fn report(calls: &[Call]) -> Report {
+        let day = NaiveDate::from_ymd_opt(2026, 11, 25).unwrap();
+        let zone = chrono_tz::Europe::Berlin;
+        let options = Options {
+            period: Period::days(day, day, zone).unwrap(),
+            zone,
+            threshold: Duration::minutes(5),
+            section: None,
+        };
+        compute(calls, &default_call_types(), options)
+    }
+
+    fn header(csv: &[u8]) -> String {
+        let text = String::from_utf8(csv.to_vec()).unwrap();
+        text.trim_start_matches('\u{feff}')
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn an_empty_export_has_the_header_serde_writes_for_a_row() {
+        let call = Call {
+            id: 1,
+            address: "R1".into(),
+            event: "Notruf".into(),
+            position: None,
+            section: None,
+            attribute: None,
+            element_code: String::new(),
+            element_name: String::new(),
+            opened_at: Utc.with_ymd_and_hms(2026, 11, 25, 9, 0, 0).unwrap(),
+            closed_at: None,
+            opened_by: None,
+            closed_by: None,
+            alarm: None,
+        };
+        let with_row = header(&render(&report(&[call])).unwrap());
+        assert_eq!(header(&render(&report(&[])).unwrap()), with_row);
+        assert_eq!(with_row, HEADER.join(";"));
+    }
+}

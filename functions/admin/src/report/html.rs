@@ -10,6 +10,7 @@ use nurse_call_core::domain::report::{Answer, Group, Report, Stats};
 use nurse_call_core::domain::wire_time::format_local;
 
 use super::Days;
+use super::alarm_tables;
 use super::chart::{self, ResponseRow};
 use super::duration::minutes;
 
@@ -90,6 +91,7 @@ pub fn render(report: &Report, call_types: &[CallType], days: &Days) -> String {
                     h2 { "Je Bereich" }
                     (stats_table("Bereich", &report.by_section, threshold))
                 }
+                (alarm_tables::section(&report.alarms))
                 section.keep {
                     h2 { "Rufe je Stunde des Tages" }
                     figure {
@@ -137,6 +139,12 @@ pub fn render(report: &Report, call_types: &[CallType], days: &Days) -> String {
                         dd { "Rangwert (nearest rank): von n sortierten Zeiten die an Stelle ⌈n/2⌉ bzw. ⌈0,9·n⌉." }
                         dt { "ohne Reaktion" }
                         dd { "Rufe, die noch offen sind und keine Anwesenheit hatten; sie zählen in keinen Zeitwert." }
+                        dt { "bis Annahme, Anwesenheit, Ende" }
+                        dd { "Vom Beginn bis zum ersten „Ich komme“, bis zur ersten Anwesenheit am selben Ort, bis zum Ende des Rufs: Median / p90 / Maximum (Anzahl der Rufe mit dieser Zeit)." }
+                        dt { "Eskalationen" }
+                        dd { "Je Stufe ab der zweiten: wie viele Rufe sie erreichten (weil niemand rechtzeitig annahm oder alle ablehnten)." }
+                        dt { "Kein Personal" }
+                        dd { "Rufe, für die zeitweise niemand erreichbar war (niemand im Dienst, keine Gruppe)." }
                     }
                     p.generated {
                         "Erstellt " (format_local(now(), zone)) " · Zeitraum "

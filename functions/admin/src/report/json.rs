@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use nurse_call_core::domain::report::{Group, Report, Stats};
+use nurse_call_core::domain::report::{AlarmReport, Group, Report, Stats};
 use nurse_call_core::domain::wire_time::format_local;
 
 use super::Days;
@@ -19,6 +19,9 @@ struct Document<'a> {
     by_section: &'a [Group],
     /// Calls opened in each local hour of day, 0 to 23.
     by_hour: &'a [usize; 24],
+    /// Time to accept, to presence, to close; escalations; unattended
+    /// calls (DECISIONS §14), in the groups of `by_call_type` and `by_section`.
+    alarms: &'a AlarmReport,
     slowest: Vec<CallRow<'a>>,
     calls: Vec<CallRow<'a>>,
 }
@@ -49,6 +52,7 @@ pub fn render(report: &Report, days: &Days) -> String {
         by_call_type: &report.by_call_type,
         by_section: &report.by_section,
         by_hour: &report.by_hour,
+        alarms: &report.alarms,
         slowest: report
             .slowest
             .iter()

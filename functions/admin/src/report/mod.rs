@@ -6,6 +6,7 @@
 //! The figures come from [`nurse_call_core::domain::report`] (definitions there and
 //! in docs/report.md); this module reads the store and writes the formats.
 
+mod alarm_tables;
 mod chart;
 mod csv;
 mod duration;

@@ -1,5 +1,7 @@
 //! One call as the CSV and JSON exports show it (the audit record): local
-//! times, seconds, who opened and closed it.
+//! times, seconds, who opened and closed it, and how its alarm went
+//! (DECISIONS §14; the time to close is `duration_seconds`). No staff
+//! names: who accepted which call is in `nurse-call-admin audit`.
 
 use chrono_tz::Tz;
 use serde::Serialize;
@@ -30,11 +32,23 @@ pub struct CallRow<'a> {
     /// Consumer ids; empty for calls stored before they were kept.
     pub opened_by: Option<&'a str>,
     pub closed_by: Option<&'a str>,
+    /// `alerting`, `accepted`, `present`, `unattended`, `ended`; empty for
+    /// a call without an alarm (a presence, one stored before alarms).
+    pub alarm_state: Option<&'static str>,
+    /// Levels its alarm started (2 and more: it escalated).
+    pub levels_started: Option<usize>,
+    /// `opened_at` to the first "Ich komme".
+    pub accept_seconds: Option<i64>,
+    /// `opened_at` to the first presence on its address.
+    pub presence_seconds: Option<i64>,
+    /// Whether nobody could be reached at some moment.
+    pub unattended: Option<bool>,
 }
 
 impl<'a> CallRow<'a> {
     pub fn new(reported: &'a ReportedCall, zone: Tz) -> Self {
         let call = &reported.call;
+        let alarm = reported.alarm.as_ref();
         CallRow {
             id: call.id,
             opened_at: format_local(call.opened_at, zone),
@@ -52,6 +66,11 @@ impl<'a> CallRow<'a> {
             over_threshold: reported.over_threshold,
             opened_by: call.opened_by.as_deref(),
             closed_by: call.closed_by.as_deref(),
+            alarm_state: alarm.map(|a| a.state.as_str()),
+            levels_started: alarm.map(|a| a.levels_started),
+            accept_seconds: alarm.and_then(|a| a.to_accept).map(|d| d.num_seconds()),
+            presence_seconds: reported.to_presence.map(|d| d.num_seconds()),
+            unattended: alarm.map(|a| a.unattended),
         }
     }
 }

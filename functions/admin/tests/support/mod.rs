@@ -9,7 +9,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use hmac::{Hmac, Mac};
@@ -95,6 +95,25 @@ impl Backend {
     /// Starts the local server in production mode on this store.
     pub fn server(&self) -> Server {
         Server::start(self)
+    }
+
+    /// The same store opened in this process, made ready as the local
+    /// server makes it (tables created, call types seeded): for what no
+    /// command writes, such as alarms as the engine leaves them.
+    pub async fn open(&self) -> Arc<dyn nurse_call_core::store::Backend> {
+        let choice = match self {
+            Backend::Sqlite(dir) => nurse_call_wiring::StoreChoice::Embedded {
+                data_dir: dir.path().to_path_buf(),
+            },
+            Backend::Dynamo { endpoint, prefix } => nurse_call_wiring::StoreChoice::DynamoDb {
+                endpoint: Some(endpoint.clone()),
+                tables: nurse_call_wiring::TableNames::with_prefix(prefix),
+            },
+        };
+        choice
+            .open_prepared(nurse_call_core::config::CallRetention::default())
+            .await
+            .expect("the store opens")
     }
 }
 

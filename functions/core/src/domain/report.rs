@@ -15,6 +15,8 @@
 //!   a response time that happened (the median of 4 values is the 2nd).
 //! - **Over the threshold**: a response time strictly longer than it.
 //! - Presences are the answers, not calls: they are listed, not measured.
+//! - The alarm figures (time to accept, to presence, to close, escalations,
+//!   unattended calls) are defined in [`alarms`].
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -23,6 +25,10 @@ use chrono_tz::Tz;
 use serde::Serialize;
 
 use crate::domain::model::{Call, CallType};
+
+pub mod alarms;
+
+pub use alarms::{AlarmGroup, AlarmReport, AlarmStats, CallAlarm};
 
 /// The `type` of call types whose calls mean "staff present in the room".
 pub const PRESENCE_KIND: &str = "PRESENCE";
@@ -106,6 +112,11 @@ pub struct ReportedCall {
     /// `None` while open.
     pub duration: Option<Duration>,
     pub over_threshold: bool,
+    /// `opened_at` to the first presence on its address ([`alarms`]); `None`
+    /// for presences and calls no presence answered.
+    pub to_presence: Option<Duration>,
+    /// Its alarm's figures; `None` for calls without an alarm.
+    pub alarm: Option<CallAlarm>,
 }
 
 impl ReportedCall {
@@ -181,6 +192,8 @@ pub struct Report {
     pub slowest: Vec<usize>,
     /// Every call and presence of the period (and section), opening order.
     pub calls: Vec<ReportedCall>,
+    /// Alarm figures, in the groups of `by_call_type` and `by_section`.
+    pub alarms: AlarmReport,
 }
 
 /// Computes the report from every call opened in
@@ -218,21 +231,34 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
         .map(|call| {
             let kind = kind_of(call);
             let duration = call.closed_at.map(|closed| closed - call.opened_at);
-            let (response, answered_by) = if kind == PRESENCE_KIND {
-                (None, None)
-            } else {
-                let presence = presences.get(call.address.as_str()).and_then(|times| {
+            if kind == PRESENCE_KIND {
+                return ReportedCall {
+                    call: call.clone(),
+                    kind,
+                    response: None,
+                    answered_by: None,
+                    duration,
+                    over_threshold: false,
+                    to_presence: None,
+                    alarm: None,
+                };
+            }
+            let presence = presences
+                .get(call.address.as_str())
+                .and_then(|times| {
                     let first = times.partition_point(|at| *at < call.opened_at);
                     times
                         .get(first)
                         .filter(|at| call.closed_at.is_none_or(|closed| **at < closed))
-                });
-                match (presence, call.closed_at) {
-                    (Some(at), _) => (Some(*at - call.opened_at), Some(Answer::Presence)),
-                    (None, Some(closed)) => (Some(closed - call.opened_at), Some(Answer::Close)),
-                    (None, None) => (None, None),
-                }
+                })
+                .copied();
+            let (response, answered_by) = match (presence, call.closed_at) {
+                (Some(at), _) => (Some(at - call.opened_at), Some(Answer::Presence)),
+                (None, Some(closed)) => (Some(closed - call.opened_at), Some(Answer::Close)),
+                (None, None) => (None, None),
             };
+            // A presence beyond the read span still stopped the alarm.
+            let arrived = presence.or_else(|| call.alarm.as_ref().and_then(|a| a.present_at));
             ReportedCall {
                 over_threshold: response.is_some_and(|r| r > options.threshold),
                 call: call.clone(),
@@ -240,6 +266,8 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
                 response,
                 answered_by,
                 duration,
+                to_presence: arrived.map(|at| at - call.opened_at),
+                alarm: CallAlarm::of(call.alarm.as_ref(), call.opened_at),
             }
         })
         .collect();
@@ -277,6 +305,31 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
     });
     slowest.truncate(SLOWEST_LISTED);
 
+    let alarm_groups = |groups: Vec<(Option<String>, &Vec<&ReportedCall>)>| {
+        groups
+            .into_iter()
+            .map(|(name, calls)| AlarmGroup {
+                name,
+                stats: AlarmStats::of(calls.iter().copied()),
+            })
+            .collect()
+    };
+    let alarms = AlarmReport {
+        total: AlarmStats::of(measured()),
+        by_call_type: alarm_groups(
+            by_type
+                .iter()
+                .map(|((_, name), calls)| (Some(name.clone()), calls))
+                .collect(),
+        ),
+        by_section: alarm_groups(
+            by_section
+                .iter()
+                .map(|((none, name), calls)| ((!none).then(|| name.clone()), calls))
+                .collect(),
+        ),
+    };
+
     Report {
         total: Stats::of(measured()),
         by_call_type: by_type
@@ -296,9 +349,12 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
         by_hour,
         slowest,
         calls: reported,
+        alarms,
         options,
     }
 }
 
+#[cfg(test)]
+mod alarm_tests;
 #[cfg(test)]
 mod tests;

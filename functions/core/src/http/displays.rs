@@ -1,5 +1,6 @@
 //! Who may read open calls (DECISIONS §11): registered displays with a bearer
-//! token, and in sandbox mode the test page's visitor (its cookie).
+//! token, and in sandbox mode the test page's visitor (its cookie); on the
+//! live socket also staff with theirs (DECISIONS §14).
 //!
 //! Tokens are minted and hashed in [`crate::signing::tokens`]: the stores keep
 //! only a token's SHA-256, so a leaked table does not let anyone read calls.
@@ -9,6 +10,7 @@
 use http::{HeaderMap, header};
 
 use crate::app::AppState;
+use crate::domain::alarm::Staff;
 use crate::domain::model::{Consumer, Display, Scope, sections_show};
 use crate::http::error::ApiError;
 use crate::signing::tokens::token_hash;
@@ -16,8 +18,11 @@ use crate::signing::tokens::token_hash;
 /// An authenticated reader: whose calls it sees and which sections.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reader {
-    /// The display's id; `None` for the sandbox visitor (no record).
+    /// The display's id; `None` for the sandbox visitor (no record) and staff.
     pub display_id: Option<String>,
+    /// The staff member's id on a staff page's live socket: it gets the
+    /// staff pages' messages and those addressed to them.
+    pub staff_id: Option<String>,
     pub name: String,
     pub scope: Scope,
     /// Empty = every section.
@@ -28,6 +33,7 @@ impl Reader {
     fn from_display(display: Display) -> Reader {
         Reader {
             display_id: Some(display.id),
+            staff_id: None,
             name: display.name,
             scope: display.scope,
             sections: display.sections,
@@ -38,8 +44,20 @@ impl Reader {
     fn sandbox_visitor(consumer: &Consumer) -> Reader {
         Reader {
             display_id: None,
+            staff_id: None,
             name: "Sandbox".to_string(),
             scope: Scope::consumer(&consumer.id),
+            sections: Vec::new(),
+        }
+    }
+
+    /// A staff member: every section of their scope (their page picks).
+    fn staff(staff: Staff) -> Reader {
+        Reader {
+            display_id: None,
+            staff_id: Some(staff.id),
+            name: staff.name,
+            scope: staff.scope,
             sections: Vec::new(),
         }
     }
@@ -73,17 +91,7 @@ pub async fn authenticate(
             .store
             .display_by_token_hash(&token_hash(token))
             .await?;
-        return match display {
-            Some(display) if !display.revoked => Ok(Reader::from_display(display)),
-            Some(revoked) => {
-                tracing::warn!(display_id = %revoked.id, "revoked display token refused");
-                Err(ApiError::Unauthorized)
-            }
-            None => {
-                tracing::warn!("unknown display token refused");
-                Err(ApiError::Unauthorized)
-            }
-        };
+        return display_reader(display);
     }
     if state.is_sandbox()
         && let Some(consumer) = crate::http::sandbox::consumer_from_cookie(state, headers).await?
@@ -102,9 +110,10 @@ pub struct SandboxProof<'a> {
     pub hash: &'a str,
 }
 
-/// Authenticates the live socket (DECISIONS §11): the display token, else in
-/// sandbox mode the visitor's proof, else the page's cookie. The same 401 for
-/// anything missing, unknown or revoked.
+/// Authenticates the live socket (DECISIONS §11): the display token or a
+/// staff member's (DECISIONS §14), else in sandbox mode the visitor's proof,
+/// else the page's cookie. The same 401 for anything missing, unknown or
+/// revoked.
 pub async fn authenticate_live(
     state: &AppState,
     token: Option<&str>,
@@ -125,7 +134,35 @@ pub async fn authenticate_live(
             }
         };
     }
+    if let Some(token) = token {
+        // One look-up each: a display's token, else a staff member's.
+        let display = state
+            .store
+            .display_by_token_hash(&token_hash(token))
+            .await?;
+        if display.is_none()
+            && let Some(staff) = crate::http::handlers::staff::staff_by_token(state, token).await?
+        {
+            return Ok(Reader::staff(staff));
+        }
+        return display_reader(display);
+    }
     authenticate(state, token, headers).await
+}
+
+/// The reader of the display a token named: a revoked or unknown one is 401.
+fn display_reader(display: Option<Display>) -> Result<Reader, ApiError> {
+    match display {
+        Some(display) if !display.revoked => Ok(Reader::from_display(display)),
+        Some(revoked) => {
+            tracing::warn!(display_id = %revoked.id, "revoked display token refused");
+            Err(ApiError::Unauthorized)
+        }
+        None => {
+            tracing::warn!("unknown display token refused");
+            Err(ApiError::Unauthorized)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -148,6 +185,7 @@ mod tests {
     fn sections_filter_calls_but_never_hide_a_call_without_section() {
         let reader = Reader {
             display_id: None,
+            staff_id: None,
             name: String::new(),
             scope: Scope::installation(),
             sections: vec!["A".into()],

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use crate::request::validation::FieldErrors;
 use crate::signing::signature::HashDebug;
+use crate::wire::StaffRecord;
 
 #[derive(Debug)]
 pub enum ApiError {
@@ -24,8 +25,13 @@ pub enum ApiError {
     Unauthorized,
     /// 404 `not_found`.
     NotFound,
-    /// 405 `method_not_allowed`; the allowed method for the `Allow` header.
+    /// 405 `method_not_allowed`; the allowed methods for the `Allow` header.
     MethodNotAllowed(&'static str),
+    /// 409 `already_accepted`: somebody else accepted the call first
+    /// (DECISIONS §14); the body names them in `accepted_by`.
+    AlreadyAccepted(StaffRecord),
+    /// 409 `call_closed`: a response to a call that is closed.
+    CallClosed,
     /// 413 `payload_too_large`.
     PayloadTooLarge,
     /// 415 `unsupported_media_type`.
@@ -50,6 +56,7 @@ impl ApiError {
             ApiError::Unauthorized => 401,
             ApiError::NotFound => 404,
             ApiError::MethodNotAllowed(_) => 405,
+            ApiError::AlreadyAccepted(_) | ApiError::CallClosed => 409,
             ApiError::PayloadTooLarge => 413,
             ApiError::UnsupportedMediaType => 415,
             ApiError::ServiceUnavailable => 503,
@@ -68,6 +75,8 @@ impl ApiError {
             ApiError::Unauthorized => "unauthorized",
             ApiError::NotFound => "not_found",
             ApiError::MethodNotAllowed(_) => "method_not_allowed",
+            ApiError::AlreadyAccepted(_) => "already_accepted",
+            ApiError::CallClosed => "call_closed",
             ApiError::PayloadTooLarge => "payload_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::ServiceUnavailable => "service_unavailable",
@@ -92,6 +101,10 @@ impl ApiError {
             ApiError::MethodNotAllowed(allow) => {
                 format!("Die Methode ist für diese Ressource nicht erlaubt. Erlaubt: {allow}.")
             }
+            ApiError::AlreadyAccepted(by) => {
+                format!("Der Ruf wurde bereits von {} angenommen.", by.name)
+            }
+            ApiError::CallClosed => "Der Ruf ist bereits beendet.".into(),
             ApiError::PayloadTooLarge => "Der Anfragekörper ist größer als 256 KiB.".into(),
             ApiError::UnsupportedMediaType => "Der Content-Type muss application/json sein.".into(),
             ApiError::ServiceUnavailable => {
@@ -122,6 +135,8 @@ impl ApiError {
             messages: [Message; 1],
             #[serde(skip_serializing_if = "Option::is_none")]
             debug: Option<DebugBody<'a>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            accepted_by: Option<&'a StaffRecord>,
         }
         #[derive(Serialize)]
         struct Message {
@@ -166,6 +181,10 @@ impl ApiError {
                             provided: &debug.provided,
                         },
                     }),
+                    _ => None,
+                },
+                accepted_by: match self {
+                    ApiError::AlreadyAccepted(by) => Some(by),
                     _ => None,
                 },
             }),

@@ -2,8 +2,9 @@
 //! request and response shapes ([`io`]), every error and its body
 //! ([`error`]), which path is which endpoint ([`router`]), one handler per
 //! endpoint ([`handlers`]), who may read as a display ([`displays`]), and the
-//! two pages: the sandbox's test page ([`sandbox`]) and the corridor display
-//! ([`display_page`]), with the script helpers they share ([`page_helpers`]).
+//! two pages: the sandbox's test page ([`sandbox`], its visitors' staff in
+//! [`sandbox_staff`]) and the corridor display ([`display_page`]), with the
+//! script helpers they share ([`page_helpers`]).
 
 pub mod display_page;
 pub mod displays;
@@ -13,3 +14,4 @@ pub mod io;
 pub mod page_helpers;
 pub mod router;
 pub mod sandbox;
+pub mod sandbox_staff;

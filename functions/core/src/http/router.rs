@@ -14,7 +14,7 @@ use crate::http::display_page;
 use crate::http::error::ApiError;
 use crate::http::handlers;
 use crate::http::io::{ApiRequest, ApiResponse, MAX_BODY_BYTES, error_response};
-use crate::http::sandbox;
+use crate::http::{sandbox, sandbox_staff};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
@@ -25,6 +25,8 @@ pub enum Endpoint {
     SandboxConsumers,
     /// Sandbox only.
     SandboxState,
+    /// Sandbox: a visitor creates staff of their own scope (DECISIONS §14).
+    SandboxStaff,
     /// The test page at `/`, sandbox only.
     TestPage,
     /// The display page at `/display`, both modes (DECISIONS §11).
@@ -35,20 +37,37 @@ pub enum Endpoint {
     DisplayElements,
     /// The interface document, `docs/openapi.yaml` as JSON.
     OpenApi,
+    /// Staff: who they are and their duty (DECISIONS §14).
+    StaffMe,
+    /// Staff: sign on (`PUT`) and off (`DELETE`).
+    StaffDuty,
+    /// Staff: the calls alerting them, then the others of their sections.
+    StaffCalls,
+    /// Staff: a response to a call, `/api/v1/staff/calls/{id}/responses`.
+    StaffResponses,
 }
 
+/// The one path with a parameter: `{id}` between these two.
+const RESPONSES_PREFIX: &str = "/api/v1/staff/calls/";
+const RESPONSES_SUFFIX: &str = "/responses";
+
 impl Endpoint {
-    pub const ALL: [Endpoint; 10] = [
+    pub const ALL: [Endpoint; 15] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
         Endpoint::SandboxConsumers,
         Endpoint::SandboxState,
+        Endpoint::SandboxStaff,
         Endpoint::TestPage,
         Endpoint::DisplayPage,
         Endpoint::DisplayCalls,
         Endpoint::DisplayElements,
         Endpoint::OpenApi,
+        Endpoint::StaffMe,
+        Endpoint::StaffDuty,
+        Endpoint::StaffCalls,
+        Endpoint::StaffResponses,
     ];
 
     pub fn path(self) -> &'static str {
@@ -58,46 +77,82 @@ impl Endpoint {
             Endpoint::CallTypes => "/api/v1/display/call-types",
             Endpoint::SandboxConsumers => "/api/v1/sandbox/consumers",
             Endpoint::SandboxState => "/api/v1/sandbox/state",
+            Endpoint::SandboxStaff => "/api/v1/sandbox/staff",
             Endpoint::TestPage => "/",
             Endpoint::DisplayPage => "/display",
             Endpoint::DisplayCalls => "/api/v1/display/calls",
             Endpoint::DisplayElements => "/api/v1/display/elements",
             Endpoint::OpenApi => "/api/v1/openapi.json",
+            Endpoint::StaffMe => "/api/v1/staff/me",
+            Endpoint::StaffDuty => "/api/v1/staff/duty",
+            Endpoint::StaffCalls => "/api/v1/staff/calls",
+            // The template, as the interface document and API Gateway name it.
+            Endpoint::StaffResponses => "/api/v1/staff/calls/{id}/responses",
         }
     }
 
+    /// The endpoint's first method (its only one but for
+    /// [`Endpoint::StaffDuty`]'s `PUT` and `DELETE`, [`Endpoint::methods`]).
     pub fn method(self) -> Method {
+        self.methods()[0].clone()
+    }
+
+    /// Every method the endpoint answers; any other is a 405.
+    pub fn methods(self) -> &'static [Method] {
         match self {
-            Endpoint::Display | Endpoint::Element | Endpoint::SandboxConsumers => Method::POST,
+            Endpoint::Display
+            | Endpoint::Element
+            | Endpoint::SandboxConsumers
+            | Endpoint::SandboxStaff
+            | Endpoint::StaffResponses => &[Method::POST],
+            Endpoint::StaffDuty => &[Method::PUT, Method::DELETE],
             Endpoint::CallTypes
             | Endpoint::SandboxState
             | Endpoint::TestPage
             | Endpoint::DisplayPage
             | Endpoint::DisplayCalls
             | Endpoint::DisplayElements
-            | Endpoint::OpenApi => Method::GET,
+            | Endpoint::OpenApi
+            | Endpoint::StaffMe
+            | Endpoint::StaffCalls => &[Method::GET],
         }
     }
 
     fn allow_header(self) -> &'static str {
-        if self.method() == Method::POST {
-            "POST"
-        } else {
-            "GET"
+        match self.methods() {
+            [Method::PUT, Method::DELETE] => "PUT, DELETE",
+            [Method::POST] => "POST",
+            _ => "GET",
         }
     }
 
     pub fn sandbox_only(self) -> bool {
         matches!(
             self,
-            Endpoint::SandboxConsumers | Endpoint::SandboxState | Endpoint::TestPage
+            Endpoint::SandboxConsumers
+                | Endpoint::SandboxState
+                | Endpoint::SandboxStaff
+                | Endpoint::TestPage
         )
     }
 
     /// The endpoint at `path`, if any (exact match; no trailing slash).
+    /// `/api/v1/staff/calls/<id>/responses` is [`Endpoint::StaffResponses`]
+    /// for any one segment `<id>`: its handler answers 404 for an `id` that
+    /// is no call.
     pub fn from_path(path: &str) -> Option<Endpoint> {
-        Endpoint::ALL.into_iter().find(|e| e.path() == path)
+        let exact = Endpoint::ALL
+            .into_iter()
+            .find(|e| *e != Endpoint::StaffResponses && e.path() == path);
+        exact.or_else(|| response_call_id(path).map(|_| Endpoint::StaffResponses))
     }
+}
+
+/// The `{id}` segment of a responses path (not yet checked to be a number).
+pub fn response_call_id(path: &str) -> Option<&str> {
+    path.strip_prefix(RESPONSES_PREFIX)?
+        .strip_suffix(RESPONSES_SUFFIX)
+        .filter(|id| !id.is_empty() && !id.contains('/'))
 }
 
 /// Serves any path: 404 for unknown paths (and sandbox paths in production).
@@ -158,7 +213,7 @@ pub async fn serve_endpoint(
     let started = Instant::now();
     let result = if endpoint.sandbox_only() && !state.is_sandbox() {
         Err(ApiError::NotFound)
-    } else if request.method() != endpoint.method() {
+    } else if !endpoint.methods().contains(request.method()) {
         Err(ApiError::MethodNotAllowed(endpoint.allow_header()))
     } else {
         match endpoint {
@@ -167,11 +222,16 @@ pub async fn serve_endpoint(
             Endpoint::CallTypes => handlers::call_types::list(state).await,
             Endpoint::SandboxConsumers => sandbox::create_consumer(state, &request).await,
             Endpoint::SandboxState => sandbox::state(state, &request).await,
+            Endpoint::SandboxStaff => sandbox_staff::create(state, &request).await,
             Endpoint::TestPage => sandbox::page(state, &request).await,
             Endpoint::DisplayPage => display_page::page(state, &request).await,
             Endpoint::DisplayCalls => handlers::display_read::calls(state, &request).await,
             Endpoint::DisplayElements => handlers::display_read::elements(state, &request).await,
             Endpoint::OpenApi => Ok(handlers::openapi::document()),
+            Endpoint::StaffMe => handlers::staff::me(state, &request).await,
+            Endpoint::StaffDuty => handlers::staff::duty(state, &request).await,
+            Endpoint::StaffCalls => handlers::staff_calls::calls(state, &request).await,
+            Endpoint::StaffResponses => handlers::staff_calls::respond(state, &request).await,
         }
     };
     let response = result.unwrap_or_else(|error| error_response(&error));

@@ -1,5 +1,7 @@
 //! The test server (spec 5.3, DECISIONS §8): visitors get a consumer and secret,
-//! kept in a cookie, and watch their own calls and elements live.
+//! kept in a cookie, and watch their own calls and elements live; they may
+//! create staff of their own scope to try alarm routing (`sandbox_staff.rs`,
+//! DECISIONS §14).
 //!
 //! The cookie holds the consumer id and a proof, HMAC-SHA256 of the id keyed by
 //! the secret: the same proof `GET /api/v1/sandbox/state?consumer=…&hash=…`
@@ -14,6 +16,7 @@ use crate::domain::wire_time;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
 use crate::http::page_helpers::with_helpers;
+use crate::http::sandbox_staff::{self, SandboxStaffRecord};
 use crate::request::validation::{FieldErrors, is_uuid, message};
 use crate::signing::signature::{sign_sha256, signing_string};
 use crate::wire::{CallRecord, ElementRecord, success};
@@ -72,21 +75,29 @@ pub async fn create_consumer(
     Ok(response)
 }
 
-/// `GET /api/v1/sandbox/state`: this consumer's calls (open first, newest
-/// first, with type), elements, and recent hash mismatches (newest first).
-pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
-    let consumer = match query_param(request, "consumer") {
-        Some(_) => consumer_from_query(state, request).await?,
+/// The visitor a sandbox request is from: `?consumer=…&hash=…` when given,
+/// else the page's cookie; neither is a 422 `consumer` and `hash`, a wrong
+/// proof a 400 `invalid_hash`.
+pub(crate) async fn visitor(state: &AppState, request: &ApiRequest) -> Result<Consumer, ApiError> {
+    match query_param(request, "consumer") {
+        Some(_) => consumer_from_query(state, request).await,
         None => match consumer_from_cookie(state, request.headers()).await? {
-            Some(consumer) => consumer,
+            Some(consumer) => Ok(consumer),
             None => {
                 let mut errors = FieldErrors::new();
                 errors.add("consumer", message::required("consumer"));
                 errors.add("hash", message::required("hash"));
-                return Err(errors.into());
+                Err(errors.into())
             }
         },
-    };
+    }
+}
+
+/// `GET /api/v1/sandbox/state`: this consumer's calls (open first, newest
+/// first, with type), elements, recent hash mismatches (newest first) and
+/// staff (by name, with their duty).
+pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+    let consumer = visitor(state, request).await?;
     let scope = Scope::consumer(&consumer.id);
     let now = wire_time::now();
     let zone = state.settings.time_zone;
@@ -96,6 +107,13 @@ pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
         .sandbox
         .recent_hash_mismatches(&scope, HashMismatch::KEPT)
         .await?;
+    let (staff, duties) = match &state.alarms {
+        Some(store) => (
+            store.staff_of(&scope).await?,
+            store.duties(&scope, now).await?,
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
     let types = state.call_types().await?;
     let calls: Vec<CallRecord<'_>> = calls
         .iter()
@@ -114,6 +132,7 @@ pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
         calls: Vec<CallRecord<'a>>,
         elements: Vec<ElementRecord<'a>>,
         mismatches: Vec<MismatchRecord<'a>>,
+        staff: Vec<SandboxStaffRecord<'a>>,
     }
     let mut response = json_response(
         200,
@@ -121,6 +140,7 @@ pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
             calls,
             elements,
             mismatches,
+            staff: sandbox_staff::records(state, &staff, &duties),
         }),
     );
     response

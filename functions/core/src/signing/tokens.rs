@@ -1,5 +1,6 @@
-//! Bearer tokens of readers (DECISIONS §11): today a display's (`displays
-//! create` and `rotate` of the admin command), later staff's too. A token is
+//! Bearer tokens of readers (DECISIONS §11, §14): a display's (`displays
+//! create` and `rotate` of the admin command) and a staff member's (`staff
+//! create` and `rotate`, the test page's staff). A token is
 //! [`TOKEN_BYTES`] random bytes shown once as hex; the stores keep only its
 //! SHA-256 ([`token_hash`]), so a leaked table does not let anyone read calls.
 //! The HTTP layer looks a presented token up by its hash (`http::displays`).
@@ -7,6 +8,7 @@
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
+use crate::domain::alarm::Staff;
 use crate::domain::model::{Display, Scope};
 
 /// Random bytes in a token (shown as twice as many hex digits).
@@ -44,6 +46,35 @@ pub fn new_display(
     Ok((display, token))
 }
 
+/// A new staff member of `scope` and their token (the token is shown once,
+/// with the link `/staff#token=…`).
+pub fn new_staff(
+    scope: &Scope,
+    name: &str,
+    groups: &[String],
+    device: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(Staff, String), getrandom::Error> {
+    let token = new_token()?;
+    let staff = Staff {
+        id: uuid::Uuid::new_v4().to_string(),
+        scope: scope.clone(),
+        name: name.to_string(),
+        groups: groups.to_vec(),
+        device: device.map(str::to_string),
+        token_hash: token_hash(&token),
+        created_at: now,
+        revoked: false,
+    };
+    Ok((staff, token))
+}
+
+/// The staff page's link for `token`: the token rides in the fragment, which
+/// the browser never sends to a server (so it is in no log).
+pub fn staff_page_link(token: &str) -> String {
+    format!("/staff#token={token}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,6 +87,27 @@ mod tests {
         assert_eq!(display.token_hash, token_hash(&token));
         assert_ne!(display.token_hash, token);
         assert_eq!(display.scope, Scope::installation());
+    }
+
+    #[test]
+    fn staff_get_a_token_of_which_only_the_hash_is_kept() {
+        let scope = Scope::consumer("6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f");
+        let groups = vec!["Leitung".to_string()];
+        let now = crate::domain::wire_time::now();
+        let (staff, token) = new_staff(&scope, "Anna", &groups, Some("DECT 4711"), now).unwrap();
+        assert_eq!(token.len(), 2 * TOKEN_BYTES);
+        assert_eq!(staff.token_hash, token_hash(&token));
+        assert_eq!(
+            (
+                staff.scope,
+                staff.name.as_str(),
+                staff.groups,
+                staff.device.as_deref()
+            ),
+            (scope, "Anna", groups, Some("DECT 4711"))
+        );
+        assert!(crate::request::validation::is_uuid(&staff.id) && !staff.revoked);
+        assert_eq!(staff_page_link("ab12"), "/staff#token=ab12");
     }
 
     #[test]

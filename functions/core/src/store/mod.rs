@@ -305,6 +305,14 @@ pub trait SandboxStore: Store {
 /// Everything a store crate implements: the request path, the sandbox's
 /// bookkeeping, the admin's operations and alarm routing's records. The
 /// wiring opens one and hands each part the trait it needs.
-pub trait Backend: SandboxStore + admin::AdminStore + alarms::AlarmStore {}
+pub trait Backend: ServiceStore + admin::AdminStore {}
 
-impl<T: SandboxStore + admin::AdminStore + alarms::AlarmStore> Backend for T {}
+impl<T: ServiceStore + admin::AdminStore> Backend for T {}
+
+/// What a service uses (the Lambda functions, the local server): the
+/// request path, the sandbox's bookkeeping and alarm routing, no admin
+/// operation (so none is linked into a function's zip). The state hands
+/// each handler the part it needs ([`crate::AppState`]).
+pub trait ServiceStore: SandboxStore + alarms::AlarmStore {}
+
+impl<T: SandboxStore + alarms::AlarmStore> ServiceStore for T {}

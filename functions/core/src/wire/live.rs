@@ -1,5 +1,8 @@
 //! The live feed of displays (DECISIONS §11): one message per change to a
-//! call or an element, pushed to every connected display of the scope.
+//! call or an element, pushed to every connected display of the scope; and
+//! of staff pages (DECISIONS §14), which get the same messages plus the
+//! alarm's messages meant for staff only (`call.declined`) and those meant
+//! for one person (`call.alert`, `call.cancelled`).
 //!
 //! The messages are built here, without any transport: the local server
 //! carries them over its WebSocket from the in-process [`LiveHub`], the AWS
@@ -14,8 +17,9 @@ use chrono_tz::Tz;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+use crate::domain::alarm::CancelReason;
 use crate::domain::model::{Call, CallType, Element, Scope};
-use crate::wire::{CallRecord, ElementRecord};
+use crate::wire::{CallRecord, ElementRecord, StaffRecord};
 
 /// One change as displays are told about it.
 #[derive(Debug, Serialize)]
@@ -42,6 +46,24 @@ pub enum LiveMessage<'a> {
     /// Nobody can be reached.
     #[serde(rename = "call.unattended")]
     CallUnattended { version: i64, call: CallRecord<'a> },
+    /// To one staff member: this call alerts you (again, for a re-alert).
+    #[serde(rename = "call.alert")]
+    CallAlert {
+        version: i64,
+        level: usize,
+        repeat: bool,
+        call: CallRecord<'a>,
+    },
+    /// To one staff member: your alert for this call stops (`reason`:
+    /// `accepted`, `present`, `ended` or `off_duty`; `accepted_by` who
+    /// accepted, for `accepted`).
+    #[serde(rename = "call.cancelled")]
+    CallCancelled {
+        version: i64,
+        reason: &'static str,
+        accepted_by: Option<StaffRecord>,
+        call: CallRecord<'a>,
+    },
 }
 
 impl<'a> LiveMessage<'a> {
@@ -62,6 +84,63 @@ impl<'a> LiveMessage<'a> {
         }
     }
 
+    /// The message of an alarm's change to displays and staff pages.
+    pub fn alarm(
+        news: AlarmNews,
+        call: &'a Call,
+        types: &'a [CallType],
+        zone: Tz,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let version = call.version();
+        let call = CallRecord::for_display(call, types, zone, now);
+        match news {
+            AlarmNews::Escalated => LiveMessage::CallEscalated { version, call },
+            AlarmNews::Accepted => LiveMessage::CallAccepted { version, call },
+            AlarmNews::Declined => LiveMessage::CallDeclined { version, call },
+            AlarmNews::Unattended => LiveMessage::CallUnattended { version, call },
+        }
+    }
+
+    /// `call.alert` to one staff member.
+    pub fn alert(
+        call: &'a Call,
+        level: usize,
+        repeat: bool,
+        types: &'a [CallType],
+        zone: Tz,
+        now: DateTime<Utc>,
+    ) -> Self {
+        LiveMessage::CallAlert {
+            version: call.version(),
+            level,
+            repeat,
+            call: CallRecord::for_display(call, types, zone, now),
+        }
+    }
+
+    /// `call.cancelled` to one staff member.
+    pub fn cancelled(
+        call: &'a Call,
+        reason: &CancelReason,
+        types: &'a [CallType],
+        zone: Tz,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let (reason, accepted_by) = match reason {
+            CancelReason::Accepted(by) => ("accepted", Some(StaffRecord::from(by))),
+            CancelReason::Present => ("present", None),
+            CancelReason::Ended => ("ended", None),
+            CancelReason::OffDuty => ("off_duty", None),
+        };
+        LiveMessage::CallCancelled {
+            version: call.version(),
+            reason,
+            accepted_by,
+            call: CallRecord::for_display(call, types, zone, now),
+        }
+    }
+
     pub fn element(element: &'a Element, zone: Tz) -> Self {
         LiveMessage::ElementUpdated {
             version: element.version,
@@ -72,6 +151,18 @@ impl<'a> LiveMessage<'a> {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("live messages always serialise")
     }
+}
+
+/// Which alarm message displays and staff pages get (DECISIONS §14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlarmNews {
+    /// A level started, or any other change displays see.
+    Escalated,
+    Accepted,
+    /// Staff pages only.
+    Declined,
+    /// Became unattended.
+    Unattended,
 }
 
 /// The answer to a client's `{"action":"ping"}`.
@@ -96,6 +187,25 @@ pub struct LiveEvent {
     pub message: String,
 }
 
+/// Which connections of the event's scope get an event (the local server's
+/// live socket; in AWS the broadcast sends the displays' messages).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiveAudience {
+    /// Displays of the section and every staff page of the scope.
+    Everyone,
+    /// Staff pages only (`call.declined`).
+    StaffPages,
+    /// The pages of one staff member (by id): `call.alert`, `call.cancelled`.
+    Person(String),
+}
+
+/// An event on its way, with who gets it.
+#[derive(Debug)]
+pub struct Delivery {
+    pub event: LiveEvent,
+    pub audience: LiveAudience,
+}
+
 /// In-process fan-out from the writers to the connected displays.
 ///
 /// A bounded broadcast ring: a write never waits for a reader. A reader that
@@ -104,7 +214,7 @@ pub struct LiveEvent {
 /// snapshot), so one stalled display costs the others nothing.
 #[derive(Clone)]
 pub struct LiveHub {
-    sender: broadcast::Sender<Arc<LiveEvent>>,
+    sender: broadcast::Sender<Arc<Delivery>>,
 }
 
 impl LiveHub {
@@ -116,7 +226,7 @@ impl LiveHub {
         LiveHub { sender }
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<LiveEvent>> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Delivery>> {
         self.sender.subscribe()
     }
 
@@ -130,7 +240,12 @@ impl LiveHub {
 
     /// Sends a change to every current reader (none connected: dropped).
     pub fn publish(&self, event: LiveEvent) {
-        let _ = self.sender.send(Arc::new(event));
+        self.publish_to(event, LiveAudience::Everyone);
+    }
+
+    /// Sends an event to `audience` of its scope.
+    pub fn publish_to(&self, event: LiveEvent, audience: LiveAudience) {
+        let _ = self.sender.send(Arc::new(Delivery { event, audience }));
     }
 
     pub fn publish_call(
@@ -178,10 +293,10 @@ mod tests {
                 message: i.to_string(),
             });
         }
-        assert_eq!(
+        assert!(matches!(
             stalled.try_recv().unwrap_err(),
             broadcast::error::TryRecvError::Lagged(10)
-        );
+        ));
     }
 
     #[test]

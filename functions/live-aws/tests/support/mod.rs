@@ -46,6 +46,7 @@ pub fn settings(mode: Mode) -> Settings {
         call_retention: Default::default(),
         supervision: Default::default(),
         live_url: None,
+        staff: Default::default(),
     }
 }
 

@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::app::AppState;
+use crate::app::alarms::is_presence;
 use crate::config::Mode;
 use crate::domain::model::{CallType, ElementChange, NewCall};
 use crate::domain::wire_time;
@@ -68,6 +69,13 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
             let (status, call) = match &outcome {
                 OpenOutcome::Opened(call) => {
                     state.publish_calls(&scope, std::slice::from_ref(call), &types);
+                    // Its alarm starts now; a presence stops the alarms of
+                    // the calls already open on its address (DECISIONS §14).
+                    let mut looks = vec![call.id];
+                    if is_presence(&types, &call.event) {
+                        looks.extend(snapshot.open_calls.iter().map(|open| open.id));
+                    }
+                    state.look_later(&scope, looks);
                     (201, call)
                 }
                 OpenOutcome::AlreadyOpen(call) => (200, call),
@@ -99,6 +107,8 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                 CloseOutcome::UnknownElement => return Err(unknown_address()),
             };
             state.publish_calls(&scope, &closed, &types);
+            // Their alarms end, and alerts still ringing are cancelled.
+            state.look_later(&scope, closed.iter().map(|call| call.id).collect());
             if element.writes_element {
                 state.publish_element_of(&scope, &parsed.target).await;
             }

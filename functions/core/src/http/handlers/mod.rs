@@ -7,6 +7,8 @@ pub mod display;
 pub mod display_read;
 pub mod element;
 pub mod openapi;
+pub mod staff;
+pub mod staff_calls;
 
 use crate::app::AppState;
 use crate::domain::model::{Consumer, HashMismatch, Scope};

@@ -33,11 +33,18 @@ mod tests {
                 .get(endpoint.path())
                 .and_then(|item| item.as_object())
                 .unwrap_or_else(|| panic!("{} is not in docs/openapi.yaml", endpoint.path()));
-            let documented: Vec<&String> = methods.keys().collect();
+            let mut documented: Vec<String> = methods.keys().cloned().collect();
+            let mut served: Vec<String> = endpoint
+                .methods()
+                .iter()
+                .map(|method| method.as_str().to_ascii_lowercase())
+                .collect();
+            documented.sort();
+            served.sort();
             assert_eq!(
                 documented,
-                [&endpoint.method().as_str().to_ascii_lowercase()],
-                "{}: one operation, the router's method",
+                served,
+                "{}: one operation per method of the router",
                 endpoint.path()
             );
         }

@@ -1,0 +1,149 @@
+//! The report's alarm figures (DECISIONS §14 "Audit and report"): how fast
+//! somebody said "Ich komme", arrived and the call ended, how often a call
+//! had to reach more people, and how often nobody could be reached; per call
+//! type and per section, like the response times of [`super`].
+//!
+//! - **Time to accept**: `opened_at` to the first "Ich komme" (the alarm's
+//!   `accepted.at`); only calls somebody accepted.
+//! - **Time to presence** (arrival): `opened_at` to the first presence on
+//!   the call's address at or after it and before its close: the same
+//!   presence the response time uses, whether or not somebody accepted
+//!   first; without one read, the alarm's own `present_at`.
+//! - **Time to close**: the call's duration; only closed calls.
+//! - **Escalations per level**: for each level from the second on, how many
+//!   calls reached it (a call that reached level 3 also reached level 2);
+//!   from the levels the alarm started (`level_started_at`).
+//! - **Unattended**: calls that were at some moment without anybody to
+//!   alert (`was_unattended`), even when somebody came on duty later.
+//!
+//! Times are medians, p90 and maxima by nearest rank, as the response times.
+//! Calls stored before alarms existed, and types without an escalation
+//! policy, have no alarm: they count in the times to presence and close only.
+
+use chrono::Duration;
+use serde::Serialize;
+
+use crate::domain::alarm::{Alarm, AlarmStatus};
+
+use super::{ReportedCall, nearest_rank};
+
+/// What the report takes from one call's alarm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallAlarm {
+    /// Where its escalation ended up (or stands, while open).
+    pub state: AlarmStatus,
+    /// Levels started (1 = only the first; 0 = stopped before any, e.g.
+    /// closed before the engine first looked).
+    pub levels_started: usize,
+    /// Levels its call type's policy had.
+    pub levels: usize,
+    /// `opened_at` to the first acceptance.
+    pub to_accept: Option<Duration>,
+    pub unattended: bool,
+}
+
+impl CallAlarm {
+    /// The figures of a call's alarm; `None` when it has none to show (a
+    /// presence, a type without policy, a call stored before alarms).
+    pub fn of(alarm: Option<&Alarm>, opened_at: chrono::DateTime<chrono::Utc>) -> Option<Self> {
+        let alarm = alarm.filter(|a| a.is_shown())?;
+        Some(CallAlarm {
+            state: alarm.status,
+            levels_started: alarm.level_started_at.len(),
+            levels: alarm.levels,
+            to_accept: alarm.accepted.as_ref().map(|a| a.at - opened_at),
+            unattended: alarm.was_unattended,
+        })
+    }
+}
+
+/// Median, p90 and maximum of one kind of time, in whole seconds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Times {
+    /// Calls that have this time.
+    pub count: usize,
+    pub median_seconds: Option<i64>,
+    pub p90_seconds: Option<i64>,
+    pub max_seconds: Option<i64>,
+}
+
+impl Times {
+    fn of(durations: impl IntoIterator<Item = Duration>) -> Self {
+        let mut seconds: Vec<i64> = durations.into_iter().map(|d| d.num_seconds()).collect();
+        seconds.sort_unstable();
+        Times {
+            count: seconds.len(),
+            median_seconds: nearest_rank(&seconds, 50),
+            p90_seconds: nearest_rank(&seconds, 90),
+            max_seconds: seconds.last().copied(),
+        }
+    }
+}
+
+/// How many calls reached a level beyond the first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Escalation {
+    /// 2 or more.
+    pub level: usize,
+    pub calls: usize,
+}
+
+/// The alarm figures of a group of calls (presences not counted).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AlarmStats {
+    /// Calls of the group.
+    pub calls: usize,
+    /// Of those, calls with an alarm.
+    pub alarmed: usize,
+    pub to_accept: Times,
+    pub to_presence: Times,
+    pub to_close: Times,
+    /// Levels 2 up to the most any alarm of the group had, each with the
+    /// calls that reached it (0 included).
+    pub escalations: Vec<Escalation>,
+    pub unattended: usize,
+}
+
+impl AlarmStats {
+    pub(super) fn of<'a>(calls: impl IntoIterator<Item = &'a ReportedCall>) -> Self {
+        let calls: Vec<&ReportedCall> = calls.into_iter().filter(|c| c.is_measured()).collect();
+        let alarms: Vec<&CallAlarm> = calls.iter().filter_map(|c| c.alarm.as_ref()).collect();
+        let deepest = alarms
+            .iter()
+            .map(|a| a.levels.max(a.levels_started))
+            .max()
+            .unwrap_or(0);
+        AlarmStats {
+            calls: calls.len(),
+            alarmed: alarms.len(),
+            to_accept: Times::of(alarms.iter().filter_map(|a| a.to_accept)),
+            to_presence: Times::of(calls.iter().filter_map(|c| c.to_presence)),
+            to_close: Times::of(calls.iter().filter_map(|c| c.duration)),
+            escalations: (2..=deepest)
+                .map(|level| Escalation {
+                    level,
+                    calls: alarms.iter().filter(|a| a.levels_started >= level).count(),
+                })
+                .collect(),
+            unattended: alarms.iter().filter(|a| a.unattended).count(),
+        }
+    }
+}
+
+/// The alarm figures of one call type or one section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AlarmGroup {
+    /// The call type's or section's name; `None` for calls without a section.
+    pub name: Option<String>,
+    #[serde(flatten)]
+    pub stats: AlarmStats,
+}
+
+/// The report's alarm part: the same groups, in the same order, as its
+/// response times.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AlarmReport {
+    pub total: AlarmStats,
+    pub by_call_type: Vec<AlarmGroup>,
+    pub by_section: Vec<AlarmGroup>,
+}

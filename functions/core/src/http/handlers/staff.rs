@@ -1,0 +1,210 @@
+//! Staff and their duty (DECISIONS §14): `GET /api/v1/staff/me`,
+//! `PUT /api/v1/staff/duty {"sections":[…]}` (sign on, for `DUTY_HOURS`) and
+//! `DELETE /api/v1/staff/duty` (sign off). Staff authenticate with their
+//! bearer token as displays do (DECISIONS §11): only its SHA-256 is looked
+//! up, and no log line names it.
+
+use http::Method;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::app::AppState;
+use crate::domain::alarm::{Duty, Staff};
+use crate::domain::wire_time::{self, format_local};
+use crate::http::displays::bearer_token;
+use crate::http::error::ApiError;
+use crate::http::io::{ApiRequest, ApiResponse, json_response};
+use crate::request::validation::{FieldErrors, message, required_text};
+use crate::signing::tokens::token_hash;
+use crate::wire::success;
+
+/// Most sections one duty may name.
+pub const MAX_DUTY_SECTIONS: usize = 100;
+
+/// The staff member of a bearer token; a missing, unknown or revoked token
+/// is the 401 of DECISIONS §11.
+pub async fn authenticate(state: &AppState, request: &ApiRequest) -> Result<Staff, ApiError> {
+    let token = bearer_token(request.headers()).ok_or(ApiError::Unauthorized)?;
+    staff_by_token(state, token)
+        .await?
+        .ok_or(ApiError::Unauthorized)
+}
+
+/// The usable (not revoked) staff member whose token is `token`, if any;
+/// refusals are logged by the member's id, never by the token.
+pub async fn staff_by_token(state: &AppState, token: &str) -> Result<Option<Staff>, ApiError> {
+    let Some(store) = &state.alarms else {
+        return Ok(None);
+    };
+    match store.staff_by_token_hash(&token_hash(token)).await? {
+        Some(staff) if !staff.revoked => Ok(Some(staff)),
+        Some(revoked) => {
+            tracing::warn!(staff_id = %revoked.id, "revoked staff token refused");
+            Ok(None)
+        }
+        None => Ok(None),
+    }
+}
+
+/// `GET /api/v1/staff/me`.
+pub async fn me(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+    let staff = authenticate(state, request).await?;
+    let duty = duty_of(state, &staff).await?;
+    Ok(json_response(
+        200,
+        success(&me_record(state, &staff, duty.as_ref())),
+    ))
+}
+
+/// `PUT` (sign on) or `DELETE` (sign off) `/api/v1/staff/duty`.
+pub async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+    let staff = authenticate(state, request).await?;
+    let store = state.alarms.as_ref().ok_or(ApiError::Internal)?;
+    let duty = if request.method() == Method::PUT {
+        let envelope = super::envelope(request)?;
+        let sections = sections(envelope.get("sections"))?;
+        let since = wire_time::now();
+        let duty = Duty {
+            staff_id: staff.id.clone(),
+            scope: staff.scope.clone(),
+            sections,
+            since,
+            until: since + state.settings.staff.duty,
+        };
+        store.put_duty(&duty).await?;
+        tracing::info!(staff_id = %staff.id, sections = duty.sections.len(), "duty signed on");
+        Some(duty)
+    } else {
+        let ended = store.end_duty(&staff.scope, &staff.id).await?;
+        tracing::info!(staff_id = %staff.id, ended, "duty signed off");
+        None
+    };
+    // Calls waiting for somebody, or alerting whoever just left, are looked
+    // at again now (after the commit; the answer does not wait for it).
+    state.look_at_scope_later(&staff.scope);
+    Ok(json_response(
+        200,
+        success(&me_record(state, &staff, duty.as_ref())),
+    ))
+}
+
+/// The staff member's duty now, if any.
+pub async fn duty_of(state: &AppState, staff: &Staff) -> Result<Option<Duty>, ApiError> {
+    let store = state.alarms.as_ref().ok_or(ApiError::Internal)?;
+    let now = wire_time::now();
+    Ok(store
+        .duties(&staff.scope, now)
+        .await?
+        .into_iter()
+        .find(|duty| duty.staff_id == staff.id && duty.is_active(now)))
+}
+
+/// `sections`: absent or `null` = the whole house; else a list of section
+/// codes (strings, each at most 255 characters, no control character),
+/// duplicates dropped.
+fn sections(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
+    let mut errors = FieldErrors::new();
+    let items = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            errors.add("sections", "sections muss ein Array sein.".to_string());
+            return Err(errors.into());
+        }
+    };
+    if items.len() > MAX_DUTY_SECTIONS {
+        errors.add(
+            "sections",
+            message::max_items("sections", MAX_DUTY_SECTIONS),
+        );
+        return Err(errors.into());
+    }
+    let mut sections: Vec<String> = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let key = format!("sections.{index}");
+        if let Some(section) = required_text(&mut errors, &key, Some(item))
+            && !sections.contains(&section)
+        {
+            sections.push(section);
+        }
+    }
+    Ok(errors.into_result(sections)?)
+}
+
+/// A duty on the wire.
+#[derive(Debug, Serialize)]
+pub struct DutyRecord<'a> {
+    /// Empty: the whole house.
+    pub sections: &'a [String],
+    pub since: String,
+    pub until: String,
+}
+
+impl<'a> DutyRecord<'a> {
+    pub fn new(duty: &'a Duty, state: &AppState) -> Self {
+        let zone = state.settings.time_zone;
+        DutyRecord {
+            sections: &duty.sections,
+            since: format_local(duty.since, zone),
+            until: format_local(duty.until, zone),
+        }
+    }
+}
+
+/// `GET /api/v1/staff/me`'s `data`: who, their groups, their duty.
+#[derive(Debug, Serialize)]
+struct MeRecord<'a> {
+    id: &'a str,
+    name: &'a str,
+    groups: &'a [String],
+    duty: Option<DutyRecord<'a>>,
+}
+
+fn me_record<'a>(state: &AppState, staff: &'a Staff, duty: Option<&'a Duty>) -> MeRecord<'a> {
+    MeRecord {
+        id: &staff.id,
+        name: &staff.name,
+        groups: &staff.groups,
+        duty: duty.map(|duty| DutyRecord::new(duty, state)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn refused(value: Value) -> String {
+        match sections(Some(&value)) {
+            Err(error) => error.body(),
+            Ok(sections) => panic!("{value} was taken as {sections:?}"),
+        }
+    }
+
+    #[test]
+    fn sections_are_a_list_of_codes_and_none_is_the_whole_house() {
+        assert_eq!(sections(None).unwrap(), Vec::<String>::new());
+        assert_eq!(sections(Some(&Value::Null)).unwrap(), Vec::<String>::new());
+        assert_eq!(
+            sections(Some(&json!(["1", "2", "1"]))).unwrap(),
+            ["1", "2"],
+            "duplicates dropped"
+        );
+        assert!(refused(json!("1")).contains(r#""sections":["sections muss ein Array sein."]"#));
+        let body = refused(json!(["1", 2, " ", "a\u{0007}"]));
+        assert!(
+            body.contains(r#""sections.1":["sections.1 muss eine Zeichenkette sein."]"#),
+            "{body}"
+        );
+        assert!(
+            body.contains(r#""sections.2":["sections.2 muss ausgefüllt werden."]"#),
+            "{body}"
+        );
+        assert!(
+            body.contains(r#""sections.3":["sections.3 darf keine Steuerzeichen enthalten."]"#),
+            "{body}"
+        );
+        let too_many: Vec<String> = (0..=MAX_DUTY_SECTIONS).map(|i| i.to_string()).collect();
+        assert!(refused(json!(too_many)).contains("sections darf maximal 100 Elemente haben."));
+    }
+}

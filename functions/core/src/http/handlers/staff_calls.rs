@@ -1,0 +1,157 @@
+//! The calls of a staff member (DECISIONS §14): `GET /api/v1/staff/calls`
+//! (the calls alerting them first, then the other open calls of their duty's
+//! sections) and `POST /api/v1/staff/calls/{id}/responses` (accept, decline,
+//! read).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::app::AppState;
+use crate::app::alarms::Looked;
+use crate::domain::alarm::{Refusal, Response};
+use crate::domain::model::Call;
+use crate::domain::wire_time::{self, format_local};
+use crate::http::error::ApiError;
+use crate::http::handlers::display_read::sort_for_display;
+use crate::http::handlers::staff::{authenticate, duty_of};
+use crate::http::io::{ApiRequest, ApiResponse, json_response};
+use crate::http::router::response_call_id;
+use crate::request::validation::{FieldErrors, message};
+use crate::wire::{CallRecord, StaffRecord, success};
+
+/// The largest call id (DECISIONS §5: safe in JavaScript).
+const MAX_CALL_ID: i64 = (1 << 53) - 1;
+
+/// `GET /api/v1/staff/calls`.
+pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+    let staff = authenticate(state, request).await?;
+    let duty = duty_of(state, &staff).await?;
+    let types = state.call_types().await?;
+    let (mut alerting, mut others): (Vec<Call>, Vec<Call>) = state
+        .store
+        .open_calls(&staff.scope)
+        .await?
+        .into_iter()
+        .partition(|call| call.alarm.as_ref().is_some_and(|a| a.alerts(&staff.id)));
+    others.retain(|call| {
+        duty.as_ref()
+            .is_some_and(|duty| duty.covers(call.section.as_deref()))
+    });
+    sort_for_display(&mut alerting, &types);
+    sort_for_display(&mut others, &types);
+
+    let now = wire_time::now();
+    let zone = state.settings.time_zone;
+    /// A call as a staff member gets it: `alerting` whether it alerts them.
+    #[derive(Serialize)]
+    struct StaffCall<'a> {
+        #[serde(flatten)]
+        call: CallRecord<'a>,
+        alerting: bool,
+    }
+    #[derive(Serialize)]
+    struct List<'a> {
+        calls: Vec<StaffCall<'a>>,
+        version: i64,
+        at: String,
+    }
+    let record = |call, alerting| StaffCall {
+        call: CallRecord::for_display(call, &types, zone, now),
+        alerting,
+    };
+    let list = List {
+        version: alerting
+            .iter()
+            .chain(&others)
+            .map(Call::version)
+            .max()
+            .unwrap_or(0),
+        calls: alerting
+            .iter()
+            .map(|call| record(call, true))
+            .chain(others.iter().map(|call| record(call, false)))
+            .collect(),
+        at: format_local(now, zone),
+    };
+    Ok(json_response(200, success(&list)))
+}
+
+/// `POST /api/v1/staff/calls/{id}/responses` `{"response":"accepted"|"declined"|"read"}`:
+/// 200 with the call; 404 for a call that is not the person's scope's (or
+/// none, or one without alarm); 409 `already_accepted` naming who, or
+/// `call_closed`.
+pub async fn respond(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+    let staff = authenticate(state, request).await?;
+    let call_id = response_call_id(request.uri().path())
+        .and_then(|id| id.parse::<i64>().ok())
+        .filter(|id| (1..=MAX_CALL_ID).contains(id))
+        .ok_or(ApiError::NotFound)?;
+    let envelope = super::envelope(request)?;
+    let response = response_of(envelope.get("response"))?;
+    let looked = state
+        .respond_to_alarm(&staff, call_id, response)
+        .await?
+        .map_err(|refusal| match refusal {
+            Refusal::AlreadyAccepted(by) => ApiError::AlreadyAccepted(StaffRecord::from(&by)),
+            Refusal::CallClosed => ApiError::CallClosed,
+        })
+        .inspect_err(|error| {
+            tracing::info!(staff_id = %staff.id, call_id, code = error.code(), "response refused");
+        })?;
+    let Looked::Call { call, changed } = looked else {
+        return Err(ApiError::NotFound);
+    };
+    tracing::info!(
+        staff_id = %staff.id,
+        call_id,
+        response = response.as_str(),
+        changed,
+        "staff response"
+    );
+    let types = state.call_types().await?;
+    let now = wire_time::now();
+    let record = CallRecord::for_display(&call, &types, state.settings.time_zone, now);
+    Ok(json_response(200, success(&record)))
+}
+
+/// `response`: required, one of `accepted`, `declined`, `read`.
+fn response_of(value: Option<&Value>) -> Result<Response, ApiError> {
+    let mut errors = FieldErrors::new();
+    match value {
+        None | Some(Value::Null) => errors.add("response", message::required("response")),
+        Some(Value::String(text)) if text.trim().is_empty() => {
+            errors.add("response", message::required("response"));
+        }
+        Some(Value::String(text)) => match Response::parse(text) {
+            Some(response) => return Ok(response),
+            None => errors.add("response", message::invalid_choice("response")),
+        },
+        Some(_) => errors.add("response", message::string("response")),
+    }
+    Err(errors.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_response_is_one_of_three_words() {
+        assert_eq!(
+            response_of(Some(&json!("accepted"))).unwrap(),
+            Response::Accepted
+        );
+        assert_eq!(response_of(Some(&json!("read"))).unwrap(), Response::Read);
+        let body = |value: Option<Value>| response_of(value.as_ref()).unwrap_err().body();
+        assert!(body(None).contains(r#""response":["response muss ausgefüllt werden."]"#));
+        assert!(
+            body(Some(json!("Accepted")))
+                .contains(r#""response":["Der gewählte Wert für response ist ungültig."]"#)
+        );
+        assert!(
+            body(Some(json!(1)))
+                .contains(r#""response":["response muss eine Zeichenkette sein."]"#)
+        );
+    }
+}
