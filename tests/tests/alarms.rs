@@ -389,7 +389,11 @@ async fn two_accepts_at_once_one_wins_and_the_other_is_409_a_hundred_times() {
     // Ten rounds at a time, each its own call: two accepts race per call.
     // A hundred rounds on the local server (both stores); through the
     // Lambda functions, one test at a time on one shared moto, twenty.
-    let batches = if external::base_url().is_some() { 2 } else { 10 };
+    let batches = if external::base_url().is_some() {
+        2
+    } else {
+        10
+    };
     for batch in 0..batches {
         let rounds = (0..10).map(|i| {
             let (server, visitor, anna, ben) = (&server, &visitor, &anna, &ben);

@@ -323,7 +323,10 @@ async fn live_feed_carries_opens_closes_and_element_changes_with_growing_version
     let closed = next_message(&mut socket).await;
     assert_eq!(closed["type"], "call.closed");
     // Newer than the open (and than any change of its alarm meanwhile).
-    assert!(closed["version"].as_i64() > message["version"].as_i64(), "{closed}");
+    assert!(
+        closed["version"].as_i64() > message["version"].as_i64(),
+        "{closed}"
+    );
     assert_eq!(closed["call"]["id"], opened["id"]);
     assert!(closed["call"]["closed_at"].is_string());
     let element = next_message(&mut socket).await;

@@ -170,6 +170,34 @@ async fn local_messages(socket: &mut Socket, count: usize) -> Vec<Value> {
     messages
 }
 
+/// Waits until the local server's alarm runner wrote call `id`'s first
+/// alarm (the displays' read shows it), so that the stream has that write
+/// before the test hands the stream's records to the broadcast.
+async fn alarm_written(server: &Server, token: &str, id: i64) {
+    let bearer = format!("Bearer {token}");
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let read = server
+            .request(
+                reqwest::Method::GET,
+                "/api/v1/display/calls",
+                None,
+                &[("Authorization", bearer.as_str())],
+                Vec::new(),
+            )
+            .await;
+        read.expect_status(200);
+        if call_by_id(&read.data()["calls"], id).is_some_and(|call| !call["alarm"].is_null()) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "call {id}'s alarm was never written"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// What identifies a message's item: `call <id>` or `element <address>`.
 fn item_of(message: &Value) -> String {
     match message["call"]["id"].as_i64() {
@@ -353,6 +381,7 @@ async fn writes_reach_the_displays_through_the_stream_the_broadcast_and_the_webs
         .await;
     opened.expect_status(201);
     let call_id = opened.data()["id"].as_i64().expect("call id");
+    alarm_written(&server, everything_token, call_id).await;
     broadcast_new_records(&mut stream, &mut broadcast, &mut timings).await;
     write_to_post.push(last_post_after(&api, written));
     let gone_posts: Vec<u16> = api
@@ -396,6 +425,7 @@ async fn writes_reach_the_displays_through_the_stream_the_broadcast_and_the_webs
         .await;
     second.expect_status(201);
     let second_id = second.data()["id"].as_i64().expect("call id");
+    alarm_written(&server, everything_token, second_id).await;
     broadcast_new_records(&mut stream, &mut broadcast, &mut timings).await;
     write_to_post.push(last_post_after(&api, written));
 
@@ -427,9 +457,11 @@ async fn writes_reach_the_displays_through_the_stream_the_broadcast_and_the_webs
         types(&all),
         [
             format!("call.opened call {call_id}"),
+            format!("call.unattended call {call_id}"),
             "element.updated element Zimmer-1".to_string(),
             "element.updated element Zimmer-2".to_string(),
             format!("call.opened call {second_id}"),
+            format!("call.unattended call {second_id}"),
             format!("call.closed call {call_id}"),
             "element.updated element Zimmer-3".to_string(),
         ],
@@ -441,6 +473,7 @@ async fn writes_reach_the_displays_through_the_stream_the_broadcast_and_the_webs
             "element.updated element Zimmer-1".to_string(),
             "element.updated element Zimmer-2".to_string(),
             format!("call.opened call {second_id}"),
+            format!("call.unattended call {second_id}"),
         ],
         "its section S2 and the elements, nothing after its disconnect"
     );
@@ -452,12 +485,16 @@ async fn writes_reach_the_displays_through_the_stream_the_broadcast_and_the_webs
     assert_eq!(opened_message["call"]["type"]["name"], "Notruf");
     assert_eq!(opened_message["call"]["closed_at"], Value::Null);
     wire_time(str_of(&opened_message["call"], "opened_at"));
-    let closed_message = &all[4];
-    assert_eq!(closed_message["version"], 2);
+    // Nobody on duty: the open's alarm became unattended (version 2, every
+    // level started at once), then the close (3).
+    assert_eq!(all[1]["version"], 2);
+    assert_eq!(all[1]["call"]["alarm"]["state"], "unattended");
+    let closed_message = &all[6];
+    assert_eq!(closed_message["version"], 3);
     wire_time(str_of(&closed_message["call"], "closed_at"));
-    assert_eq!(all[1]["element"]["battery"], 55);
+    assert_eq!(all[2]["element"]["battery"], 55);
     assert!(
-        all[1]["version"].as_i64().unwrap() >= 2,
+        all[2]["version"].as_i64().unwrap() >= 2,
         "the element's version grew"
     );
     assert!(
