@@ -260,7 +260,14 @@ async fn broadcast_new_records(
     broadcast: &mut Function,
     timings: &mut Vec<(usize, Duration)>,
 ) -> usize {
-    let event = stream.next_event().await;
+    // moto may hand a write's records to GetRecords a moment after the
+    // write's answer (as DynamoDB Streams does): wait a while for them.
+    let mut event = stream.next_event().await;
+    let deadline = Instant::now() + WAIT;
+    while event["Records"].as_array().is_none_or(Vec::is_empty) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        event = stream.next_event().await;
+    }
     let records = event["Records"].as_array().map_or(0, Vec::len);
     assert!(records > 0, "the write is in the stream");
     let started = Instant::now();
