@@ -20,9 +20,9 @@ use chrono::{DateTime, Utc};
 use tokio::task::JoinSet;
 
 use crate::app::AppState;
-use crate::app::alarms::{Looked, People, Prefetched};
+use crate::app::alarms::{Known, Looked, People, Prefetched, is_presence};
 use crate::domain::alarm::Alarm;
-use crate::domain::model::Scope;
+use crate::domain::model::{Call, CallType, Scope};
 use crate::store::StoreError;
 use crate::store::alarms::DueAlarm;
 
@@ -39,8 +39,33 @@ impl AppState {
     /// accepted: in AWS the durable path is the timers (issue 28: a call's
     /// first timer comes from the table's stream, DECISIONS §17), and this
     /// look only makes the first alert quicker where it runs.
-    pub fn look_later(&self, scope: &Scope, call_ids: Vec<i64>) {
-        if self.alarms.is_none() || call_ids.is_empty() {
+    pub fn look_later(&self, scope: &Scope, call_ids: Vec<i64>, types: &[CallType]) {
+        self.spawn_looks(scope, None, call_ids, types);
+    }
+
+    /// [`AppState::look_later`] at a call just opened (`open_before`: the
+    /// calls open on its address before it), which reads neither its alarm
+    /// nor its address again ([`Known::opened`]); for a presence also at
+    /// the calls it stops.
+    pub fn look_after_open(&self, scope: &Scope, call: &Call, open_before: &[Call], types: &[CallType]) {
+        let mut others = Vec::new();
+        if is_presence(types, &call.event) {
+            others.extend(open_before.iter().map(|open| open.id));
+        }
+        let known = Known::opened(scope, call, open_before, types);
+        self.spawn_looks(scope, Some((call.id, known)), others, types);
+    }
+
+    /// The looks of [`AppState::look_later`], the call types the caller
+    /// read handed on.
+    fn spawn_looks(
+        &self,
+        scope: &Scope,
+        first: Option<(i64, Known)>,
+        call_ids: Vec<i64>,
+        types: &[CallType],
+    ) {
+        if self.alarms.is_none() || (first.is_none() && call_ids.is_empty()) {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -49,9 +74,20 @@ impl AppState {
         };
         let state = self.clone();
         let scope = scope.clone();
+        let read = Prefetched {
+            types: Arc::new(types.to_vec()),
+            rosters: HashMap::new(),
+        };
         runtime.spawn(async move {
-            for call_id in call_ids {
-                if let Err(error) = state.step_alarm(&scope, call_id).await {
+            let looks = first
+                .map(|(call_id, known)| (call_id, Some(known)))
+                .into_iter()
+                .chain(call_ids.into_iter().map(|call_id| (call_id, None)));
+            for (call_id, known) in looks {
+                if let Err(error) = state
+                    .step_alarm_with(&scope, call_id, Some(&read), known)
+                    .await
+                {
                     tracing::warn!(scope = scope.as_str(), call_id, %error, "alarm not looked at");
                 }
             }
@@ -128,7 +164,7 @@ impl AppState {
     /// One due alarm of a round, logged with how late it was written.
     async fn step_due(&self, alarm: &DueAlarm, read: &Prefetched) {
         match self
-            .step_alarm_with(&alarm.scope, alarm.call_id, Some(read))
+            .step_alarm_with(&alarm.scope, alarm.call_id, Some(read), None)
             .await
         {
             Ok(Looked::Call {

@@ -64,10 +64,14 @@ impl People {
         scope: &Scope,
         now: DateTime<Utc>,
     ) -> Result<Self, StoreError> {
-        Ok(People {
-            staff: store.staff_of(scope).await?,
-            duties: store.duties(scope, now).await?,
-        })
+        let staff = store.staff_of(scope).await?;
+        // Nobody to be on duty: no duty to read.
+        let duties = if staff.is_empty() {
+            Vec::new()
+        } else {
+            store.duties(scope, now).await?
+        };
+        Ok(People { staff, duties })
     }
 }
 
@@ -78,6 +82,40 @@ impl People {
 pub(crate) struct Prefetched {
     pub types: Arc<Vec<CallType>>,
     pub rosters: HashMap<Scope, Arc<People>>,
+}
+
+/// What a caller already knows of a call, so that the first attempt of a
+/// look reads neither its alarm nor its address: right after its open, its
+/// alarm is the pending one the open stored (version 0; a conflict reads it
+/// again), and a presence on its address is among the calls open before.
+#[derive(Debug)]
+pub(crate) struct Known {
+    pub kept: KeptAlarm,
+    pub presence_at: Option<DateTime<Utc>>,
+}
+
+impl Known {
+    /// A call just opened, with the calls open on its address before.
+    pub fn opened(scope: &Scope, call: &Call, open_before: &[Call], types: &[CallType]) -> Self {
+        let alarm = Alarm::pending(call.opened_at);
+        let mut call = call.clone();
+        call.alarm = Some(alarm.clone());
+        let presence_at = open_before
+            .iter()
+            .filter(|other| other.opened_at >= call.opened_at)
+            .filter(|other| is_presence(types, &other.event))
+            .map(|other| other.opened_at)
+            .min();
+        Known {
+            kept: KeptAlarm {
+                scope: scope.clone(),
+                call,
+                alarm,
+                version: 0,
+            },
+            presence_at,
+        }
+    }
 }
 
 /// What one look found.
@@ -93,7 +131,7 @@ pub enum Looked {
 impl AppState {
     /// Steps the alarm of call `call_id` of `scope` to now.
     pub async fn step_alarm(&self, scope: &Scope, call_id: i64) -> Result<Looked, StoreError> {
-        self.step_alarm_with(scope, call_id, None).await
+        self.step_alarm_with(scope, call_id, None, None).await
     }
 
     /// [`AppState::step_alarm`] with what a round of the timers read once
@@ -103,9 +141,10 @@ impl AppState {
         scope: &Scope,
         call_id: i64,
         read: Option<&Prefetched>,
+        known: Option<Known>,
     ) -> Result<Looked, StoreError> {
         let looked = self
-            .advance_alarm(scope, call_id, Needs::Roster, read, |prior, situation| {
+            .advance_alarm(scope, call_id, Needs::Roster, read, known, |prior, situation| {
                 Ok(step(prior, situation))
             })
             .await?;
@@ -127,7 +166,7 @@ impl AppState {
             Response::Accepted => Needs::AlarmOnly,
             Response::Declined | Response::Read => Needs::AlarmAndRoster,
         };
-        self.advance_alarm(&staff.scope, call_id, needs, None, |prior, situation| {
+        self.advance_alarm(&staff.scope, call_id, needs, None, None, |prior, situation| {
             respond(prior, situation, staff, response)
         })
         .await
@@ -135,13 +174,15 @@ impl AppState {
 
     /// Reads, acts, writes if unchanged since the read (else again), then
     /// publishes. What it reads besides the alarm: see [`Needs`]; the call
-    /// types and the scope's roster come from `read` when it has them.
+    /// types and the scope's roster come from `read` when it has them, and
+    /// the first attempt takes the alarm and the presence from `known`.
     async fn advance_alarm<F>(
         &self,
         scope: &Scope,
         call_id: i64,
         needs: Needs,
         read: Option<&Prefetched>,
+        mut known: Option<Known>,
         act: F,
     ) -> Result<Result<Looked, Refusal>, StoreError>
     where
@@ -149,8 +190,12 @@ impl AppState {
     {
         let store = self.alarm_store()?;
         for _ in 0..MAX_ATTEMPTS {
-            let Some(kept) = store.alarm(scope, call_id).await? else {
-                return Ok(Ok(Looked::Missing));
+            let (kept, known_presence) = match known.take() {
+                Some(known) => (known.kept, Some(known.presence_at)),
+                None => match store.alarm(scope, call_id).await? {
+                    Some(kept) => (kept, None),
+                    None => return Ok(Ok(Looked::Missing)),
+                },
             };
             let types = match read {
                 Some(read) => Arc::clone(&read.types),
@@ -172,7 +217,10 @@ impl AppState {
                     Some(people) => Arc::clone(people),
                     None => Arc::new(People::read(store.as_ref(), scope, now).await?),
                 };
-                let presence_at = self.presence_at(scope, &kept.call, &types).await?;
+                let presence_at = match known_presence {
+                    Some(presence_at) => presence_at,
+                    None => self.presence_at(scope, &kept.call, &types).await?,
+                };
                 (people, presence_at)
             } else {
                 (Arc::new(People::default()), None)
