@@ -2,8 +2,9 @@
 //! live feed; and the two rules every write follows: whose data a consumer
 //! works on ([`AppState::scope_for`]) and what happens to an unknown element
 //! ([`AppState::element_policy`]). [`alarms`] runs the alarm engine against
-//! the store (DECISIONS §14).
+//! the store (DECISIONS §14), [`alarm_looks`] says when.
 
+pub mod alarm_looks;
 pub mod alarms;
 
 use std::sync::Arc;

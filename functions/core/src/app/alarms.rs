@@ -8,16 +8,11 @@
 //! changed then goes to the live feed: the displays' messages and each
 //! person's `call.alert` / `call.cancelled`.
 //!
-//! Who looks when:
-//! - right after a committed open (the new call; for a presence also the
-//!   other open calls of its address), a close (the closed calls: their
-//!   ringing alerts are cancelled) and a duty's sign-on or sign-off (the
-//!   scope's open calls that alert or are unattended), in the background,
-//!   so that the API's answer never waits for it ([`AppState::look_later`]);
-//! - the timers: whatever the due index lists ([`AppState::run_due_alarms`],
-//!   polled by the local server), so a look that never ran (the process died
-//!   after the commit) or a level that falls due later is not lost.
+//! Who looks when ([`crate::app::alarm_looks`]): right after a committed
+//! open, a close and a duty's change, in the background; and the timers,
+//! whatever the due index lists.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -25,7 +20,7 @@ use chrono::{DateTime, Utc};
 use crate::app::AppState;
 use crate::domain::alarm::audit::AuditEvent;
 use crate::domain::alarm::{
-    Alarm, Effect, Policy, Refusal, Response, Roster, Situation, Staff, Step, respond, step,
+    Alarm, Duty, Effect, Policy, Refusal, Response, Roster, Situation, Staff, Step, respond, step,
 };
 use crate::domain::model::{Call, CallType, Scope};
 use crate::domain::wire_time;
@@ -56,6 +51,73 @@ enum Needs {
     AlarmOnly,
 }
 
+/// A scope's staff and their duties now: who a level can reach.
+#[derive(Debug, Default)]
+pub(crate) struct People {
+    pub staff: Vec<Staff>,
+    pub duties: Vec<Duty>,
+}
+
+impl People {
+    pub async fn read(
+        store: &dyn AlarmStore,
+        scope: &Scope,
+        now: DateTime<Utc>,
+    ) -> Result<Self, StoreError> {
+        let staff = store.staff_of(scope).await?;
+        // Nobody to be on duty: no duty to read.
+        let duties = if staff.is_empty() {
+            Vec::new()
+        } else {
+            store.duties(scope, now).await?
+        };
+        Ok(People { staff, duties })
+    }
+}
+
+/// What a round of the timers reads once for all of its alarms: the call
+/// types and each scope's people (at most a round old, a quarter second,
+/// when a step uses them).
+#[derive(Debug, Default)]
+pub(crate) struct Prefetched {
+    pub types: Arc<Vec<CallType>>,
+    pub rosters: HashMap<Scope, Arc<People>>,
+}
+
+/// What a caller already knows of a call, so that the first attempt of a
+/// look reads neither its alarm nor its address: right after its open, its
+/// alarm is the pending one the open stored (version 0; a conflict reads it
+/// again), and a presence on its address is among the calls open before.
+#[derive(Debug)]
+pub(crate) struct Known {
+    pub kept: KeptAlarm,
+    pub presence_at: Option<DateTime<Utc>>,
+}
+
+impl Known {
+    /// A call just opened, with the calls open on its address before.
+    pub fn opened(scope: &Scope, call: &Call, open_before: &[Call], types: &[CallType]) -> Self {
+        let alarm = Alarm::pending(call.opened_at);
+        let mut call = call.clone();
+        call.alarm = Some(alarm.clone());
+        let presence_at = open_before
+            .iter()
+            .filter(|other| other.opened_at >= call.opened_at)
+            .filter(|other| is_presence(types, &other.event))
+            .map(|other| other.opened_at)
+            .min();
+        Known {
+            kept: KeptAlarm {
+                scope: scope.clone(),
+                call,
+                alarm,
+                version: 0,
+            },
+            presence_at,
+        }
+    }
+}
+
 /// What one look found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Looked {
@@ -69,8 +131,20 @@ pub enum Looked {
 impl AppState {
     /// Steps the alarm of call `call_id` of `scope` to now.
     pub async fn step_alarm(&self, scope: &Scope, call_id: i64) -> Result<Looked, StoreError> {
+        self.step_alarm_with(scope, call_id, None, None).await
+    }
+
+    /// [`AppState::step_alarm`] with what a round of the timers read once
+    /// for all of its alarms.
+    pub(crate) async fn step_alarm_with(
+        &self,
+        scope: &Scope,
+        call_id: i64,
+        read: Option<&Prefetched>,
+        known: Option<Known>,
+    ) -> Result<Looked, StoreError> {
         let looked = self
-            .advance_alarm(scope, call_id, Needs::Roster, |prior, situation| {
+            .advance_alarm(scope, call_id, Needs::Roster, read, known, |prior, situation| {
                 Ok(step(prior, situation))
             })
             .await?;
@@ -92,19 +166,23 @@ impl AppState {
             Response::Accepted => Needs::AlarmOnly,
             Response::Declined | Response::Read => Needs::AlarmAndRoster,
         };
-        self.advance_alarm(&staff.scope, call_id, needs, |prior, situation| {
+        self.advance_alarm(&staff.scope, call_id, needs, None, None, |prior, situation| {
             respond(prior, situation, staff, response)
         })
         .await
     }
 
     /// Reads, acts, writes if unchanged since the read (else again), then
-    /// publishes. What it reads besides the alarm: see [`Needs`].
+    /// publishes. What it reads besides the alarm: see [`Needs`]; the call
+    /// types and the scope's roster come from `read` when it has them, and
+    /// the first attempt takes the alarm and the presence from `known`.
     async fn advance_alarm<F>(
         &self,
         scope: &Scope,
         call_id: i64,
         needs: Needs,
+        read: Option<&Prefetched>,
+        mut known: Option<Known>,
         act: F,
     ) -> Result<Result<Looked, Refusal>, StoreError>
     where
@@ -112,10 +190,17 @@ impl AppState {
     {
         let store = self.alarm_store()?;
         for _ in 0..MAX_ATTEMPTS {
-            let Some(kept) = store.alarm(scope, call_id).await? else {
-                return Ok(Ok(Looked::Missing));
+            let (kept, known_presence) = match known.take() {
+                Some(known) => (known.kept, Some(known.presence_at)),
+                None => match store.alarm(scope, call_id).await? {
+                    Some(kept) => (kept, None),
+                    None => return Ok(Ok(Looked::Missing)),
+                },
             };
-            let types = self.call_types().await?;
+            let types = match read {
+                Some(read) => Arc::clone(&read.types),
+                None => Arc::new(self.call_types().await?),
+            };
             let (policy, interval, maxloops) = policy_of(&types, &kept.call.event);
             if needs != Needs::Roster && policy.is_none() {
                 return Ok(Ok(Looked::Missing));
@@ -127,14 +212,18 @@ impl AppState {
                 && !kept.alarm.status.is_stopped()
                 && !policy.is_none()
                 && needs != Needs::AlarmOnly;
-            let (staff, duties, presence_at) = if running {
-                (
-                    store.staff_of(scope).await?,
-                    store.duties(scope, now).await?,
-                    self.presence_at(scope, &kept.call, &types).await?,
-                )
+            let (people, presence_at) = if running {
+                let people = match read.and_then(|read| read.rosters.get(scope)) {
+                    Some(people) => Arc::clone(people),
+                    None => Arc::new(People::read(store.as_ref(), scope, now).await?),
+                };
+                let presence_at = match known_presence {
+                    Some(presence_at) => presence_at,
+                    None => self.presence_at(scope, &kept.call, &types).await?,
+                };
+                (people, presence_at)
             } else {
-                (Vec::new(), Vec::new(), None)
+                (Arc::new(People::default()), None)
             };
             let situation = Situation {
                 call: &kept.call,
@@ -142,8 +231,8 @@ impl AppState {
                 interval,
                 maxloops,
                 roster: Roster {
-                    staff: &staff,
-                    duties: &duties,
+                    staff: &people.staff,
+                    duties: &people.duties,
                     now,
                 },
                 presence_at,
@@ -194,7 +283,7 @@ impl AppState {
         )))
     }
 
-    fn alarm_store(&self) -> Result<&Arc<dyn AlarmStore>, StoreError> {
+    pub(crate) fn alarm_store(&self) -> Result<&Arc<dyn AlarmStore>, StoreError> {
         self.alarms
             .as_ref()
             .ok_or_else(|| StoreError::Internal("this service has no alarm store".into()))
@@ -273,102 +362,6 @@ impl AppState {
             hub.publish_to(event(message), LiveAudience::Person(staff.id.clone()));
         }
     }
-
-    /// Looks at the alarms of `call_ids` of `scope` in the background, after
-    /// the caller's commit, so that its answer does not wait. Each failure
-    /// is logged; the timers look again when the alarm is due.
-    ///
-    /// In a Lambda function a task spawned here may be frozen with the
-    /// invocation once the answer is sent and never finish. That is
-    /// accepted: in AWS the durable path is the timers (issue 28: a call's
-    /// first timer comes from the table's stream, DECISIONS §17), and this
-    /// look only makes the first alert quicker where it runs.
-    pub fn look_later(&self, scope: &Scope, call_ids: Vec<i64>) {
-        if self.alarms.is_none() || call_ids.is_empty() {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            tracing::warn!("no runtime to look at alarms on: the timers will");
-            return;
-        };
-        let state = self.clone();
-        let scope = scope.clone();
-        runtime.spawn(async move {
-            for call_id in call_ids {
-                if let Err(error) = state.step_alarm(&scope, call_id).await {
-                    tracing::warn!(scope = scope.as_str(), call_id, %error, "alarm not looked at");
-                }
-            }
-        });
-    }
-
-    /// After a duty changed: looks, in the background, at the open calls of
-    /// `scope` whose alarm is alerting or unattended (somebody came on duty
-    /// for them, or went off duty and is alerted no more).
-    pub fn look_at_scope_later(&self, scope: &Scope) {
-        if self.alarms.is_none() {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            tracing::warn!("no runtime to look at alarms on: the timers will");
-            return;
-        };
-        let state = self.clone();
-        let scope = scope.clone();
-        runtime.spawn(async move {
-            let calls = match state.store.open_calls(&scope).await {
-                Ok(calls) => calls,
-                Err(error) => {
-                    tracing::warn!(scope = scope.as_str(), %error, "open calls not read for a duty change");
-                    return;
-                }
-            };
-            for call in calls.iter().filter(|call| is_running(call.alarm.as_ref())) {
-                if let Err(error) = state.step_alarm(&scope, call.id).await {
-                    tracing::warn!(scope = scope.as_str(), call_id = call.id, %error, "alarm not looked at");
-                }
-            }
-        });
-    }
-
-    /// Steps every alarm due by `now` (at most `limit`, earliest first) and
-    /// returns how many it looked at. The local server's timers call it
-    /// again and again; a failure of one alarm is logged and the others go
-    /// on (it stays due, so the next round tries it again).
-    pub async fn run_due_alarms(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
-    ) -> Result<usize, StoreError> {
-        let due = self.alarm_store()?.due_alarms(now, limit).await?;
-        for alarm in &due {
-            match self.step_alarm(&alarm.scope, alarm.call_id).await {
-                Ok(Looked::Call {
-                    changed: true,
-                    call,
-                }) => {
-                    // How long after its time the level or re-alert was
-                    // written (bench/alarms measures it; the clock's own
-                    // sub-seconds, which wire times drop).
-                    let late_ms = (Utc::now() - alarm.next_at).num_milliseconds();
-                    tracing::debug!(
-                        call_id = alarm.call_id,
-                        level = call.alarm.as_ref().map_or(0, |a| a.level),
-                        late_ms,
-                        "due alarm stepped"
-                    );
-                }
-                Ok(_) => {}
-                Err(error) => tracing::warn!(
-                    scope = alarm.scope.as_str(),
-                    call_id = alarm.call_id,
-                    %error,
-                    "due alarm not stepped"
-                ),
-            }
-        }
-        Ok(due.len())
-    }
 }
 
 /// The policy, re-alert interval and most alerts of a call's type; a type
@@ -387,9 +380,4 @@ fn policy_of(types: &[CallType], event: &str) -> (Policy, i64, i64) {
 /// Whether calls of `event` are staff present in the room.
 pub fn is_presence(types: &[CallType], event: &str) -> bool {
     types.iter().any(|t| t.name == event && t.kind == PRESENCE)
-}
-
-/// Whether an alarm still alerts or waits for somebody to come on duty.
-fn is_running(alarm: Option<&Alarm>) -> bool {
-    alarm.is_some_and(|alarm| !alarm.status.is_stopped())
 }

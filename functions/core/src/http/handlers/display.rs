@@ -3,7 +3,6 @@
 use chrono::{DateTime, Utc};
 
 use crate::app::AppState;
-use crate::app::alarms::is_presence;
 use crate::config::Mode;
 use crate::domain::model::{CallType, ElementChange, NewCall};
 use crate::domain::wire_time;
@@ -71,11 +70,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                     state.publish_calls(&scope, std::slice::from_ref(call), &types);
                     // Its alarm starts now; a presence stops the alarms of
                     // the calls already open on its address (DECISIONS §14).
-                    let mut looks = vec![call.id];
-                    if is_presence(&types, &call.event) {
-                        looks.extend(snapshot.open_calls.iter().map(|open| open.id));
-                    }
-                    state.look_later(&scope, looks);
+                    state.look_after_open(&scope, call, &snapshot.open_calls, &types);
                     (201, call)
                 }
                 OpenOutcome::AlreadyOpen(call) => (200, call),
@@ -108,7 +103,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
             };
             state.publish_calls(&scope, &closed, &types);
             // Their alarms end, and alerts still ringing are cancelled.
-            state.look_later(&scope, closed.iter().map(|call| call.id).collect());
+            state.look_later(&scope, closed.iter().map(|call| call.id).collect(), &types);
             if element.writes_element {
                 state.publish_element_of(&scope, &parsed.target).await;
             }

@@ -1,0 +1,199 @@
+//! Who looks at alarms when (DECISIONS §14), each look one
+//! [`AppState::step_alarm`]:
+//! - right after a committed open (the new call; for a presence also the
+//!   other open calls of its address), a close (the closed calls: their
+//!   ringing alerts are cancelled) and a duty's sign-on or sign-off (the
+//!   scope's open calls that alert or are unattended), in the background,
+//!   so that the API's answer never waits for it ([`AppState::look_later`],
+//!   [`AppState::look_at_scope_later`]);
+//! - the timers: whatever the due index lists ([`AppState::run_due_alarms`],
+//!   polled by the local server), so a look that never ran (the process died
+//!   after the commit) or a level that falls due later is not lost. A round
+//!   reads the call types and each scope's people once and steps up to
+//!   [`STEPS_AT_ONCE`] alarms at a time, so that the store's writer commits
+//!   their writes together.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use tokio::task::JoinSet;
+
+use crate::app::AppState;
+use crate::app::alarms::{Known, Looked, People, Prefetched, is_presence};
+use crate::domain::alarm::Alarm;
+use crate::domain::model::{Call, CallType, Scope};
+use crate::store::StoreError;
+use crate::store::alarms::DueAlarm;
+
+/// Alarms a round of the timers steps at the same time.
+pub const STEPS_AT_ONCE: usize = 16;
+
+impl AppState {
+    /// Looks at the alarms of `call_ids` of `scope` in the background, after
+    /// the caller's commit, so that its answer does not wait. Each failure
+    /// is logged; the timers look again when the alarm is due.
+    ///
+    /// In a Lambda function a task spawned here may be frozen with the
+    /// invocation once the answer is sent and never finish. That is
+    /// accepted: in AWS the durable path is the timers (issue 28: a call's
+    /// first timer comes from the table's stream, DECISIONS §17), and this
+    /// look only makes the first alert quicker where it runs.
+    pub fn look_later(&self, scope: &Scope, call_ids: Vec<i64>, types: &[CallType]) {
+        self.spawn_looks(scope, None, call_ids, types);
+    }
+
+    /// [`AppState::look_later`] at a call just opened (`open_before`: the
+    /// calls open on its address before it), which reads neither its alarm
+    /// nor its address again ([`Known::opened`]); for a presence also at
+    /// the calls it stops.
+    pub fn look_after_open(&self, scope: &Scope, call: &Call, open_before: &[Call], types: &[CallType]) {
+        let mut others = Vec::new();
+        if is_presence(types, &call.event) {
+            others.extend(open_before.iter().map(|open| open.id));
+        }
+        let known = Known::opened(scope, call, open_before, types);
+        self.spawn_looks(scope, Some((call.id, known)), others, types);
+    }
+
+    /// The looks of [`AppState::look_later`], the call types the caller
+    /// read handed on.
+    fn spawn_looks(
+        &self,
+        scope: &Scope,
+        first: Option<(i64, Known)>,
+        call_ids: Vec<i64>,
+        types: &[CallType],
+    ) {
+        if self.alarms.is_none() || (first.is_none() && call_ids.is_empty()) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("no runtime to look at alarms on: the timers will");
+            return;
+        };
+        let state = self.clone();
+        let scope = scope.clone();
+        let read = Prefetched {
+            types: Arc::new(types.to_vec()),
+            rosters: HashMap::new(),
+        };
+        runtime.spawn(async move {
+            let looks = first
+                .map(|(call_id, known)| (call_id, Some(known)))
+                .into_iter()
+                .chain(call_ids.into_iter().map(|call_id| (call_id, None)));
+            for (call_id, known) in looks {
+                if let Err(error) = state
+                    .step_alarm_with(&scope, call_id, Some(&read), known)
+                    .await
+                {
+                    tracing::warn!(scope = scope.as_str(), call_id, %error, "alarm not looked at");
+                }
+            }
+        });
+    }
+
+    /// After a duty changed: looks, in the background, at the open calls of
+    /// `scope` whose alarm is alerting or unattended (somebody came on duty
+    /// for them, or went off duty and is alerted no more).
+    pub fn look_at_scope_later(&self, scope: &Scope) {
+        if self.alarms.is_none() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("no runtime to look at alarms on: the timers will");
+            return;
+        };
+        let state = self.clone();
+        let scope = scope.clone();
+        runtime.spawn(async move {
+            let calls = match state.store.open_calls(&scope).await {
+                Ok(calls) => calls,
+                Err(error) => {
+                    tracing::warn!(scope = scope.as_str(), %error, "open calls not read for a duty change");
+                    return;
+                }
+            };
+            for call in calls.iter().filter(|call| is_running(call.alarm.as_ref())) {
+                if let Err(error) = state.step_alarm(&scope, call.id).await {
+                    tracing::warn!(scope = scope.as_str(), call_id = call.id, %error, "alarm not looked at");
+                }
+            }
+        });
+    }
+
+    /// Steps every alarm due by `now` (at most `limit`, earliest first) and
+    /// returns how many it looked at. The local server's timers call it
+    /// again and again; a failure of one alarm is logged and the others go
+    /// on (it stays due, so the next round tries it again).
+    pub async fn run_due_alarms(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<usize, StoreError> {
+        let store = self.alarm_store()?;
+        let due = store.due_alarms(now, limit).await?;
+        if due.is_empty() {
+            return Ok(0);
+        }
+        let mut read = Prefetched {
+            types: Arc::new(self.call_types().await?),
+            rosters: HashMap::new(),
+        };
+        for alarm in &due {
+            if !read.rosters.contains_key(&alarm.scope) {
+                let people = People::read(store.as_ref(), &alarm.scope, now).await?;
+                read.rosters.insert(alarm.scope.clone(), Arc::new(people));
+            }
+        }
+        let read = Arc::new(read);
+        let count = due.len();
+        let mut steps = JoinSet::new();
+        for alarm in due {
+            if steps.len() >= STEPS_AT_ONCE {
+                steps.join_next().await;
+            }
+            let (state, read) = (self.clone(), Arc::clone(&read));
+            steps.spawn(async move { state.step_due(&alarm, &read).await });
+        }
+        while steps.join_next().await.is_some() {}
+        Ok(count)
+    }
+
+    /// One due alarm of a round, logged with how late it was written.
+    async fn step_due(&self, alarm: &DueAlarm, read: &Prefetched) {
+        match self
+            .step_alarm_with(&alarm.scope, alarm.call_id, Some(read), None)
+            .await
+        {
+            Ok(Looked::Call {
+                changed: true,
+                call,
+            }) => {
+                // How long after its time the level or re-alert was written
+                // (bench/alarms measures it; the clock's own sub-seconds,
+                // which wire times drop).
+                let late_ms = (Utc::now() - alarm.next_at).num_milliseconds();
+                tracing::debug!(
+                    call_id = alarm.call_id,
+                    level = call.alarm.as_ref().map_or(0, |a| a.level),
+                    late_ms,
+                    "due alarm stepped"
+                );
+            }
+            Ok(_) => {}
+            Err(error) => tracing::warn!(
+                scope = alarm.scope.as_str(),
+                call_id = alarm.call_id,
+                %error,
+                "due alarm not stepped"
+            ),
+        }
+    }
+}
+
+/// Whether an alarm still alerts or waits for somebody to come on duty.
+fn is_running(alarm: Option<&Alarm>) -> bool {
+    alarm.is_some_and(|alarm| !alarm.status.is_stopped())
+}
