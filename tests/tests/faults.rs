@@ -568,7 +568,12 @@ async fn faults_on_the_way_to_dynamodb_lose_nothing() {
             seed: SEED,
             only: Some("TransactWriteItems"),
         };
-        let open = c.body(PROBE_CALL, r#"{"event":"Notruf"}"#);
+        // A presence: a type without alarm, so the alarm look after the
+        // open (a transaction of its own, in doubt too) never changes what
+        // the close checks, and the first close's fate is only its own.
+        // A Notruf's look can land between the close's read and its write,
+        // which then cancels, in doubt, and the second close does it.
+        let open = c.body(PROBE_CALL, r#"{"event":"Anwesenheit"}"#);
         proxy.inject(Some(in_doubt.clone()));
         let first = server.post(DISPLAY, open.clone()).await;
         proxy.inject(None);
