@@ -47,7 +47,13 @@ impl AppState {
     /// calls open on its address before it), which reads neither its alarm
     /// nor its address again ([`Known::opened`]); for a presence also at
     /// the calls it stops.
-    pub fn look_after_open(&self, scope: &Scope, call: &Call, open_before: &[Call], types: &[CallType]) {
+    pub fn look_after_open(
+        &self,
+        scope: &Scope,
+        call: &Call,
+        open_before: &[Call],
+        types: &[CallType],
+    ) {
         let mut others = Vec::new();
         if is_presence(types, &call.event) {
             others.extend(open_before.iter().map(|open| open.id));

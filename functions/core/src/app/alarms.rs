@@ -144,9 +144,14 @@ impl AppState {
         known: Option<Known>,
     ) -> Result<Looked, StoreError> {
         let looked = self
-            .advance_alarm(scope, call_id, Needs::Roster, read, known, |prior, situation| {
-                Ok(step(prior, situation))
-            })
+            .advance_alarm(
+                scope,
+                call_id,
+                Needs::Roster,
+                read,
+                known,
+                |prior, situation| Ok(step(prior, situation)),
+            )
             .await?;
         // `step` never refuses.
         Ok(looked.unwrap_or(Looked::Missing))
@@ -166,9 +171,14 @@ impl AppState {
             Response::Accepted => Needs::AlarmOnly,
             Response::Declined | Response::Read => Needs::AlarmAndRoster,
         };
-        self.advance_alarm(&staff.scope, call_id, needs, None, None, |prior, situation| {
-            respond(prior, situation, staff, response)
-        })
+        self.advance_alarm(
+            &staff.scope,
+            call_id,
+            needs,
+            None,
+            None,
+            |prior, situation| respond(prior, situation, staff, response),
+        )
         .await
     }
 
