@@ -33,8 +33,7 @@ use chrono_tz::Tz;
 
 use nurse_call_core::domain::alarm::AlarmStatus;
 use nurse_call_core::domain::model::{Call, CallType, Element, Scope};
-use nurse_call_core::wire::CallRecord;
-use nurse_call_core::wire::live::{LiveEvent, LiveMessage};
+use nurse_call_core::wire::live::{AlarmNews, LiveEvent, LiveMessage};
 use nurse_call_dynamodb::item::{
     CALL_SK, ELEMENT_SK, Item, alarm_from_item, call_from_item, element_from_item, get_n, get_s,
 };
@@ -58,17 +57,6 @@ pub enum Change {
         scope: Scope,
         element: Element,
     },
-}
-
-/// What an alarm change tells displays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AlarmNews {
-    /// A level started, or any other change displays see.
-    Escalated,
-    /// Somebody accepted ("Ich komme").
-    Accepted,
-    /// Nobody can be reached.
-    Unattended,
 }
 
 /// A record that should be a change but cannot be read (an item without a
@@ -138,29 +126,12 @@ impl Change {
                 section: call.section,
                 scope,
             },
-            Change::Alarm { scope, call, news } => {
-                let version = call.version();
-                let record = CallRecord::for_display(&call, types, zone, now);
-                let message = match news {
-                    AlarmNews::Escalated => LiveMessage::CallEscalated {
-                        version,
-                        call: record,
-                    },
-                    AlarmNews::Accepted => LiveMessage::CallAccepted {
-                        version,
-                        call: record,
-                    },
-                    AlarmNews::Unattended => LiveMessage::CallUnattended {
-                        version,
-                        call: record,
-                    },
-                };
-                LiveEvent {
-                    message: message.to_json(),
-                    section: call.section.clone(),
-                    scope,
-                }
-            }
+            // Never `Declined`: that news is for staff pages only.
+            Change::Alarm { scope, call, news } => LiveEvent {
+                message: LiveMessage::alarm(news, &call, types, zone, now).to_json(),
+                section: call.section.clone(),
+                scope,
+            },
             Change::Element { scope, element } => LiveEvent {
                 message: LiveMessage::element(&element, zone).to_json(),
                 section: None,
