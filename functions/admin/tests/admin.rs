@@ -5,33 +5,12 @@
 //! Needs the `local-server` binary: `cargo build --workspace --bins`; and for
 //! the DynamoDB cases `python3` with moto on PATH (scripts/test sets it up).
 
+#[macro_use]
 mod support;
 
 use std::time::{Duration, Instant};
 
 use support::{Backend, Value, json, signed_body};
-
-/// Each scenario once on SQLite and once on DynamoDB.
-macro_rules! on_both_stores {
-    ($($scenario:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    super::$scenario(super::Backend::sqlite()).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    super::$scenario(super::Backend::dynamodb()).await;
-                }
-            )*
-        }
-    };
-}
 
 on_both_stores!(
     issued_consumers_sign_rotate_retire_and_revoke,

@@ -7,30 +7,10 @@
 //! Needs the `local-server` binary (`cargo build --workspace --bins`) and, for
 //! the DynamoDB cases, moto on PATH (scripts/test sets it up).
 
+#[macro_use]
 mod support;
 
 use support::{Backend, Server, Value, json, signed_body};
-
-macro_rules! on_both_stores {
-    ($($scenario:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    super::$scenario(super::Backend::sqlite()).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    super::$scenario(super::Backend::dynamodb()).await;
-                }
-            )*
-        }
-    };
-}
 
 on_both_stores!(
     the_report_has_the_hand_computed_figures,

@@ -10,6 +10,7 @@
 //! response) and the result is written with the store's conditional write,
 //! with its audit lines. No server runs: nothing else steps the alarms.
 
+#[macro_use]
 mod support;
 
 use std::sync::Arc;
@@ -23,27 +24,6 @@ use nurse_call_core::domain::wire_time::parse_local;
 use nurse_call_core::store::alarms::AlarmWrite;
 use nurse_call_core::store::{ElementWrite, OpenOutcome};
 use support::{Backend, Value, json};
-
-macro_rules! on_both_stores {
-    ($($scenario:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    super::$scenario(super::Backend::sqlite()).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    super::$scenario(super::Backend::dynamodb()).await;
-                }
-            )*
-        }
-    };
-}
 
 on_both_stores!(the_alarm_figures_of_a_scripted_day);
 

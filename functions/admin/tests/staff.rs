@@ -7,6 +7,7 @@
 //!
 //! For the DynamoDB cases moto on PATH (scripts/test sets it up).
 
+#[macro_use]
 mod support;
 
 use chrono::{Duration, Utc};
@@ -15,27 +16,6 @@ use nurse_call_core::domain::alarm::Duty;
 use nurse_call_core::domain::model::Scope;
 use nurse_call_core::signing::tokens::token_hash;
 use support::{Backend, Value, json};
-
-macro_rules! on_both_stores {
-    ($($scenario:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    super::$scenario(super::Backend::sqlite()).await;
-                }
-            )*
-        }
-        mod dynamodb {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    super::$scenario(super::Backend::dynamodb()).await;
-                }
-            )*
-        }
-    };
-}
 
 on_both_stores!(
     staff_are_issued_listed_rotated_revoked_and_erased,

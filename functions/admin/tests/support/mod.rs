@@ -305,3 +305,26 @@ pub fn signed_body(consumer: &str, secret: &str, target: &str, data: &str) -> St
         serde_json::to_string(target).expect("strings serialise")
     )
 }
+
+/// Each scenario once on SQLite and once on DynamoDB (a test module per
+/// store, so a failure names the store).
+macro_rules! on_both_stores {
+    ($($scenario:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $scenario() {
+                    super::$scenario(super::Backend::sqlite()).await;
+                }
+            )*
+        }
+        mod dynamodb {
+            $(
+                #[tokio::test]
+                async fn $scenario() {
+                    super::$scenario(super::Backend::dynamodb()).await;
+                }
+            )*
+        }
+    };
+}
