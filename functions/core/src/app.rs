@@ -2,9 +2,11 @@
 //! live feed; and the two rules every write follows: whose data a consumer
 //! works on ([`AppState::scope_for`]) and what happens to an unknown element
 //! ([`AppState::element_policy`]). [`alarms`] runs the alarm engine against
-//! the store (DECISIONS §14), [`alarm_looks`] says when.
+//! the store (DECISIONS §14), [`alarm_looks`] says when, and
+//! [`alarm_start`] takes an alarm's first step and end with the writes.
 
 pub mod alarm_looks;
+pub mod alarm_start;
 pub mod alarms;
 
 use std::sync::Arc;

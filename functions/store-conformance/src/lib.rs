@@ -45,6 +45,11 @@ pub struct Harness {
     /// native expiry (DynamoDB TTL) may leave that to the database and return
     /// 0; the purge cases then check only that nothing live is lost.
     pub purges_expired: bool,
+    /// Whether `open_call_with_alarm` writes the first step it is given and
+    /// `close_calls` ends an alarm that rings for nobody (the store's
+    /// option, DECISIONS §14's looks do it otherwise); the cases check the
+    /// store does exactly what it declares.
+    pub alarms_with_writes: bool,
     /// Whatever must outlive the store (a temporary folder, a server process).
     guard: Option<Box<dyn Any + Send + Sync>>,
 }
@@ -55,6 +60,7 @@ impl Harness {
         Harness {
             store,
             purges_expired: true,
+            alarms_with_writes: true,
             guard: None,
         }
     }
@@ -62,6 +68,13 @@ impl Harness {
     /// Declares whether `purge_expired` purges (see [`Harness::purges_expired`]).
     pub fn with_purges_expired(mut self, purges_expired: bool) -> Self {
         self.purges_expired = purges_expired;
+        self
+    }
+
+    /// Declares whether the store takes alarm steps with its writes (see
+    /// [`Harness::alarms_with_writes`]).
+    pub fn with_alarms_with_writes(mut self, alarms_with_writes: bool) -> Self {
+        self.alarms_with_writes = alarms_with_writes;
         self
     }
 
@@ -76,6 +89,7 @@ impl std::fmt::Debug for Harness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Harness")
             .field("purges_expired", &self.purges_expired)
+            .field("alarms_with_writes", &self.alarms_with_writes)
             .field("guard", &self.guard.is_some())
             .finish_non_exhaustive()
     }
@@ -143,6 +157,8 @@ macro_rules! conformance_tests {
             every_read_of_calls_carries_their_alarm,
             a_closed_calls_alarm_stays_readable_and_writable,
             alarms_are_scoped,
+            open_call_with_alarm_writes_the_step_or_the_pending_alarm,
+            close_ends_an_alarm_that_rings_for_nobody,
             two_concurrent_alarm_writes_write_once,
             many_concurrent_alarm_writes_write_once,
             purge_closed_calls_removes_their_alarms,

@@ -25,7 +25,9 @@ async fn make_store() -> Harness {
         .await
         .expect("seed the call types");
     // Expired sandbox data is left to DynamoDB's TTL.
-    Harness::new(Arc::new(store)).with_purges_expired(false)
+    Harness::new(Arc::new(store))
+        .with_purges_expired(false)
+        .with_alarms_with_writes(false)
 }
 
 store_conformance::conformance_tests!(make_store());

@@ -13,8 +13,9 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use nurse_call_core::domain::alarm::audit::AuditEvent;
+use nurse_call_core::domain::alarm::engine::quiet_end;
 use nurse_call_core::domain::alarm::{Alarm, Duty, Staff, StaffRef};
-use nurse_call_core::domain::model::Scope;
+use nurse_call_core::domain::model::{Call, Scope};
 use nurse_call_core::store::StoreError;
 use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm, KeptAlarm};
 
@@ -78,13 +79,23 @@ fn write(
     if written == 0 {
         return Ok(AlarmWrite::Conflict);
     }
+    append_audit(c, kept.call.id, audit)?;
+    Ok(AlarmWrite::Written)
+}
+
+/// Appends `audit` to the audit of call `call_id`.
+pub(crate) fn append_audit(
+    c: &Connection,
+    call_id: i64,
+    audit: &[AuditEvent],
+) -> rusqlite::Result<()> {
     let mut insert = c.prepare_cached(
         "INSERT INTO alarm_audit (call_id, at, kind, level, staff_id, staff_name, detail)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
     for line in audit {
         insert.execute(params![
-            kept.call.id,
+            call_id,
             to_precise(line.at),
             line.kind,
             line.level as i64,
@@ -93,7 +104,32 @@ fn write(
             line.detail
         ])?;
     }
-    Ok(AlarmWrite::Written)
+    Ok(())
+}
+
+/// Ends the alarm of `closed` (just closed by this job) in the same job
+/// where [`quiet_end`] gives its end: nobody's alert rings, so a look after
+/// the close would only write this. The call then carries the ended alarm.
+pub(crate) fn end_quietly(
+    c: &Connection,
+    closed: &mut Call,
+    now: DateTime<Utc>,
+) -> rusqlite::Result<()> {
+    let Some(end) = closed
+        .alarm
+        .as_ref()
+        .and_then(|alarm| quiet_end(alarm, closed, now))
+    else {
+        return Ok(());
+    };
+    c.prepare_cached(
+        "UPDATE calls SET alarm = ?1, alarm_version = alarm_version + 1, alarm_next_at = NULL
+         WHERE id = ?2",
+    )?
+    .execute(params![end.alarm.to_json(), closed.id])?;
+    append_audit(c, closed.id, &AuditEvent::all(&end.effects, now))?;
+    closed.alarm = Some(end.alarm);
+    Ok(())
 }
 
 /// The due alarms: `IS NOT NULL` lets SQLite use the partial index

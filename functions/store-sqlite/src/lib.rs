@@ -31,16 +31,15 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use nurse_call_core::domain::alarm::Alarm;
 use nurse_call_core::domain::call_type_items::CallTypeItem;
 use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::{
     Call, Consumer, Display, Element, ElementChange, ElementPolicy, NewCall, Scope,
 };
-use nurse_call_core::domain::wire_time::to_stored;
+use nurse_call_core::domain::wire_time::{self, to_stored};
 use nurse_call_core::store::{
-    AddressSnapshot, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome, OpenOutcome, Store,
-    StoreError,
+    AddressSnapshot, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome, FirstAlarm,
+    OpenOutcome, Store, StoreError,
 };
 
 use rows::{
@@ -257,7 +256,20 @@ impl Store for SqliteStore {
         snapshot: &AddressSnapshot,
         element: &ElementWrite,
     ) -> Result<OpenOutcome, StoreError> {
+        let pending = FirstAlarm::pending(call.opened_at);
+        self.open_call_with_alarm(call, snapshot, element, &pending)
+            .await
+    }
+
+    async fn open_call_with_alarm(
+        &self,
+        call: &NewCall,
+        snapshot: &AddressSnapshot,
+        element: &ElementWrite,
+        first: &FirstAlarm,
+    ) -> Result<OpenOutcome, StoreError> {
         let scope = element.scope.as_str().to_string();
+        let first = first.clone();
         let (call, change, policy) = (call.clone(), element.change.clone(), element.policy);
         let already_open = snapshot.open_call_of(&call.event).cloned();
         let writes_element = element.writes_element;
@@ -278,9 +290,9 @@ impl Store for SqliteStore {
             if let Some(existing) = open_call_with_event(c, &scope, &call.address, &call.event)? {
                 return Ok(OpenOutcome::AlreadyOpen(existing));
             }
-            // The pending alarm, due at once, lands with the call: a
-            // committed open is always looked at (store/alarms.rs in core).
-            let alarm = Alarm::pending(call.opened_at);
+            // The alarm lands with the call: pending and due at once, or
+            // its first step, with that step's audit (store/alarms.rs in core).
+            let FirstAlarm { alarm, audit } = first;
             c.prepare_cached(
                 "INSERT INTO calls (scope, address, event, position, section, attribute,
                     element_code, element_name, opened_at, closed_at, opened_by,
@@ -302,6 +314,7 @@ impl Store for SqliteStore {
                 alarm.next_at.map(to_precise)
             ])?;
             let id = c.last_insert_rowid();
+            alarms::append_audit(c, id, &audit)?;
             Ok(OpenOutcome::Opened(Call {
                 alarm: Some(alarm),
                 ..call.opened(id)
@@ -347,6 +360,12 @@ impl Store for SqliteStore {
                         .optional()?;
                     closed.extend(call);
                 }
+            }
+            // An alarm that rings for nobody ends with the close: no look
+            // after it (core's app/alarm_start.rs).
+            let now = wire_time::now();
+            for call in &mut closed {
+                alarms::end_quietly(c, call, now)?;
             }
             Ok(CloseOutcome::Closed(closed))
         })

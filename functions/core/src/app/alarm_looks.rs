@@ -40,26 +40,28 @@ impl AppState {
     /// first timer comes from the table's stream, DECISIONS §17), and this
     /// look only makes the first alert quicker where it runs.
     pub fn look_later(&self, scope: &Scope, call_ids: Vec<i64>, types: &[CallType]) {
-        self.spawn_looks(scope, None, call_ids, types);
+        self.spawn_looks(scope, None, call_ids, types, None);
     }
 
     /// [`AppState::look_later`] at a call just opened (`open_before`: the
     /// calls open on its address before it), which reads neither its alarm
     /// nor its address again ([`Known::opened`]); for a presence also at
     /// the calls it stops.
+    /// `people`: the scope's roster, when the request read it already.
     pub fn look_after_open(
         &self,
         scope: &Scope,
         call: &Call,
         open_before: &[Call],
         types: &[CallType],
+        people: Option<Arc<People>>,
     ) {
         let mut others = Vec::new();
         if is_presence(types, &call.event) {
             others.extend(open_before.iter().map(|open| open.id));
         }
         let known = Known::opened(scope, call, open_before, types);
-        self.spawn_looks(scope, Some((call.id, known)), others, types);
+        self.spawn_looks(scope, Some((call.id, known)), others, types, people);
     }
 
     /// The looks of [`AppState::look_later`], the call types the caller
@@ -70,6 +72,7 @@ impl AppState {
         first: Option<(i64, Known)>,
         call_ids: Vec<i64>,
         types: &[CallType],
+        people: Option<Arc<People>>,
     ) {
         if self.alarms.is_none() || (first.is_none() && call_ids.is_empty()) {
             return;
@@ -82,7 +85,10 @@ impl AppState {
         let scope = scope.clone();
         let read = Prefetched {
             types: Arc::new(types.to_vec()),
-            rosters: HashMap::new(),
+            rosters: people
+                .map(|people| (scope.clone(), people))
+                .into_iter()
+                .collect(),
         };
         runtime.spawn(async move {
             let looks = first

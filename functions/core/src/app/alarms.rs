@@ -53,7 +53,7 @@ enum Needs {
 
 /// A scope's staff and their duties now: who a level can reach.
 #[derive(Debug, Default)]
-pub(crate) struct People {
+pub struct People {
     pub staff: Vec<Staff>,
     pub duties: Vec<Duty>,
 }
@@ -95,17 +95,27 @@ pub(crate) struct Known {
 }
 
 impl Known {
+    /// When a presence among `open_before` (the calls open on `call`'s
+    /// address before it opened) opened at or after it.
+    pub fn presence_since(
+        call: &Call,
+        open_before: &[Call],
+        types: &[CallType],
+    ) -> Option<DateTime<Utc>> {
+        open_before
+            .iter()
+            .filter(|other| other.opened_at >= call.opened_at)
+            .filter(|other| is_presence(types, &other.event))
+            .map(|other| other.opened_at)
+            .min()
+    }
+
     /// A call just opened, with the calls open on its address before.
     pub fn opened(scope: &Scope, call: &Call, open_before: &[Call], types: &[CallType]) -> Self {
         let alarm = Alarm::pending(call.opened_at);
         let mut call = call.clone();
         call.alarm = Some(alarm.clone());
-        let presence_at = open_before
-            .iter()
-            .filter(|other| other.opened_at >= call.opened_at)
-            .filter(|other| is_presence(types, &other.event))
-            .map(|other| other.opened_at)
-            .min();
+        let presence_at = Known::presence_since(&call, open_before, types);
         Known {
             kept: KeptAlarm {
                 scope: scope.clone(),
@@ -264,7 +274,7 @@ impl AppState {
                 AlarmWrite::Written => {
                     let mut call = kept.call.clone();
                     call.alarm = Some(next.alarm.clone());
-                    self.publish_alarm(scope, &call, &kept, &next, &types, now);
+                    self.publish_alarm(scope, &call, &kept.alarm, &next, &types, now);
                     tracing::info!(
                         scope = scope.as_str(),
                         call_id,
@@ -318,11 +328,11 @@ impl AppState {
     }
 
     /// Tells displays and staff pages what a written step changed.
-    fn publish_alarm(
+    pub(crate) fn publish_alarm(
         &self,
         scope: &Scope,
         call: &Call,
-        prior: &KeptAlarm,
+        prior: &Alarm,
         next: &Step,
         types: &[CallType],
         now: DateTime<Utc>,
@@ -339,7 +349,7 @@ impl AppState {
         let has = |wanted: fn(&Effect) -> bool| next.effects.iter().any(wanted);
         // A closed call's end was told by `call.closed`; displays see the
         // rest of an alarm's changes (those that grow its version).
-        if call.closed_at.is_none() && next.alarm.changes != prior.alarm.changes {
+        if call.closed_at.is_none() && next.alarm.changes != prior.changes {
             let news = if has(|e| matches!(e, Effect::Accepted { .. })) {
                 AlarmNews::Accepted
             } else if has(|e| matches!(e, Effect::Unattended)) {
@@ -376,7 +386,7 @@ impl AppState {
 
 /// The policy, re-alert interval and most alerts of a call's type; a type
 /// an admin removed alarms with [`Policy::fallback`], never silence.
-fn policy_of(types: &[CallType], event: &str) -> (Policy, i64, i64) {
+pub(crate) fn policy_of(types: &[CallType], event: &str) -> (Policy, i64, i64) {
     match types.iter().find(|t| t.name == event) {
         Some(t) => (
             t.escalation.clone(),

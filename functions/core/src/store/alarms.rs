@@ -1,13 +1,17 @@
 //! What alarm routing keeps (DECISIONS §14): staff, their duties, each
 //! call's alarm with its audit, and the index of alarms due.
 //!
-//! Every open stores [`Alarm::pending`] beside the new call, due at its
-//! `opened_at`, in the same atomic step ([`crate::store::Store::open_call`]):
-//! so a committed open always gets its alarm looked at, even when the
-//! process dies right after the commit (the timers find it due). The
-//! engine's results are written with [`AlarmStore::write_alarm`], only if
-//! nobody wrote the alarm since it was read: that conditional write is what
-//! makes a level fire once when two workers look, and the first accept win.
+//! Every open stores the new call's alarm beside it in the same atomic step
+//! ([`crate::store::Store::open_call`]): [`Alarm::pending`], due at its
+//! `opened_at`, so a committed open always gets its alarm looked at, even
+//! when the process dies right after the commit (the timers find it due).
+//! Where the store can ([`crate::store::Store::open_call_with_alarm`], the
+//! embedded store), the request takes the first step itself and the open
+//! writes it; a close likewise may end an alarm that rings for nobody in its
+//! own write. Both spare a look after the write. The engine's results are
+//! written with [`AlarmStore::write_alarm`], only if nobody wrote the alarm
+//! since it was read: that conditional write is what makes a level fire once
+//! when two workers look, and the first accept win.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -16,6 +20,25 @@ use crate::domain::alarm::audit::AuditEvent;
 use crate::domain::alarm::{Alarm, Duty, Staff};
 use crate::domain::model::{Call, Scope};
 use crate::store::{Store, StoreError};
+
+/// A new call's alarm as its open writes it ([`Store::open_call_with_alarm`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirstAlarm {
+    pub alarm: Alarm,
+    /// The audit lines of the step that made `alarm` (none when pending).
+    pub audit: Vec<AuditEvent>,
+}
+
+impl FirstAlarm {
+    /// The alarm not yet stepped, due at `opened_at`: the first look (or
+    /// the timers, should the process die after the commit) steps it.
+    pub fn pending(opened_at: DateTime<Utc>) -> Self {
+        FirstAlarm {
+            alarm: Alarm::pending(opened_at),
+            audit: Vec::new(),
+        }
+    }
+}
 
 /// A call with its alarm as kept, and the alarm's version (0 when the open
 /// stored it; one more with every [`AlarmStore::write_alarm`]).

@@ -18,6 +18,8 @@ pub mod alarms;
 pub mod cache;
 pub mod fallbacks;
 
+pub use alarms::FirstAlarm;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -198,6 +200,10 @@ pub trait Store: Send + Sync {
     /// meanwhile is answered the same way. With `CreateMissing` an unknown
     /// element is created; with `MustExist` one that vanished after the
     /// snapshot is [`OpenOutcome::UnknownElement`].
+    ///
+    /// The new call's alarm is [`Alarm::pending`](crate::domain::alarm::Alarm::pending),
+    /// due at once, in the due index from the same atomic step: a committed
+    /// open is always looked at, even when the process dies after the commit.
     async fn open_call(
         &self,
         call: &NewCall,
@@ -205,11 +211,36 @@ pub trait Store: Send + Sync {
         element: &ElementWrite,
     ) -> Result<OpenOutcome, StoreError>;
 
+    /// [`Store::open_call`], where the store can, with the new call's alarm
+    /// as `first` gives it (its first step, taken by the request with the
+    /// roster it read, and that step's audit lines) in the same atomic step,
+    /// its `next_at` the call's key in the due index; so the open needs no
+    /// look of its own. The call returned carries the alarm written: a
+    /// store that cannot (the default) writes the pending one, and the
+    /// caller then looks at it as after [`Store::open_call`].
+    async fn open_call_with_alarm(
+        &self,
+        call: &NewCall,
+        snapshot: &AddressSnapshot,
+        element: &ElementWrite,
+        first: &FirstAlarm,
+    ) -> Result<OpenOutcome, StoreError> {
+        let _ = first;
+        self.open_call(call, snapshot, element).await
+    }
+
     /// Closes the [`AddressSnapshot::closable`] calls of `snapshot` that are
     /// still open, at `closed_at`, by consumer `closed_by` (kept for the
     /// audit, DECISIONS §13), and applies `element`, atomically; the address
     /// and scope are `element`'s. Returns the calls this request closed (one
     /// closed by a concurrent request meanwhile is not among them).
+    ///
+    /// A store may end a closed call's alarm in the same atomic step where
+    /// [`quiet_end`](crate::domain::alarm::engine::quiet_end) gives its end
+    /// (with the end's audit lines, the alarm out of the due index), and
+    /// return the call with that alarm, ended; the embedded store does. A
+    /// call returned with its alarm not ended is for the caller to look at
+    /// (a ringing alert is to be cancelled).
     async fn close_calls(
         &self,
         snapshot: &AddressSnapshot,

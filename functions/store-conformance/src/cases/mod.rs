@@ -3,6 +3,7 @@
 
 mod alarm_races;
 mod alarm_retention;
+mod alarm_with_writes;
 mod alarms;
 mod call_types;
 mod calls;
@@ -18,6 +19,7 @@ mod staff;
 
 pub use alarm_races::*;
 pub use alarm_retention::*;
+pub use alarm_with_writes::*;
 pub use alarms::*;
 pub use call_types::*;
 pub use calls::*;

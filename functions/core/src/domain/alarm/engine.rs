@@ -109,6 +109,39 @@ pub fn step(prior: &Alarm, situation: &Situation<'_>) -> Step {
     finish(prior, alarm, effects)
 }
 
+/// The end of `prior` at its call's close, when that end cancels nobody:
+/// exactly the step a look after the close would take (status `ended`,
+/// nothing due, the `ended` audit line), so that the store writes it with
+/// the close itself and the close needs no look of its own. `None` when
+/// there is something a look must do: a ringing alert to cancel (the look
+/// sends the cancels), an alarm never stepped (pending: whether its end is
+/// audited depends on the policy), or nothing to change (ended already).
+///
+/// A closed call's step reads neither the policy nor the roster once the
+/// alarm has been stepped (the property tests check it against [`step`]).
+pub fn quiet_end(prior: &Alarm, closed: &Call, now: DateTime<Utc>) -> Option<Step> {
+    if closed.closed_at.is_none()
+        || prior.is_pending()
+        || prior.recipients.iter().any(|r| r.ringing)
+    {
+        return None;
+    }
+    let situation = Situation {
+        call: closed,
+        policy: &Policy::none(),
+        interval: 0,
+        maxloops: 0,
+        roster: Roster {
+            staff: &[],
+            duties: &[],
+            now,
+        },
+        presence_at: None,
+    };
+    let ended = step(prior, &situation);
+    ended.changed.then_some(ended)
+}
+
 /// `staff`'s response, then [`step`]. A second identical response changes
 /// nothing (and is no refusal).
 pub fn respond(

@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::app::AppState;
+use crate::app::alarm_start::first_step;
 use crate::config::Mode;
 use crate::domain::model::{CallType, ElementChange, NewCall};
 use crate::domain::wire_time;
@@ -37,7 +38,18 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     // their order on its own clock, and a repeated close never closes a call
     // opened after it was signed.
     let request_time = replay::request_time(parsed.credentials.signed_at, now);
-    let snapshot = state.store.snapshot(&scope, &parsed.target).await?;
+    // An open's first alarm step needs the scope's roster: read beside the
+    // snapshot, so the answer waits for no extra round trip.
+    let (snapshot, people) = match &parsed.action {
+        DisplayAction::Open { .. } => {
+            let (snapshot, people) = tokio::join!(
+                state.store.snapshot(&scope, &parsed.target),
+                state.roster_for_open(&scope, now)
+            );
+            (snapshot?, people)
+        }
+        DisplayAction::Close { .. } => (state.store.snapshot(&scope, &parsed.target).await?, None),
+    };
     let types = state.call_types().await?;
     check_state(state, &parsed, &snapshot, &types)?;
 
@@ -63,14 +75,19 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                 &snapshot,
                 &consumer.id,
             );
+            // Its alarm starts now, written with the call where the store
+            // can (app/alarm_start.rs).
+            let first = first_step(&call, &snapshot.open_calls, &types, people, now);
             // The store decides whether the event is open already (spec 4.1).
-            let outcome = state.store.open_call(&call, &snapshot, &element).await?;
+            let outcome = state
+                .store
+                .open_call_with_alarm(&call, &snapshot, &element, &first.first)
+                .await?;
             let (status, call) = match &outcome {
                 OpenOutcome::Opened(call) => {
-                    state.publish_calls(&scope, std::slice::from_ref(call), &types);
-                    // Its alarm starts now; a presence stops the alarms of
-                    // the calls already open on its address (DECISIONS §14).
-                    state.look_after_open(&scope, call, &snapshot.open_calls, &types);
+                    // Its alarm's alerts go out; a presence stops the alarms
+                    // of the calls already open on its address (DECISIONS §14).
+                    state.after_open(&scope, call, first, &snapshot.open_calls, &types, now);
                     (201, call)
                 }
                 OpenOutcome::AlreadyOpen(call) => (200, call),
@@ -79,12 +96,15 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
             if element.writes_element {
                 state.publish_element_of(&scope, &parsed.target).await;
             }
+            let alarm = call.alarm.as_ref();
             tracing::info!(
                 consumer = %consumer.id,
                 address = %call.address,
                 event = %call.event,
                 call_id = call.id,
                 reopened = status == 200,
+                alarm = alarm.map(|alarm| alarm.status.as_str()),
+                level = alarm.map(|alarm| alarm.level),
                 "call opened"
             );
             let record = CallRecord::new(call, shown_types, zone, now);
@@ -102,8 +122,9 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                 CloseOutcome::UnknownElement => return Err(unknown_address()),
             };
             state.publish_calls(&scope, &closed, &types);
-            // Their alarms end, and alerts still ringing are cancelled.
-            state.look_later(&scope, closed.iter().map(|call| call.id).collect(), &types);
+            // Their alarms end (the store may have ended them), and alerts
+            // still ringing are cancelled.
+            state.after_close(&scope, &closed, &types);
             if element.writes_element {
                 state.publish_element_of(&scope, &parsed.target).await;
             }

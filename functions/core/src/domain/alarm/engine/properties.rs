@@ -141,7 +141,19 @@ proptest! {
                 }
                 Action::Close => {
                     the_call.closed_at.get_or_insert(now);
-                    step(&alarm, &situation(now, &the_call, &duties, presence_at))
+                    let looked = step(&alarm, &situation(now, &the_call, &duties, presence_at));
+                    // The store's end with the close is the look's, or
+                    // leaves it to the look.
+                    match quiet_end(&alarm, &the_call, now) {
+                        Some(quiet) => prop_assert_eq!(&quiet, &looked),
+                        None => prop_assert!(
+                            !looked.changed
+                                || alarm.is_pending()
+                                || alarm.recipients.iter().any(|r| r.ringing),
+                            "a quiet end left to a look"
+                        ),
+                    }
+                    looked
                 }
                 Action::SignOff(who) => {
                     duties.retain(|d| d.staff_id != format!("p{who}"));
