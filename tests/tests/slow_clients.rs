@@ -390,3 +390,64 @@ async fn at_the_connection_bound_new_connections_wait_and_open_ones_keep_answeri
     );
     drop(silent);
 }
+
+#[tokio::test]
+async fn live_sockets_outlive_the_header_timeout_and_do_not_count_against_the_bound() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    if skip_on_dynamodb("live_sockets_outlive_the_header_timeout") {
+        return;
+    }
+    const BOUND: usize = 2;
+    let server = server(BOUND);
+    let visitor = server.new_consumer().await;
+    let url = format!(
+        "{}/api/v1/display/live?consumer={}&hash={}",
+        server.base_url().replacen("http://", "ws://", 1),
+        visitor.id,
+        visitor.proof()
+    );
+    // More displays than the bound: each gives its slot back once upgraded.
+    let mut sockets = Vec::new();
+    for _ in 0..=BOUND {
+        let (socket, _) = tokio::time::timeout(MARGIN, tokio_tungstenite::connect_async(&url))
+            .await
+            .expect("the live socket connects although the bound is smaller")
+            .expect("live socket");
+        sockets.push(socket);
+    }
+    let sent = Instant::now();
+    server.get(CALL_TYPES).await.expect_status(200);
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "a request waited {:?} behind the live sockets",
+        sent.elapsed()
+    );
+
+    // Silent for twice the header timeout (a display pings every few
+    // minutes, DECISIONS §11), then still open: a ping is answered and an
+    // open reaches every socket.
+    tokio::time::sleep(2 * HEADER_TIMEOUT + Duration::from_secs(1)).await;
+    server
+        .display(&visitor, "Zimmer-7", r#"{"event":"Normalruf"}"#)
+        .await
+        .expect_status(201);
+    for socket in &mut sockets {
+        socket
+            .send(Message::text(r#"{"action":"ping"}"#))
+            .await
+            .expect("the live socket is still open");
+        let mut seen = Vec::new();
+        while !(seen.contains(&"pong".to_string()) && seen.contains(&"call.opened".to_string())) {
+            let frame = tokio::time::timeout(MARGIN, socket.next())
+                .await
+                .unwrap_or_else(|_| panic!("no pong and call.opened in time; seen {seen:?}"))
+                .expect("socket open")
+                .expect("a frame");
+            if let Message::Text(text) = frame {
+                let message: Value = serde_json::from_str(text.as_str()).expect("JSON message");
+                seen.push(message["type"].as_str().unwrap_or_default().to_string());
+            }
+        }
+    }
+}

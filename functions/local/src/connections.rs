@@ -19,7 +19,9 @@
 //!   before `accept`. When all are taken the loop stops accepting: new
 //!   connections wait in the kernel's listen queue and are served as soon
 //!   as one ends (silent ones end within the header timeout), while the
-//!   connections already open keep being served. A connection gives its
+//!   connections already open keep being served ([`LISTEN_QUEUE`] of them
+//!   wait there; beyond, the kernel drops their handshake and the clients
+//!   try again). A connection gives its
 //!   permit back when hyper is done with it: at its close, or when it is
 //!   upgraded to a live socket (authenticated, so not an anonymous client's
 //!   to hold).
@@ -34,8 +36,28 @@ use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{Semaphore, watch};
+
+/// Connections the kernel keeps waiting to be accepted (Linux caps it at
+/// `net.core.somaxconn`, 4096 on current kernels). tokio's `bind` asks for
+/// 128, too few to hold the clients that arrive while the bound is reached.
+pub const LISTEN_QUEUE: u32 = 1024;
+
+/// Listens on `addr` with a queue of [`LISTEN_QUEUE`], otherwise as tokio's
+/// `TcpListener::bind` does (address reuse, so that a restart gets its port
+/// back at once).
+pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    #[cfg(not(windows))]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_QUEUE)
+}
 
 /// The limits on connections and on reading requests.
 #[derive(Debug, Clone, Copy)]

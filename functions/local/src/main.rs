@@ -172,8 +172,7 @@ async fn run(args: Args) -> Result<(), String> {
             handle(state, request, body_timeout)
         })
         .with_state(state);
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
+    let listener = connections::listen(args.listen)
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     tracing::info!(
