@@ -5,6 +5,7 @@
 //! cargo run -p local-server            # http://127.0.0.1:3000
 //! ```
 
+mod connections;
 mod live;
 mod seed;
 mod timers;
@@ -16,10 +17,13 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
+use axum::body::HttpBody;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::routing::any;
 use clap::Parser;
+
+use connections::Limits;
 
 use nurse_call_core::config::{
     self, CallRetention, StaffSettings, parse_live_url, parse_time_zone,
@@ -95,6 +99,24 @@ struct Args {
     #[arg(long, env = "VAPID_SUBJECT", default_value = StaffSettings::DEFAULT_VAPID_SUBJECT,
           value_parser = config::parse_vapid_subject)]
     vapid_subject: String,
+
+    /// Seconds a request's head (request line and headers) may take to
+    /// arrive; also the longest a kept-alive connection waits for its next
+    /// request (docs/security.md, "Slow clients").
+    #[arg(long, env = "HEADER_TIMEOUT_SECONDS", default_value = Limits::DEFAULT_HEADER_TIMEOUT_SECONDS,
+          value_parser = connections::parse_seconds)]
+    header_timeout_seconds: Duration,
+
+    /// Seconds a request's body may take to arrive whole after its head.
+    #[arg(long, env = "BODY_TIMEOUT_SECONDS", default_value = Limits::DEFAULT_BODY_TIMEOUT_SECONDS,
+          value_parser = connections::parse_seconds)]
+    body_timeout_seconds: Duration,
+
+    /// Connections served at once (live sockets not counted); more wait to
+    /// be accepted until one closes.
+    #[arg(long, env = "MAX_CONNECTIONS", default_value = Limits::DEFAULT_MAX_CONNECTIONS,
+          value_parser = connections::parse_max_connections)]
+    max_connections: usize,
 }
 
 #[tokio::main]
@@ -137,12 +159,20 @@ async fn run(args: Args) -> Result<(), String> {
     // while the server was down (DECISIONS §14).
     tokio::spawn(timers::run(state.clone()));
 
+    let limits = Limits {
+        header_timeout: args.header_timeout_seconds,
+        body_timeout: args.body_timeout_seconds,
+        max_connections: args.max_connections,
+    }
+    .fit_to_open_files_limit();
+    let body_timeout = limits.body_timeout;
     let app = Router::new()
         .route(live::PATH, any(live::connect))
-        .fallback(handle)
+        .fallback(move |State(state): State<AppState>, request: Request| {
+            handle(state, request, body_timeout)
+        })
         .with_state(state);
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
+    let listener = connections::listen(args.listen)
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     tracing::info!(
@@ -152,30 +182,62 @@ async fn run(args: Args) -> Result<(), String> {
         time_zone = %settings.time_zone,
         call_retention_days = settings.call_retention.as_days(),
         store = %choice.describe(),
+        header_timeout_seconds = limits.header_timeout.as_secs(),
+        body_timeout_seconds = limits.body_timeout.as_secs(),
+        max_connections = limits.max_connections,
         "listening"
     );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())?;
+    connections::serve(listener, app, limits, shutdown_signal()).await;
     tracing::info!("shut down");
     Ok(())
 }
 
 /// Every request goes to the shared router; the body is read up to one byte
 /// over the limit so that an oversized body is answered with 413, not read whole.
-/// A body that ends before its announced length (the client gave up) is a 400.
-async fn handle(State(state): State<AppState>, request: Request) -> Response {
+/// A `Content-Length` over the limit is answered 413 before any of the body is
+/// read (hyper gives it as the body's exact size). A body that ends before its
+/// announced length (the client gave up), or is not whole within
+/// `body_timeout` (a slow client), is a 400; either way hyper then closes the
+/// connection, since the rest of the body was not read.
+async fn handle(state: AppState, request: Request, body_timeout: Duration) -> Response {
     let (parts, body) = request.into_parts();
-    let response = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+    let announced = body.size_hint().lower();
+    let read = if announced > MAX_BODY_BYTES as u64 {
+        Err(Unread::TooLarge)
+    } else {
+        match tokio::time::timeout(body_timeout, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(error)) if exceeds_limit(&error) => Err(Unread::TooLarge),
+            Ok(Err(error)) => {
+                tracing::debug!(%error, "body not read to its end");
+                Err(Unread::Broken)
+            }
+            Err(_) => {
+                tracing::debug!(
+                    body_timeout_seconds = body_timeout.as_secs(),
+                    "body not whole within the body timeout"
+                );
+                Err(Unread::Broken)
+            }
+        }
+    };
+    let response = match read {
         Ok(bytes) => serve(&state, http::Request::from_parts(parts, bytes)).await,
-        Err(error) => {
-            tracing::debug!(%error, "body not read to its end");
+        Err(unread) => {
             let request = http::Request::from_parts(parts, bytes::Bytes::new());
-            unreadable_body(&request, exceeds_limit(&error))
+            unreadable_body(&request, unread == Unread::TooLarge)
         }
     };
     response.map(Body::from)
+}
+
+/// Why a body was not read.
+#[derive(Debug, PartialEq, Eq)]
+enum Unread {
+    /// Over [`MAX_BODY_BYTES`], announced or sent.
+    TooLarge,
+    /// Cut off, or not whole in time.
+    Broken,
 }
 
 /// Whether reading the body stopped at the size limit (http-body-util's
