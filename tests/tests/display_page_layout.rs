@@ -4,7 +4,8 @@
 //! with 1, 4, 9 and 12 open calls (beyond 9 the rest are counted), no name
 //! wider than its tile or broken inside a word, the longest seeded name
 //! included; durations in words; with the connection lost, the stale mark
-//! on a line of its own, overlapping nothing; and the header clock in the
+//! on a line of its own, overlapping nothing (nor live, nor after the
+//! maintenance strip took its line); and the header clock in the
 //! installation's zone (Europe/Berlin) while the browser runs on UTC.
 //!
 //! One browser session for every measurement: the viewport and the number
@@ -190,6 +191,8 @@ async fn names_are_large_and_whole(browser: &Client, calls: usize, minima: bool)
             );
             assert_eq!(name["broken"], json!([]), "{text} broken inside a word");
         }
+        let overlaps = run(browser, OVERLAPS).await;
+        assert_eq!(overlaps, json!([]), "{calls} calls at {width}×{height}");
         let overflow = run(
             browser,
             "const o = document.getElementById('overflow'); return o.hidden ? null : o.textContent",
@@ -338,8 +341,29 @@ async fn names_fill_the_screen_durations_read_as_words_and_the_stale_mark_covers
         }
     }
 
-    // Staff in the Notruf's room, then the connection lost: the kept calls
-    // are marked stale on a line of their own, overlapping nothing.
+    // The maintenance strip comes after the tiles were laid out, and staff
+    // in the Notruf's room: the tiles fitted again to the room left. Then
+    // the connection lost: the kept calls are marked stale on a line of
+    // their own, overlapping nothing.
+    server
+        .element(&me, "Zimmer-520", r#"{"battery":10}"#)
+        .await
+        .expect_status(200);
+    shows(
+        "the maintenance strip",
+        Instant::now(),
+        LOAD_TIMEOUT,
+        || async {
+            let strip = run(
+                &browser,
+                "return document.getElementById('maintenance').hidden",
+            )
+            .await;
+            (strip == false).then_some(())
+        },
+    )
+    .await;
+    names_are_large_and_whole(&browser, 12, false).await;
     server
         .display(&me, "Zimmer-506", r#"{"event":"Anwesenheit"}"#)
         .await
