@@ -126,15 +126,23 @@ where
     took
 }
 
-/// Seconds of a running duration as shown: `m:ss` or `h:mm:ss`.
+/// Seconds of a running duration as shown, in words: `35 s`, `4 Min`,
+/// `1 Std 12`, `3 Tage` (whole units, so the lower bound of each).
 fn seconds(shown: &str) -> u64 {
-    shown
-        .split(':')
-        .map(|part| {
-            part.parse::<u64>()
-                .unwrap_or_else(|_| panic!("not a duration: {shown:?}"))
-        })
-        .fold(0, |total, part| total * 60 + part)
+    let parts: Vec<&str> = shown.split(' ').collect();
+    let number = |i: usize| {
+        parts
+            .get(i)
+            .and_then(|part| part.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("not a duration: {shown:?}"))
+    };
+    match parts.get(1).copied() {
+        Some("s") => number(0),
+        Some("Min") => number(0) * 60,
+        Some("Std") => number(0) * 3600 + parts.get(2).map_or(0, |_| number(2) * 60),
+        Some("Tag" | "Tage") => number(0) * 86_400,
+        _ => panic!("not a duration: {shown:?}"),
+    }
 }
 
 /// WCAG contrast ratio of two `rgb(r, g, b)` colours as computed by the browser.

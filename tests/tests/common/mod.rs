@@ -61,6 +61,12 @@ pub struct Chromedriver {
 
 impl Chromedriver {
     pub async fn start() -> Chromedriver {
+        Chromedriver::start_with_env(&[]).await
+    }
+
+    /// [`Chromedriver::start`] with environment variables for the driver
+    /// and so for the browsers it starts (`TZ`: the browser's time zone).
+    pub async fn start_with_env(env: &[(&str, &str)]) -> Chromedriver {
         use std::os::unix::process::CommandExt;
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -77,6 +83,7 @@ impl Chromedriver {
             .stdin(Stdio::null())
             .stdout(Stdio::from(log.try_clone().expect("log handle")))
             .stderr(Stdio::from(log))
+            .envs(env.iter().copied())
             .process_group(0)
             .spawn()
             .expect("chromedriver starts");

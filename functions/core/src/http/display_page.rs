@@ -1,7 +1,8 @@
 //! The display page (DECISIONS §11): `GET /display`, a full-screen view of the
 //! open calls for corridor and station screens. One HTML file with its style
-//! and script inline (the helpers it shares with the test page filled in,
-//! [`crate::http::page_helpers`]); it reads `/api/v1/display/calls` and
+//! and script inline (filled in: the helpers it shares with the test page,
+//! [`crate::http::page_helpers`], and its layout script `display_layout.js`:
+//! tiles sharing the screen, durations, the clock); it reads `/api/v1/display/calls` and
 //! `/api/v1/display/elements`, and listens on the live socket.
 //!
 //! The page holds no secret: its token arrives in the URL fragment (never sent
@@ -31,8 +32,13 @@ fn page_policy(live_url: Option<&str>) -> String {
     )
 }
 
+/// The page's layout, durations and clock, kept apart from the page's
+/// connection logic (`display_layout.js`), filled in like the shared helpers.
+const LAYOUT_SCRIPT: &str = include_str!("display_layout.js");
+
 fn render(live_url: Option<&str>) -> String {
     with_helpers(include_str!("display_page.html"))
+        .replace("{{display_layout}}", LAYOUT_SCRIPT)
         .replace("{{live_url}}", &escape_html(live_url.unwrap_or("")))
 }
 
@@ -85,5 +91,7 @@ mod tests {
         let html = render(None);
         assert_eq!(html.matches("function el(").count(), 1);
         assert_eq!(html.matches("function textColorOn(").count(), 1);
+        assert_eq!(html.matches("function fit(").count(), 1);
+        assert_eq!(html.matches("function durationText(").count(), 1);
     }
 }
