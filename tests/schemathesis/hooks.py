@@ -20,7 +20,8 @@ signed is answered `invalid_hash`, so a mistake in the signing cannot pass
 unnoticed as a "documented 400".
 
 To reach more than 422s, well-formed requests also get a configured call type
-as `event` and, in production, a registered element as `target` for three of
+as `event`, a time of the last days as `created_at` / `closed_at` (DECISIONS
+§5) and, in production, a registered element as `target` for three of
 four generated values (chosen by a checksum of the generated value, so a run
 is reproducible with `--seed`); a generated `signed_at` is replaced by the
 current time. The display reads and the live socket get the display's
@@ -149,6 +150,21 @@ def _steer_item(item: dict) -> None:
     event = item.get("event")
     if isinstance(event, str) and (choice := _pick(event, EVENTS)):
         item["event"] = choice
+    for key in ("created_at", "closed_at"):
+        value = item.get(key)
+        if isinstance(value, str) and (choice := _pick(value, RECENT_TIMES)):
+            item[key] = choice
+
+
+def _recent_times() -> list[str]:
+    """Wire times of a day ago, in UTC: in any zone within ±14 h of UTC they
+    lie inside the week before the service's clock that DECISIONS §5 allows
+    (a generated date of some year is refused with 422)."""
+    day_ago = time.time() - 86_400
+    return [time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(day_ago - hours * 3600)) for hours in range(4)]
+
+
+RECENT_TIMES = _recent_times()
 
 
 def _sign(body: dict) -> bool:

@@ -25,8 +25,11 @@ use serde_json::value::RawValue;
 
 pub use serde_json::{Value, json};
 
+pub mod clock;
 pub mod external;
 pub mod openapi;
+
+pub use clock::WireClock;
 
 /// How long a server may take to log `listening`.
 const START_TIMEOUT: Duration = Duration::from_secs(20);

@@ -25,12 +25,16 @@ impl TwoVisitors {
         let server = Server::sandbox();
         let a = server.new_consumer().await;
         let b = server.new_consumer().await;
+        // An hour ago: within the week a sent time may lie in (DECISIONS §5).
+        let hour_ago = WireClock::berlin().at(-3600);
         for target in SHARED {
             server
                 .display(
                     &b,
                     target,
-                    r#"{"event":"Notruf","created_at":"2026-01-15 08:00:00","battery":40,"position":"B-Fenster","reachable":true}"#,
+                    &format!(
+                        r#"{{"event":"Notruf","created_at":"{hour_ago}","battery":40,"position":"B-Fenster","reachable":true}}"#
+                    ),
                 )
                 .await
                 .expect_status(201);
@@ -276,8 +280,11 @@ async fn a_close_never_closes_bs_calls() {
     let a_open = t.server.display(a, target, r#"{"event":"Notruf"}"#).await;
     a_open.expect_status(201);
     let a_id = a_open.data()["id"].clone();
-    // A closes "every call on the address": only A's.
-    for closed_at in ["", r#","closed_at":"2030-01-01 00:00:00""#] {
+    // A closes "every call on the address": only A's. Dated now, a close
+    // is after B's calls too (the latest a close may be dated is 5 minutes
+    // ahead, DECISIONS §5).
+    let dated = format!(r#","closed_at":"{}""#, WireClock::berlin().at(0));
+    for closed_at in ["", dated.as_str()] {
         let response = t
             .server
             .display(a, target, &format!(r#"{{"closed":true{closed_at}}}"#))
@@ -300,10 +307,10 @@ async fn a_close_never_closes_bs_calls() {
     // As B with A's secret, and on B's other address: refused.
     for target in SHARED {
         for data in [
-            r#"{"closed":true}"#,
-            r#"{"closed":true,"closed_at":"2030-01-01 00:00:00"}"#,
+            r#"{"closed":true}"#.to_string(),
+            format!(r#"{{"closed":true{dated}}}"#),
         ] {
-            let response = t.server.display(&a_as_b(a, b), target, data).await;
+            let response = t.server.display(&a_as_b(a, b), target, &data).await;
             assert_eq!(response.status, 400, "{}", response.text);
         }
     }

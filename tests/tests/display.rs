@@ -300,33 +300,41 @@ async fn close_with_include_type_shows_the_type_in_every_record() {
 async fn dated_close_leaves_a_later_opened_call_open_and_replays_close_nothing_new() {
     let server = Server::sandbox();
     let c = server.new_consumer().await;
+    // Dated within the last week, the range the service accepts (DECISIONS §5).
+    let clock = WireClock::berlin();
+    let (eight, nine, half_past_nine, ten) = (
+        clock.at(-3 * 3600),
+        clock.at(-2 * 3600),
+        clock.at(-3 * 1800),
+        clock.at(-3600),
+    );
     let early = server
         .display(
             &c,
             "A1",
-            r#"{"event":"Notruf","created_at":"2026-01-15 08:00:00"}"#,
+            &format!(r#"{{"event":"Notruf","created_at":"{eight}"}}"#),
         )
         .await;
     early.expect_status(201);
     let early_id = early.data()["id"].as_i64().unwrap();
-    assert_eq!(early.data()["opened_at"], "2026-01-15 08:00:00");
+    assert_eq!(early.data()["opened_at"], eight.as_str());
     let late = server
         .display(
             &c,
             "A1",
-            r#"{"event":"WC","created_at":"2026-01-15 10:00:00"}"#,
+            &format!(r#"{{"event":"WC","created_at":"{ten}"}}"#),
         )
         .await;
     late.expect_status(201);
     let late_id = late.data()["id"].as_i64().unwrap();
 
-    let close = r#"{"closed":true,"closed_at":"2026-01-15 09:00:00"}"#;
-    let response = server.display(&c, "A1", close).await;
+    let close = format!(r#"{{"closed":true,"closed_at":"{nine}"}}"#);
+    let response = server.display(&c, "A1", &close).await;
     response.expect_status(200);
     assert_eq!(
         response.text,
         format!(
-            r#"{{"success":true,"data":[{{"id":{early_id},"address":"A1","position":null,"section":null,"attribute":null,"element_code":"","element_name":"","opened_at":"2026-01-15 08:00:00","closed_at":"2026-01-15 09:00:00","duration":3600}}]}}"#
+            r#"{{"success":true,"data":[{{"id":{early_id},"address":"A1","position":null,"section":null,"attribute":null,"element_code":"","element_name":"","opened_at":"{eight}","closed_at":"{nine}","duration":3600}}]}}"#
         )
     );
     let state = server.state(&c).await;
@@ -341,11 +349,11 @@ async fn dated_close_leaves_a_later_opened_call_open_and_replays_close_nothing_n
         .display(
             &c,
             "A1",
-            r#"{"event":"Notruf","created_at":"2026-01-15 09:30:00"}"#,
+            &format!(r#"{{"event":"Notruf","created_at":"{half_past_nine}"}}"#),
         )
         .await;
     reopened.expect_status(201);
-    let replay = server.display(&c, "A1", close).await;
+    let replay = server.display(&c, "A1", &close).await;
     replay.expect_status(200);
     assert_eq!(replay.text, r#"{"success":true,"data":[]}"#);
     let state = server.state(&c).await;
@@ -386,11 +394,13 @@ async fn created_at_is_the_opening_time_and_duration_counts_from_it() {
         "duration {duration} of a call opened 90 s ago"
     );
     // Closed: whole seconds from opened_at to closed_at.
+    let clock = WireClock::berlin();
+    let (opened_at, closed_at) = (clock.at(-3600), clock.at(-3600 + 90));
     let closed = server
         .display(
             &c,
             "B1",
-            r#"{"event":"Normalruf","created_at":"2026-03-01 12:00:00"}"#,
+            &format!(r#"{{"event":"Normalruf","created_at":"{opened_at}"}}"#),
         )
         .await;
     closed.expect_status(201);
@@ -398,13 +408,13 @@ async fn created_at_is_the_opening_time_and_duration_counts_from_it() {
         .display(
             &c,
             "B1",
-            r#"{"closed":true,"closed_at":"2026-03-01 12:01:30"}"#,
+            &format!(r#"{{"closed":true,"closed_at":"{closed_at}"}}"#),
         )
         .await;
     response.expect_status(200);
     assert_eq!(response.data()[0]["duration"], 90);
-    assert_eq!(response.data()[0]["opened_at"], "2026-03-01 12:00:00");
-    assert_eq!(response.data()[0]["closed_at"], "2026-03-01 12:01:30");
+    assert_eq!(response.data()[0]["opened_at"], opened_at.as_str());
+    assert_eq!(response.data()[0]["closed_at"], closed_at.as_str());
 }
 
 #[tokio::test]

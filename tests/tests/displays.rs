@@ -145,37 +145,20 @@ fn unauthorized() -> String {
 async fn snapshot_orders_most_urgent_first_then_oldest_first() {
     let server = production(&["A", "B", "C", "D", "E"]);
     let token = token_of(&create_display(&server, "Flur", &[]));
-    // Opened in this order, with times that make "older" unambiguous.
-    open(
-        &server,
-        "A",
-        r#"{"event":"Normalruf","created_at":"2026-01-05 10:00:00"}"#,
-    )
-    .await;
-    open(
-        &server,
-        "B",
-        r#"{"event":"WC","created_at":"2026-01-05 10:01:00"}"#,
-    )
-    .await;
-    open(
-        &server,
-        "C",
-        r#"{"event":"Notruf","created_at":"2026-01-05 10:02:00"}"#,
-    )
-    .await;
-    open(
-        &server,
-        "D",
-        r#"{"event":"Normalruf","created_at":"2026-01-05 09:59:00"}"#,
-    )
-    .await;
-    open(
-        &server,
-        "E",
-        r#"{"event":"WC","created_at":"2026-01-05 10:03:00"}"#,
-    )
-    .await;
+    // Opened in this order, with times that make "older" unambiguous, within
+    // the last week (DECISIONS §5): "10:00" is an hour ago.
+    let clock = WireClock::berlin();
+    for (address, event, minutes) in [
+        ("A", "Normalruf", 0),
+        ("B", "WC", 1),
+        ("C", "Notruf", 2),
+        ("D", "Normalruf", -1),
+        ("E", "WC", 3),
+    ] {
+        let created_at = clock.at(-3600 + minutes * 60);
+        let data = format!(r#"{{"event":"{event}","created_at":"{created_at}"}}"#);
+        open(&server, address, &data).await;
+    }
 
     let data = snapshot(&server, &token).await;
     assert_eq!(addresses(&data), ["C", "B", "E", "D", "A"]);

@@ -172,24 +172,36 @@ impl Fixture {
     async fn new() -> Fixture {
         let server = Server::sandbox();
         let c = server.new_consumer().await;
+        // Dated within the last week, the range the service accepts (DECISIONS §5).
+        let clock = WireClock::berlin();
+        let (seven, half_past, eight) = (
+            clock.at(-3 * 3600),
+            clock.at(-5 * 1800),
+            clock.at(-2 * 3600),
+        );
         for (target, data, status) in [
             (
                 "Zimmer-1",
-                r#"{"event":"Notruf","created_at":"2026-01-15 08:00:00","battery":50,"position":"Fenster","reachable":true}"#,
+                format!(
+                    r#"{{"event":"Notruf","created_at":"{eight}","battery":50,"position":"Fenster","reachable":true}}"#
+                ),
                 201,
             ),
             (
                 "Zimmer-2",
-                r#"{"event":"WC","created_at":"2026-01-15 07:00:00"}"#,
+                format!(r#"{{"event":"WC","created_at":"{seven}"}}"#),
                 201,
             ),
             (
                 "Zimmer-2",
-                r#"{"closed":true,"closed_at":"2026-01-15 07:30:00","battery":20}"#,
+                format!(r#"{{"closed":true,"closed_at":"{half_past}","battery":20}}"#),
                 200,
             ),
         ] {
-            server.display(&c, target, data).await.expect_status(status);
+            server
+                .display(&c, target, &data)
+                .await
+                .expect_status(status);
         }
         let before = state_of(&server, &c).await;
         assert_eq!(before["calls"].as_array().map(Vec::len), Some(2));

@@ -164,41 +164,19 @@ async fn wire_times_are_berlin_time_by_default() {
         response.data()["opened_at"].as_str().unwrap(),
         "Europe/Berlin",
     );
-    // Across the end of summer time 01:30 → 03:30 local is three hours.
-    server
+    // Sent times are read in Berlin time too: the range a time must lie in
+    // is shown in it (DECISIONS §5). Durations across the clock changes are
+    // core's unit tests (`wire_time`): a sent time must lie within the last
+    // week, which has no clock change on most days.
+    let clock = WireClock::berlin();
+    let response = server
         .display(
             &c,
             "D1",
-            r#"{"event":"WC","created_at":"2026-10-25 01:30:00"}"#,
-        )
-        .await
-        .expect_status(201);
-    let close = server
-        .display(
-            &c,
-            "D1",
-            r#"{"closed":true,"closed_at":"2026-10-25 03:30:00"}"#,
+            r#"{"event":"WC","created_at":"1970-01-01 00:00:00"}"#,
         )
         .await;
-    close.expect_status(200);
-    assert_eq!(close.data()[0]["duration"], 3 * 3600);
-    // Across its start 01:30 → 03:30 local is one hour.
-    server
-        .display(
-            &c,
-            "D2",
-            r#"{"event":"WC","created_at":"2026-03-29 01:30:00"}"#,
-        )
-        .await
-        .expect_status(201);
-    let close = server
-        .display(
-            &c,
-            "D2",
-            r#"{"closed":true,"closed_at":"2026-03-29 03:30:00"}"#,
-        )
-        .await;
-    assert_eq!(close.data()[0]["duration"], 3600);
+    clock.assert_out_of_range(&response, &["data.created_at"]);
 }
 
 #[tokio::test]
@@ -208,12 +186,15 @@ async fn the_time_zone_flag_changes_wire_times() {
     let response = server.display(&c, "A1", r#"{"event":"Notruf"}"#).await;
     response.expect_status(201);
     assert_now_in(response.data()["opened_at"].as_str().unwrap(), "UTC");
-    // No summer time in UTC: the same local times are two hours apart.
+    // Sent times are read in UTC: the UTC wall time of an hour ago is an
+    // hour ago, and the range of DECISIONS §5 is shown in UTC.
+    let clock = WireClock::in_zone("UTC");
+    let hour_ago = clock.at(-3600);
     server
         .display(
             &c,
             "D1",
-            r#"{"event":"WC","created_at":"2026-10-25 01:30:00"}"#,
+            &format!(r#"{{"event":"WC","created_at":"{hour_ago}"}}"#),
         )
         .await
         .expect_status(201);
@@ -221,11 +202,20 @@ async fn the_time_zone_flag_changes_wire_times() {
         .display(
             &c,
             "D1",
-            r#"{"closed":true,"closed_at":"2026-10-25 03:30:00"}"#,
+            &format!(r#"{{"closed":true,"closed_at":"{}"}}"#, clock.at(0)),
         )
         .await;
     close.expect_status(200);
-    assert_eq!(close.data()[0]["duration"], 2 * 3600);
+    assert_eq!(close.data()[0]["opened_at"], hour_ago.as_str());
+    assert_eq!(close.data()[0]["duration"], 3600);
+    let response = server
+        .display(
+            &c,
+            "D1",
+            r#"{"closed":true,"closed_at":"2099-01-01 00:00:00"}"#,
+        )
+        .await;
+    clock.assert_out_of_range(&response, &["data.closed_at"]);
 
     let server = Server::start(Options::sandbox().time_zone("Asia/Kolkata"));
     let c = server.new_consumer().await;

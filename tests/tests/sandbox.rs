@@ -80,11 +80,14 @@ async fn a_new_consumer_signs_requests_right_away() {
 async fn state_by_query_and_by_cookie_agree() {
     let server = Server::sandbox();
     let c = server.new_consumer().await;
+    // Within the last week, the range the service accepts (DECISIONS §5).
+    let clock = WireClock::berlin();
+    let (opened_at, closed_at) = (clock.at(-3600), clock.at(-3600 + 300));
     server
         .display(
             &c,
             "A1",
-            r#"{"event":"WC","created_at":"2026-02-01 10:00:00","section":"S"}"#,
+            &format!(r#"{{"event":"WC","created_at":"{opened_at}","section":"S"}}"#),
         )
         .await
         .expect_status(201);
@@ -92,7 +95,7 @@ async fn state_by_query_and_by_cookie_agree() {
         .display(
             &c,
             "A1",
-            r#"{"closed":true,"closed_at":"2026-02-01 10:05:00","battery":42}"#,
+            &format!(r#"{{"closed":true,"closed_at":"{closed_at}","battery":42}}"#),
         )
         .await
         .expect_status(200);
@@ -129,8 +132,8 @@ async fn state_by_query_and_by_cookie_agree() {
     assert_eq!(object_keys(&calls[0]), keys);
     let elements = array_items(&raw_member(&by_query.raw_data(), "elements"));
     assert_eq!(object_keys(&elements[0]), ELEMENT_KEYS);
-    assert_eq!(call["opened_at"], "2026-02-01 10:00:00");
-    assert_eq!(call["closed_at"], "2026-02-01 10:05:00");
+    assert_eq!(call["opened_at"], opened_at.as_str());
+    assert_eq!(call["closed_at"], closed_at.as_str());
     assert_eq!(call["duration"], 300);
     assert_eq!(call["section"], "S");
     assert_eq!(call["type"]["name"], "WC");
@@ -142,31 +145,36 @@ async fn state_by_query_and_by_cookie_agree() {
 async fn state_lists_open_calls_first_then_newest_first() {
     let server = Server::sandbox();
     let c = server.new_consumer().await;
-    let open = |event: &str, at: &str| format!(r#"{{"event":"{event}","created_at":"{at}"}}"#);
+    // "hh:00" today is `hour(hh)`, a time of the last few hours: a sent time
+    // lies within the last week (DECISIONS §5).
+    let clock = WireClock::berlin();
+    let hour = |hh: i64| clock.at((hh - 12) * 3600);
+    let open =
+        |event: &str, hh: i64| format!(r#"{{"event":"{event}","created_at":"{}"}}"#, hour(hh));
     // Closed calls on C1.
     server
-        .display(&c, "C1", &open("Notruf", "2026-02-01 07:00:00"))
+        .display(&c, "C1", &open("Notruf", 7))
         .await
         .expect_status(201);
     server
-        .display(&c, "C1", &open("WC", "2026-02-01 10:00:00"))
+        .display(&c, "C1", &open("WC", 10))
         .await
         .expect_status(201);
     server
         .display(
             &c,
             "C1",
-            r#"{"closed":true,"closed_at":"2026-02-01 11:00:00"}"#,
+            &format!(r#"{{"closed":true,"closed_at":"{}"}}"#, hour(11)),
         )
         .await
         .expect_status(200);
     // Open calls on O1.
     server
-        .display(&c, "O1", &open("Notruf", "2026-02-01 08:00:00"))
+        .display(&c, "O1", &open("Notruf", 8))
         .await
         .expect_status(201);
     server
-        .display(&c, "O1", &open("WC", "2026-02-01 09:00:00"))
+        .display(&c, "O1", &open("WC", 9))
         .await
         .expect_status(201);
 
@@ -184,13 +192,13 @@ async fn state_lists_open_calls_first_then_newest_first() {
         })
         .collect();
     let expected: Vec<(String, String, bool)> = [
-        ("O1", "2026-02-01 09:00:00", true),
-        ("O1", "2026-02-01 08:00:00", true),
-        ("C1", "2026-02-01 10:00:00", false),
-        ("C1", "2026-02-01 07:00:00", false),
+        ("O1", 9, true),
+        ("O1", 8, true),
+        ("C1", 10, false),
+        ("C1", 7, false),
     ]
     .iter()
-    .map(|(a, t, o)| (a.to_string(), t.to_string(), *o))
+    .map(|(a, hh, o)| (a.to_string(), hour(*hh), *o))
     .collect();
     assert_eq!(order, expected);
 }

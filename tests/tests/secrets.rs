@@ -113,16 +113,18 @@ async fn sandbox_scenario(server: &Server) -> Needles {
     remember(&mut needles, &c);
 
     // Display: open, reopen, include=type, close.
+    // Dated an hour ago, within the week a sent time may lie in (DECISIONS §5).
+    let dated = format!(
+        r#"{{"event":"WC","created_at":"{}"}}"#,
+        WireClock::berlin().at(-3600)
+    );
     for (target, data) in [
         (
             "Zimmer-1",
             r#"{"event":"Notruf","battery":80,"position":"Fenster"}"#,
         ),
         ("Zimmer-1", r#"{"event":"Notruf"}"#),
-        (
-            "Zimmer-2",
-            r#"{"event":"WC","created_at":"2026-01-15 08:00:00"}"#,
-        ),
+        ("Zimmer-2", dated.as_str()),
         ("Zimmer-1", r#"{"closed":true}"#),
     ] {
         let hash = a.sign(target, data);

@@ -1,8 +1,9 @@
-//! `nurse-call-admin report` and `elements health` as processes, on calls a
-//! production-mode local server stored from signed requests, once on the
+//! `nurse-call-admin report` and `elements health` as processes, once on the
 //! embedded store and once on DynamoDB (moto): the same hand-computed figures
 //! from both. The weekend is Berlin's spring clock change (Sunday 2026-03-29,
-//! 02:00 CET → 03:00 CEST).
+//! 02:00 CET → 03:00 CEST), older than the week a central system may date a
+//! call in (DECISIONS §5), so its calls are written through the store as the
+//! display endpoint writes them, not sent to a server.
 //!
 //! Needs the `local-server` binary (`cargo build --workspace --bins`) and, for
 //! the DynamoDB cases, moto on PATH (scripts/test sets it up).
@@ -10,7 +11,12 @@
 #[macro_use]
 mod support;
 
-use support::{Backend, Server, Value, json, signed_body};
+use std::sync::Arc;
+
+use nurse_call_core::domain::model::{ElementChange, ElementPolicy, NewCall, Scope};
+use nurse_call_core::domain::wire_time::parse_local;
+use nurse_call_core::store::{ElementWrite, OpenOutcome};
+use support::{Backend, Value, json, signed_body};
 
 on_both_stores!(
     the_report_has_the_hand_computed_figures,
@@ -32,18 +38,60 @@ fn consumer(store: &Backend, name: &str) -> Consumer {
     }
 }
 
-async fn send(server: &Server, by: &Consumer, target: &str, data: Value) {
-    let body = signed_body(&by.id, &by.secret, target, &data.to_string());
-    let (status, answer) = server.post("/api/v1/display", body).await;
+/// What `POST /api/v1/display` with `data`, signed by `by`, stores in
+/// production (DECISIONS §5): an open with `created_at`, the element's code
+/// and name and the section; or a close at `closed_at` of the calls opened
+/// up to then.
+async fn send(
+    store: &Arc<dyn nurse_call_core::store::Backend>,
+    by: &Consumer,
+    target: &str,
+    data: Value,
+) {
+    let scope = Scope::installation();
+    let snapshot = store.snapshot(&scope, target).await.unwrap();
+    let time = |key: &str| {
+        parse_local(data[key].as_str().expect(key), chrono_tz::Europe::Berlin).expect("a wire time")
+    };
+    let closing = data["closed"] == true;
+    let at = time(if closing { "closed_at" } else { "created_at" });
+    let change = ElementChange {
+        address: target.into(),
+        battery: None,
+        position: None,
+        reachable: None,
+        at,
+    };
+    let element = ElementWrite::new(&scope, &change, ElementPolicy::MustExist, &snapshot);
+    if closing {
+        store
+            .close_calls(&snapshot, at, Some(&by.id), &element)
+            .await
+            .unwrap();
+        return;
+    }
+    let registered = snapshot.element.as_ref().expect("a registered element");
+    let call = NewCall {
+        address: target.into(),
+        event: data["event"].as_str().expect("event").into(),
+        position: None,
+        section: data["section"].as_str().map(Into::into),
+        attribute: None,
+        element_code: registered.code.clone(),
+        element_name: registered.name.clone(),
+        opened_at: at,
+        opened_by: Some(by.id.clone()),
+    };
+    let outcome = store.open_call(&call, &snapshot, &element).await.unwrap();
     assert!(
-        status == 200 || status == 201,
-        "{target} {data}: {status} {answer}"
+        matches!(outcome, OpenOutcome::Opened(_)),
+        "{target} {data}: {outcome:?}"
     );
 }
 
-/// The weekend's calls, sent as a central system (A) and a second one (B)
-/// would. Returns (A, B).
-async fn weekend(store: &Backend, server: &Server) -> (Consumer, Consumer) {
+/// The weekend's calls, as a central system (A) and a second one (B) sent
+/// them. Returns (A, B).
+async fn weekend(store: &Backend) -> (Consumer, Consumer) {
     for (address, code, name) in [
         ("R1", "Z1", "Zimmer 1"),
         ("R2", "Z2", "Bad Süd"),
@@ -56,23 +104,24 @@ async fn weekend(store: &Backend, server: &Server) -> (Consumer, Consumer) {
     }
     let a = consumer(store, "Zentrale A");
     let b = consumer(store, "Zentrale B");
+    let stored = store.open().await;
     // Normalruf, presence after 3 min, closed by B: 180 s.
     send(
-        server,
+        &stored,
         &a,
         "R1",
         json!({"event": "Normalruf", "section": "Station 1", "created_at": "2026-03-28 10:00:00"}),
     )
     .await;
     send(
-        server,
+        &stored,
         &a,
         "R1",
         json!({"event": "Anwesenheit", "created_at": "2026-03-28 10:03:00"}),
     )
     .await;
     send(
-        server,
+        &stored,
         &b,
         "R1",
         json!({"closed": true, "closed_at": "2026-03-28 10:10:00"}),
@@ -81,21 +130,21 @@ async fn weekend(store: &Backend, server: &Server) -> (Consumer, Consumer) {
     // Notruf across midnight; a presence on another address does not count:
     // closed after 30 min, 1800 s.
     send(
-        server,
+        &stored,
         &a,
         "R3",
         json!({"event": "Notruf", "section": "Station 1", "created_at": "2026-03-28 23:50:00"}),
     )
     .await;
     send(
-        server,
+        &stored,
         &a,
         "R4",
         json!({"event": "Anwesenheit", "created_at": "2026-03-28 23:51:00"}),
     )
     .await;
     send(
-        server,
+        &stored,
         &a,
         "R3",
         json!({"closed": true, "closed_at": "2026-03-29 00:20:00"}),
@@ -103,14 +152,14 @@ async fn weekend(store: &Backend, server: &Server) -> (Consumer, Consumer) {
     .await;
     // WC across the clock change, 01:30 CET to 03:30 CEST: 3600 s.
     send(
-        server,
+        &stored,
         &a,
         "R2",
         json!({"event": "WC", "section": "Station 2", "created_at": "2026-03-29 01:30:00"}),
     )
     .await;
     send(
-        server,
+        &stored,
         &a,
         "R2",
         json!({"closed": true, "closed_at": "2026-03-29 03:30:00"}),
@@ -118,7 +167,7 @@ async fn weekend(store: &Backend, server: &Server) -> (Consumer, Consumer) {
     .await;
     // The Monday after: not in the report.
     send(
-        server,
+        &stored,
         &a,
         "R1",
         json!({"event": "Notruf", "created_at": "2026-03-30 08:00:00"}),
@@ -155,8 +204,7 @@ fn with_name(name: Value, stats: Value) -> Value {
 }
 
 async fn the_report_has_the_hand_computed_figures(store: Backend) {
-    let server = store.server();
-    weekend(&store, &server).await;
+    weekend(&store).await;
     let report: Value = serde_json::from_str(&run_report(&store, "json", &[])).unwrap();
 
     assert_eq!(
@@ -227,8 +275,7 @@ fn report_section(store: &Backend, section: &str) -> String {
 }
 
 async fn the_audit_export_opens_in_a_spreadsheet(store: Backend) {
-    let server = store.server();
-    let (a, b) = weekend(&store, &server).await;
+    let (a, b) = weekend(&store).await;
     let csv = run_report(&store, "csv", &[]);
     assert!(csv.starts_with('\u{feff}'), "UTF-8 with a byte order mark");
     let mut lines = csv.trim_start_matches('\u{feff}').lines();
@@ -241,8 +288,8 @@ async fn the_audit_export_opens_in_a_spreadsheet(store: Backend) {
              unattended"
         )
     );
-    // The columns of before alarms: how the alarms went depends on when the
-    // server's engine looked at them (tests/report_alarms.rs has those).
+    // The columns before the alarms': no alarm engine runs here
+    // (tests/report_alarms.rs has those).
     let rows: Vec<Vec<&str>> = lines
         .map(|line| line.split(';').skip(1).take(15).collect())
         .collect();
@@ -266,8 +313,7 @@ async fn the_audit_export_opens_in_a_spreadsheet(store: Backend) {
 }
 
 async fn the_html_report_is_one_self_contained_file(store: Backend) {
-    let server = store.server();
-    weekend(&store, &server).await;
+    weekend(&store).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("bericht.html");
     store

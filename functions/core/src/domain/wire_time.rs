@@ -153,6 +153,29 @@ mod tests {
     }
 
     #[test]
+    fn local_times_across_the_clock_changes_are_real_seconds_apart() {
+        // A call's duration is the difference of its instants: across the end
+        // of summer time 01:30 → 03:30 local is three hours, across its start
+        // one hour, and in UTC (no summer time) two. (The black-box suite can
+        // no longer send these: a sent time lies within the last week.)
+        let hours = |from: &str, to: &str, zone: Tz| {
+            (parse_local(to, zone).unwrap() - parse_local(from, zone).unwrap()).num_hours()
+        };
+        assert_eq!(
+            hours("2026-10-25 01:30:00", "2026-10-25 03:30:00", berlin()),
+            3
+        );
+        assert_eq!(
+            hours("2026-03-29 01:30:00", "2026-03-29 03:30:00", berlin()),
+            1
+        );
+        assert_eq!(
+            hours("2026-10-25 01:30:00", "2026-10-25 03:30:00", chrono_tz::UTC),
+            2
+        );
+    }
+
+    #[test]
     fn formats_like_chrono_around_the_clock_changes_and_the_year_limits() {
         let zones: [Tz; 3] = [
             berlin(),

@@ -150,8 +150,13 @@ fn status_fields(
     }
 }
 
-/// Parses a display request (spec 2.2). `zone` reads `created_at` and `closed_at`.
-pub fn parse_display(envelope: &Envelope, zone: Tz) -> Result<DisplayRequest, FieldErrors> {
+/// Parses a display request (spec 2.2). `zone` reads `created_at` and
+/// `closed_at`, which must lie near `now`, the service's clock (DECISIONS §5).
+pub fn parse_display(
+    envelope: &Envelope,
+    zone: Tz,
+    now: DateTime<Utc>,
+) -> Result<DisplayRequest, FieldErrors> {
     let mut errors = FieldErrors::new();
     let target = v::required_text(&mut errors, "address", envelope.get("target"));
     let signer = signer(&mut errors, envelope);
@@ -190,8 +195,20 @@ pub fn parse_display(envelope: &Envelope, zone: Tz) -> Result<DisplayRequest, Fi
     let battery = v::optional_battery(&mut errors, "data.battery", data.get("battery"));
     let attribute = v::optional_text(&mut errors, "data.attribute", data.get("attribute"));
     let code = v::optional_text(&mut errors, "data.code", data.get("code"));
-    let created_at = v::optional_time(&mut errors, "data.created_at", data.get("created_at"), zone);
-    let closed_at = v::optional_time(&mut errors, "data.closed_at", data.get("closed_at"), zone);
+    let created_at = v::optional_time(
+        &mut errors,
+        "data.created_at",
+        data.get("created_at"),
+        zone,
+        now,
+    );
+    let closed_at = v::optional_time(
+        &mut errors,
+        "data.closed_at",
+        data.get("closed_at"),
+        zone,
+        now,
+    );
 
     let (Some(target), Some(signer), true) = (target, signer, errors.is_empty()) else {
         return Err(errors);
@@ -313,7 +330,7 @@ mod tests {
     fn errors_of(body: Value, display: bool) -> Value {
         let envelope = Envelope::parse(&body.to_string()).unwrap();
         let errors = if display {
-            parse_display(&envelope, berlin()).unwrap_err()
+            parse_display(&envelope, berlin(), crate::domain::wire_time::now()).unwrap_err()
         } else {
             parse_element(&envelope).unwrap_err()
         };
@@ -338,7 +355,7 @@ mod tests {
         let body =
             json!({"target": "A1", "consumer": CONSUMER, "hash": "ab", "data": {"closed": true}});
         let envelope = Envelope::parse(&body.to_string()).unwrap();
-        let request = parse_display(&envelope, berlin()).unwrap();
+        let request = parse_display(&envelope, berlin(), crate::domain::wire_time::now()).unwrap();
         assert_eq!(request.action, DisplayAction::Close { closed_at: None });
         assert_eq!(
             request.credentials.signing_string,
@@ -353,7 +370,8 @@ mod tests {
             "position": "x".repeat(256), "created_at": "2026-13-01 00:00:00", "closed": "no"
         }});
         let envelope = Envelope::parse(&body.to_string()).unwrap();
-        let found = parse_display(&envelope, berlin()).unwrap_err();
+        let found =
+            parse_display(&envelope, berlin(), crate::domain::wire_time::now()).unwrap_err();
         let keys: Vec<&str> = found.keys().collect();
         assert_eq!(
             keys,

@@ -2,7 +2,7 @@
 //! keyed Laravel style (`address`, `data.event`, `data.0.battery`), with German
 //! messages in Laravel's voice.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
@@ -96,6 +96,9 @@ pub mod message {
     }
     pub fn boolean(key: &str) -> String {
         format!("{key} muss wahr oder falsch sein.")
+    }
+    pub fn time_between(key: &str, earliest: &str, latest: &str) -> String {
+        format!("{key} muss zwischen {earliest} und {latest} liegen.")
     }
     pub fn date_format(key: &str) -> String {
         format!("{key} muss dem Format Y-m-d H:i:s entsprechen.")
@@ -201,25 +204,48 @@ pub fn optional_battery(errors: &mut FieldErrors, key: &str, value: Option<&Valu
     }
 }
 
-/// An optional wire time `YYYY-MM-DD HH:MM:SS` in the installation's zone.
+/// How far before the service's clock a sent time may lie (DECISIONS §5): a
+/// central system may send the calls it buffered during an outage.
+pub const TIME_MAX_PAST: Duration = Duration::days(7);
+
+/// How far after the service's clock a sent time may lie (DECISIONS §5):
+/// room for a client's clock running a little ahead, but a call dated in the
+/// future would never be closed by a close without `closed_at`.
+pub const TIME_MAX_FUTURE: Duration = Duration::minutes(5);
+
+/// An optional wire time `YYYY-MM-DD HH:MM:SS` in the installation's zone,
+/// within [`TIME_MAX_PAST`] before and [`TIME_MAX_FUTURE`] after `now`.
+///
+/// The range is checked here, in the structure stage (DECISIONS §3 step 2:
+/// "ranges"), like battery's 0..100: it needs nothing but the field and the
+/// clock, so a request dated 1970 is refused with its other field errors at
+/// once and before the signature or the store are looked at. `now` is the
+/// caller's: the domain has no clock.
 pub fn optional_time(
     errors: &mut FieldErrors,
     key: &str,
     value: Option<&Value>,
     zone: Tz,
+    now: DateTime<Utc>,
 ) -> Option<DateTime<Utc>> {
-    match present(value)? {
-        Value::String(s) => match wire_time::parse_local(s, zone) {
-            Some(t) => Some(t),
-            None => {
-                errors.add(key, message::date_format(key));
-                None
-            }
-        },
-        _ => {
-            errors.add(key, message::date_format(key));
-            None
-        }
+    let time = match present(value)? {
+        Value::String(s) => wire_time::parse_local(s, zone),
+        _ => None,
+    };
+    let Some(time) = time else {
+        errors.add(key, message::date_format(key));
+        return None;
+    };
+    let (earliest, latest) = (now - TIME_MAX_PAST, now + TIME_MAX_FUTURE);
+    if (earliest..=latest).contains(&time) {
+        Some(time)
+    } else {
+        let text = |t| wire_time::format_local(t, zone);
+        errors.add(
+            key,
+            message::time_between(key, &text(earliest), &text(latest)),
+        );
+        None
     }
 }
 
@@ -289,6 +315,79 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&errors).unwrap(),
             json!({"p": vec!["p darf keine Steuerzeichen enthalten."; 5]})
+        );
+    }
+
+    #[test]
+    fn times_lie_within_a_week_before_and_five_minutes_after_now() {
+        let zone: Tz = "Europe/Berlin".parse().unwrap();
+        let now = wire_time::parse_local("2026-11-26 12:00:00", zone).unwrap();
+        let time = |errors: &mut FieldErrors, text: &str| {
+            optional_time(errors, "data.created_at", Some(&json!(text)), zone, now)
+        };
+        let mut errors = FieldErrors::new();
+        // Exactly 7 days before and exactly 5 minutes after are still inside.
+        for inside in [
+            "2026-11-19 12:00:00",
+            "2026-11-26 12:00:00",
+            "2026-11-26 12:05:00",
+        ] {
+            assert_eq!(
+                time(&mut errors, inside),
+                wire_time::parse_local(inside, zone),
+                "{inside}"
+            );
+        }
+        assert!(errors.is_empty());
+        for outside in [
+            "2026-11-19 11:59:59",
+            "2026-11-26 12:05:01",
+            "1970-01-01 00:00:00",
+            "2099-01-01 00:00:00",
+        ] {
+            assert_eq!(time(&mut errors, outside), None, "{outside}");
+        }
+        let expected =
+            "data.created_at muss zwischen 2026-11-19 12:00:00 und 2026-11-26 12:05:00 liegen.";
+        assert_eq!(
+            serde_json::to_value(&errors).unwrap(),
+            json!({"data.created_at": vec![expected; 4]})
+        );
+    }
+
+    #[test]
+    fn the_range_is_shown_in_the_installation_zone() {
+        // 7 days before a summer-time instant across the autumn clock change:
+        // the bounds are instants, each shown as the local clock read then.
+        let zone: Tz = "Europe/Berlin".parse().unwrap();
+        let now = wire_time::parse_local("2026-10-27 12:00:00", zone).unwrap();
+        let mut errors = FieldErrors::new();
+        let sent = Some(json!("2026-10-20 12:00:00"));
+        assert_eq!(
+            optional_time(&mut errors, "k", sent.as_ref(), zone, now),
+            None
+        );
+        assert_eq!(
+            serde_json::to_value(&errors).unwrap(),
+            json!({"k": ["k muss zwischen 2026-10-20 13:00:00 und 2026-10-27 12:05:00 liegen."]})
+        );
+    }
+
+    #[test]
+    fn a_time_that_is_no_wire_time_has_the_format_message() {
+        let zone: Tz = "Europe/Berlin".parse().unwrap();
+        let now = wire_time::now();
+        let mut errors = FieldErrors::new();
+        for bad in [json!("gestern"), json!(1_764_000_000)] {
+            assert_eq!(optional_time(&mut errors, "k", Some(&bad), zone, now), None);
+        }
+        assert_eq!(
+            optional_time(&mut errors, "k", Some(&Value::Null), zone, now),
+            None
+        );
+        assert_eq!(
+            serde_json::to_value(&errors).unwrap(),
+            json!({"k": vec!["k muss dem Format Y-m-d H:i:s entsprechen."; 2]})
         );
     }
 

@@ -18,10 +18,13 @@ use crate::wire::{CallRecord, success};
 pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     // Step 1: the body.
     let envelope = super::envelope(request)?;
+    // The service's clock, read once: the times sent must lie near it (step
+    // 2), and it stamps the element and the durations shown.
+    let now = wire_time::now();
     // Step 2: structure, including the query, all errors at once.
     let mut query_errors = FieldErrors::new();
     let include_type = include_type(request, &mut query_errors);
-    let parsed = match parse_display(&envelope, state.settings.time_zone) {
+    let parsed = match parse_display(&envelope, state.settings.time_zone, now) {
         Ok(parsed) => query_errors.into_result(parsed)?,
         Err(mut errors) => {
             errors.extend(query_errors);
@@ -32,7 +35,6 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     let consumer = super::authenticate(state, &parsed.credentials).await?;
     let scope = state.scope_for(&consumer);
     // Step 4: state.
-    let now = wire_time::now();
     // "The current time" of the spec's open and close: a signed request time
     // stands in for it (see `replay`), so that a client's open and close keep
     // their order on its own clock, and a repeated close never closes a call
