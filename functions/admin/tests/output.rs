@@ -13,7 +13,7 @@ use std::io::Read;
 use chrono::{DateTime, Duration, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 
-use support::{Backend, Value};
+use support::{Backend, Value, json};
 
 on_both_stores!(
     printed_times_are_in_the_installations_zone,
@@ -179,7 +179,7 @@ async fn dates_name_their_format_and_report_json_is_json(store: Backend) {
     let as_json = store.admin_json(&[&days[..], &["--json"]].concat());
     let as_format = store.admin_json(&[&days[..], &["--format", "json"]].concat());
     assert_eq!(as_json, as_format);
-    assert_eq!(as_json["period"]["first_day"], "2026-11-01");
+    assert_eq!(as_json["period"]["first_day"], json!("2026-11-01"));
     store
         .admin(&[&days[..], &["--json", "--format", "csv"]].concat())
         .fails(2, "--json asks for JSON, --format csv for another format");
