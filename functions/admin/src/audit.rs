@@ -6,12 +6,9 @@
 //! The report (`report`) has the figures of many calls without names; this
 //! names people, so it is for the incident at hand, not for ranking staff.
 
-use chrono_tz::Tz;
 use clap::Args;
 use serde::Serialize;
 
-use nurse_call_core::Settings;
-use nurse_call_core::config::parse_time_zone;
 use nurse_call_core::domain::model::Scope;
 use nurse_call_core::domain::wire_time::format_local;
 use nurse_call_core::store::alarms::AlarmStore;
@@ -23,10 +20,6 @@ use crate::output::{Output, fields, or_dash, table};
 pub struct Command {
     /// The call's id (the `id` of its call record, a column of the report's CSV).
     call_id: i64,
-    /// IANA time zone of the installation: times are local to it.
-    #[arg(long, env = "SERVICE_TIME_ZONE", default_value = Settings::DEFAULT_TIME_ZONE,
-          value_parser = parse_time_zone)]
-    time_zone: Tz,
 }
 
 #[derive(Serialize)]
@@ -64,7 +57,7 @@ struct EventRow {
 
 pub async fn run(command: Command, store: &dyn AlarmStore, out: Output) -> Outcome {
     let scope = Scope::installation();
-    let zone = command.time_zone;
+    let zone = out.zone();
     let kept = store.alarm(&scope, command.call_id).await?.ok_or_else(|| {
         Failure::refused(format!(
             "no call {} with an alarm (an unknown id, or a call stored before alarms existed)",

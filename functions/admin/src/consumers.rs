@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use nurse_call_core::domain::model::Consumer;
 use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::domain::wire_time::{self, to_stored};
+use nurse_call_core::domain::wire_time;
 use nurse_call_core::request::validation::is_uuid;
 use nurse_call_core::signing::secrets::{self, MAX_SECRETS};
 use nurse_call_core::store::Backend;
@@ -101,16 +101,16 @@ struct ConsumerRow {
     expires_at: Option<String>,
 }
 
-impl From<&Consumer> for ConsumerRow {
-    fn from(consumer: &Consumer) -> Self {
+impl ConsumerRow {
+    fn new(consumer: &Consumer, out: Output) -> Self {
         ConsumerRow {
             id: consumer.id.clone(),
             name: consumer.name.clone(),
             secrets: consumer.secrets.len(),
             allow_sha1: consumer.allow_sha1,
             require_signed_time: consumer.require_signed_time,
-            created_at: to_stored(consumer.created_at),
-            expires_at: consumer.expires_at.map(to_stored),
+            created_at: out.time(consumer.created_at),
+            expires_at: consumer.expires_at.map(|t| out.time(t)),
         }
     }
 }
@@ -160,7 +160,12 @@ async fn create(
 }
 
 async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
-    let rows: Vec<ConsumerRow> = store.consumers().await?.iter().map(Into::into).collect();
+    let rows: Vec<ConsumerRow> = store
+        .consumers()
+        .await?
+        .iter()
+        .map(|c| ConsumerRow::new(c, out))
+        .collect();
     out.print(&rows, |rows| {
         let cells: Vec<Vec<String>> = rows
             .iter()
@@ -240,10 +245,13 @@ async fn retire_secret(store: &dyn AdminStore, out: Output, id: &str) -> Outcome
     }
     let secrets = consumer.secrets[1..].to_vec();
     replace(store, &consumer, &secrets).await?;
-    let row = ConsumerRow::from(&Consumer {
-        secrets,
-        ..consumer
-    });
+    let row = ConsumerRow::new(
+        &Consumer {
+            secrets,
+            ..consumer
+        },
+        out,
+    );
     out.print(&row, |row| {
         format!(
             "Retired the older secret of consumer {}; only the newest verifies now.\n",
@@ -261,7 +269,7 @@ async fn signed_time(store: &dyn AdminStore, out: Output, id: &str, setting: Swi
         return Err(unknown(&id));
     }
     let consumer = known(store, &id).await?;
-    out.print(&ConsumerRow::from(&consumer), |row| {
+    out.print(&ConsumerRow::new(&consumer, out), |row| {
         if row.require_signed_time {
             format!(
                 "Consumer {} must now sign `signed_at` (within 300 s) on every request.\n",

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use nurse_call_core::domain::model::Display;
 use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::domain::wire_time::{self, to_stored};
+use nurse_call_core::domain::wire_time;
 use nurse_call_core::request::validation::is_uuid;
 use nurse_call_core::signing::tokens::{new_display, new_token, token_hash};
 use nurse_call_core::store::admin::AdminStore;
@@ -63,13 +63,13 @@ struct DisplayRow {
     revoked: bool,
 }
 
-impl From<&Display> for DisplayRow {
-    fn from(display: &Display) -> Self {
+impl DisplayRow {
+    fn new(display: &Display, out: Output) -> Self {
         DisplayRow {
             id: display.id.clone(),
             name: display.name.clone(),
             sections: display.sections.clone(),
-            created_at: to_stored(display.created_at),
+            created_at: out.time(display.created_at),
             revoked: display.revoked,
         }
     }
@@ -121,7 +121,12 @@ async fn create(store: &dyn AdminStore, out: Output, name: &str, sections: &[Str
 }
 
 async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
-    let rows: Vec<DisplayRow> = store.displays().await?.iter().map(Into::into).collect();
+    let rows: Vec<DisplayRow> = store
+        .displays()
+        .await?
+        .iter()
+        .map(|d| DisplayRow::new(d, out))
+        .collect();
     out.print(&rows, |rows| {
         let cells: Vec<Vec<String>> = rows
             .iter()
@@ -175,10 +180,13 @@ async fn revoke(store: &dyn AdminStore, out: Output, id: &str) -> Outcome {
     if !store.revoke_display(&display.id).await? {
         return Err(unknown(&display.id));
     }
-    let row = DisplayRow::from(&Display {
-        revoked: true,
-        ..display
-    });
+    let row = DisplayRow::new(
+        &Display {
+            revoked: true,
+            ..display
+        },
+        out,
+    );
     out.print(&row, |row| {
         format!(
             "Revoked display {}; its token is refused from now on.\n",

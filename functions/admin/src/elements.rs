@@ -17,7 +17,7 @@ use nurse_call_core::config::{parse_low_battery_percent, parse_stale_after_hours
 use nurse_call_core::domain::model::{Element, Scope};
 use nurse_call_core::domain::supervision::{AttentionReason, Thresholds, attention_reasons};
 use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::domain::wire_time::{self, to_stored};
+use nurse_call_core::domain::wire_time;
 use nurse_call_core::request::validation::is_uuid;
 use nurse_call_core::store::admin::{AdminStore, Erased};
 
@@ -117,7 +117,7 @@ impl Registration {
     }
 }
 
-/// The printable record of an element; times in UTC (RFC 3339).
+/// The printable record of an element; times local (`YYYY-MM-DD HH:MM:SS`).
 #[derive(Serialize)]
 struct ElementRow {
     address: String,
@@ -129,8 +129,8 @@ struct ElementRow {
     updated_at: String,
 }
 
-impl From<&Element> for ElementRow {
-    fn from(e: &Element) -> Self {
+impl ElementRow {
+    fn new(e: &Element, out: Output) -> Self {
         ElementRow {
             address: e.address.clone(),
             code: e.code.clone(),
@@ -138,7 +138,7 @@ impl From<&Element> for ElementRow {
             battery: e.battery,
             position: e.position.clone(),
             reachable: e.reachable,
-            updated_at: to_stored(e.updated_at),
+            updated_at: out.time(e.updated_at),
         }
     }
 }
@@ -194,7 +194,7 @@ async fn add(
     let registration = Registration::check(address, code, name)
         .map_err(|problems| Failure::refused(problems.join("; ")))?;
     let element = register(store, &registration).await?;
-    out.print(&ElementRow::from(&element), |row| {
+    out.print(&ElementRow::new(&element, out), |row| {
         element_table(std::slice::from_ref(row))
     });
     Ok(())
@@ -205,7 +205,7 @@ async fn import(store: &dyn AdminStore, out: Output, file: &Path) -> Outcome {
     let mut imported = Vec::with_capacity(registrations.len());
     for registration in &registrations {
         match register(store, registration).await {
-            Ok(element) => imported.push(ElementRow::from(&element)),
+            Ok(element) => imported.push(ElementRow::new(&element, out)),
             Err(Failure::Store(message)) => {
                 return Err(Failure::Store(format!(
                     "{message} (after {} of {} elements were registered; running the \
@@ -338,7 +338,7 @@ async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
         .elements(&Scope::installation())
         .await?
         .iter()
-        .map(Into::into)
+        .map(|e| ElementRow::new(e, out))
         .collect();
     out.print(&rows, |rows| element_table(rows));
     Ok(())
@@ -358,7 +358,7 @@ pub struct HealthArgs {
     stale_after_hours: chrono::Duration,
 }
 
-/// An element that needs attention, with why; times in UTC (RFC 3339).
+/// An element that needs attention, with why; times local, as [`ElementRow`].
 #[derive(Serialize)]
 struct AttentionRow {
     #[serde(flatten)]
@@ -379,7 +379,7 @@ async fn health(store: &dyn AdminStore, out: Output, args: &HealthArgs) -> Outco
         .filter_map(|element| {
             let reasons = attention_reasons(element, now, &thresholds);
             (!reasons.is_empty()).then(|| AttentionRow {
-                element: ElementRow::from(element),
+                element: ElementRow::new(element, out),
                 reasons,
             })
         })

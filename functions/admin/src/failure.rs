@@ -1,4 +1,6 @@
-//! Why a command failed, and the exit status that tells scripts which kind.
+//! Why a command failed, and the exit status that tells scripts which kind
+//! (docs/admin.md, "Exit status"): 0 done, 1 refused, 2 wrong usage (clap's
+//! own), 3 the store failed, 4 there is no store.
 
 use std::process::ExitCode;
 
@@ -11,6 +13,10 @@ pub enum Failure {
     Refused(String),
     /// The store failed or could not be reached. Exit status 3.
     Store(String),
+    /// There is no store where the options point: no embedded store's file,
+    /// or missing DynamoDB tables. Nothing was created. Exit status 4, so
+    /// that a timer or script tells a wrong path from a failing store.
+    Missing(String),
 }
 
 impl Failure {
@@ -18,11 +24,11 @@ impl Failure {
         Failure::Refused(message.into())
     }
 
-    /// Clap's usage errors exit with 2; these take 1 and 3.
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Failure::Refused(_) => ExitCode::from(1),
             Failure::Store(_) => ExitCode::from(3),
+            Failure::Missing(_) => ExitCode::from(4),
         }
     }
 
@@ -30,13 +36,15 @@ impl Failure {
     pub fn in_store(self, description: &str) -> Self {
         match self {
             Failure::Store(message) => Failure::Store(format!("{description}: {message}")),
-            refused => refused,
+            other => other,
         }
     }
 
     pub fn message(&self) -> &str {
         match self {
-            Failure::Refused(message) | Failure::Store(message) => message,
+            Failure::Refused(message) | Failure::Store(message) | Failure::Missing(message) => {
+                message
+            }
         }
     }
 }

@@ -7,8 +7,9 @@
 //!
 //! One module per command group: [`consumers`], [`displays`], [`staff`],
 //! [`elements`], [`call_types`], [`report`], [`audit`].
-//! [`store`] picks and opens the store, [`output`] prints tables or JSON,
-//! [`failure`] maps errors to exit statuses.
+//! [`store`] picks and opens the store (`init` creates the embedded one;
+//! nothing else creates a store), [`output`] prints tables or JSON in the
+//! installation's zone, [`failure`] maps errors to exit statuses.
 
 mod audit;
 mod call_types;
@@ -23,13 +24,18 @@ mod store;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use chrono_tz::Tz;
+use clap::{CommandFactory, Parser, Subcommand};
+
+use nurse_call_core::Settings;
+use nurse_call_core::config::parse_time_zone;
 
 use failure::Failure;
 use output::Output;
 
 const AFTER_HELP: &str = "\
 Examples:
+  nurse-call-admin init
   nurse-call-admin consumers create --name \"Zentrale Station 1\"
   nurse-call-admin displays create --name \"Flur Station 2\" --section S2
   nurse-call-admin staff create --name \"Anna K.\" --group Leitung
@@ -40,14 +46,17 @@ Examples:
   nurse-call-admin report --from 2026-11-01 --to 2026-11-30 --format html --out report.html
   nurse-call-admin --dynamodb-endpoint http://127.0.0.1:5000 consumers list --json
 
-Exit status: 0 done; 1 refused (unknown id, invalid input; nothing written);
-2 wrong usage; 3 the store failed or cannot be reached.";
+Exit status: 0 done (also when a reader such as `head` closed the output early);
+1 refused (unknown id, invalid input; nothing written); 2 wrong usage; 3 the store
+failed or cannot be reached; 4 no store where the options point (nothing created:
+check --data-dir or the table names, or run `init`).";
 
 /// Administers a nurse-call installation: consumers, displays, staff, elements, call types, reports.
 ///
 /// Works on the embedded store's file (--data-dir, also while the local
-/// server runs) or on DynamoDB (--dynamodb-endpoint, or --dynamodb for AWS).
-/// Prints tables for people, or JSON with --json.
+/// server runs) or on DynamoDB (--dynamodb-endpoint, or --dynamodb for AWS);
+/// only `init` creates a store. Prints tables for people, or JSON with
+/// --json; times in the installation's zone (--time-zone).
 #[derive(Debug, Parser)]
 #[command(name = "nurse-call-admin", version, after_help = AFTER_HELP)]
 struct Cli {
@@ -58,12 +67,22 @@ struct Cli {
     #[arg(long, global = true, display_order = 900)]
     json: bool,
 
+    /// IANA time zone of the installation: printed times are local to it,
+    /// and so are the report's days and hours.
+    #[arg(long, global = true, env = "SERVICE_TIME_ZONE", display_order = 901,
+          default_value = Settings::DEFAULT_TIME_ZONE, value_parser = parse_time_zone)]
+    time_zone: Tz,
+
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Create the embedded store (its folder and file, with the default call
+    /// types); nothing changes if it exists. On DynamoDB: check that the
+    /// stack's tables exist (the admin command creates none).
+    Init,
     /// Issue, list, rotate the secret of, and revoke consumers (central systems, gateways).
     #[command(subcommand)]
     Consumers(consumers::Command),
@@ -90,20 +109,32 @@ enum Command {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Report(report) = &cli.command
+        && let Err(message) = report.check_format(cli.json)
+    {
+        // Reported as clap reports usage errors: the usage line, exit 2.
+        Cli::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, message)
+            .exit();
+    }
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("error: {}", failure.message());
+            output::note(&format!("error: {}", failure.message()));
             failure.exit_code()
         }
     }
 }
 
 async fn run(cli: Cli) -> Result<(), Failure> {
-    let out = Output::new(cli.json);
+    let out = Output::new(cli.json, cli.time_zone);
+    if let Command::Init = cli.command {
+        return init(&cli.store, out).await;
+    }
     let connection = cli.store.connect().await?;
     let store = connection.store.as_ref();
     let outcome = match cli.command {
+        Command::Init => unreachable!("handled above"),
         Command::Consumers(command) => consumers::run(command, store, out).await,
         Command::Displays(command) => displays::run(command, store, out).await,
         Command::Staff(command) => staff::run(command, store, out).await,
@@ -113,6 +144,21 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Audit(command) => audit::run(command, store, out).await,
     };
     outcome.map_err(|failure| failure.in_store(&connection.description))
+}
+
+async fn init(store: &store::StoreArgs, out: Output) -> Result<(), Failure> {
+    let initialised = store.init().await?;
+    out.print(&initialised, |i| {
+        if i.created {
+            format!(
+                "Created the store {} with the default call types.\n",
+                i.store
+            )
+        } else {
+            format!("The store {} exists already; nothing changed.\n", i.store)
+        }
+    });
+    Ok(())
 }
 
 #[cfg(test)]

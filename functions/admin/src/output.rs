@@ -1,39 +1,82 @@
 //! What the command prints: aligned tables (or `key  value` lines) for people,
 //! one JSON document with `--json` for scripts. Results go to stdout; notes
-//! for people go to stderr, so that stdout stays clean for pipes.
+//! for people go to stderr, so that stdout stays clean for pipes. Times are
+//! wire times in the installation's zone (DECISIONS §10), as everywhere else.
+//!
+//! A reader that stops early (`… | head -1`) closes the pipe: the command then
+//! ends quietly with exit status 0, as ripgrep does, instead of panicking in
+//! `println!`. What it did to the store was done before it printed.
 
+use std::io::{ErrorKind, Write};
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 use serde::Serialize;
+
+use nurse_call_core::domain::wire_time::format_local;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Output {
     json: bool,
+    zone: Tz,
 }
 
 impl Output {
-    pub fn new(json: bool) -> Self {
-        Output { json }
+    pub fn new(json: bool, zone: Tz) -> Self {
+        Output { json, zone }
+    }
+
+    /// The installation's zone, for commands that compute in local days.
+    pub fn zone(&self) -> Tz {
+        self.zone
+    }
+
+    /// An instant as people and scripts read it: `YYYY-MM-DD HH:MM:SS`, local.
+    pub fn time(&self, instant: DateTime<Utc>) -> String {
+        format_local(instant, self.zone)
     }
 
     /// Prints `value` as JSON, or the text `human` makes from it.
     pub fn print<T: Serialize>(&self, value: &T, human: impl FnOnce(&T) -> String) {
-        if self.json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(value).expect("results serialise")
-            );
+        let mut text = if self.json {
+            serde_json::to_string_pretty(value).expect("results serialise")
         } else {
-            let text = human(value);
-            print!("{text}");
-            if !text.is_empty() && !text.ends_with('\n') {
-                println!();
-            }
+            human(value)
+        };
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
         }
+        write_stdout(text.as_bytes());
     }
 
     /// A hint for people (stderr; left out with `--json`).
     pub fn note(&self, text: &str) {
         if !self.json {
-            eprintln!("{text}");
+            note(text);
+        }
+    }
+}
+
+/// A line on stderr; a closed stderr is no reason to fail a command whose
+/// work is done.
+pub fn note(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+/// Writes the command's result to stdout. A closed pipe ends the process
+/// with status 0 (the reader has what it wanted); any other failure to write
+/// (a full disk behind a redirect) with status 1, saying so.
+pub fn write_stdout(bytes: &[u8]) {
+    let written = {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(bytes).and_then(|()| stdout.flush())
+    };
+    match written {
+        Ok(()) => {}
+        Err(error) if error.kind() == ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(error) => {
+            note(&format!("error: cannot write the result: {error}"));
+            std::process::exit(1);
         }
     }
 }

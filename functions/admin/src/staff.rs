@@ -13,7 +13,7 @@ use serde::Serialize;
 use nurse_call_core::domain::alarm::{Duty, Staff};
 use nurse_call_core::domain::model::Scope;
 use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::domain::wire_time::{self, to_stored};
+use nurse_call_core::domain::wire_time;
 use nurse_call_core::request::validation::is_uuid;
 use nurse_call_core::signing::tokens::{new_staff, new_token, staff_page_link, token_hash};
 use nurse_call_core::store::alarms::AlarmStore;
@@ -91,7 +91,7 @@ struct DutyRow {
 }
 
 impl StaffRow {
-    fn new(staff: &Staff, duty: Option<&Duty>) -> Self {
+    fn new(staff: &Staff, duty: Option<&Duty>, out: Output) -> Self {
         StaffRow {
             id: staff.id.clone(),
             name: staff.name.clone(),
@@ -99,9 +99,9 @@ impl StaffRow {
             device: staff.device.clone(),
             duty: duty.map(|d| DutyRow {
                 sections: d.sections.clone(),
-                until: to_stored(d.until),
+                until: out.time(d.until),
             }),
-            created_at: to_stored(staff.created_at),
+            created_at: out.time(staff.created_at),
             revoked: staff.revoked,
         }
     }
@@ -184,7 +184,7 @@ async fn list(store: &dyn AlarmStore, out: Output) -> Outcome {
     let duties = store.duties(&scope, Utc::now()).await?;
     let rows: Vec<StaffRow> = staff
         .iter()
-        .map(|s| StaffRow::new(s, duties.iter().find(|d| d.staff_id == s.id)))
+        .map(|s| StaffRow::new(s, duties.iter().find(|d| d.staff_id == s.id), out))
         .collect();
     out.print(&rows, |rows| {
         let cells: Vec<Vec<String>> = rows
@@ -246,6 +246,7 @@ async fn revoke(store: &dyn AlarmStore, out: Output, id: &str) -> Outcome {
             ..staff
         },
         None,
+        out,
     );
     out.print(&row, |row| {
         format!(

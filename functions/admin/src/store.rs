@@ -1,16 +1,19 @@
 //! Which store the command works on: the embedded store's file (default), or
 //! DynamoDB at an endpoint (moto, DynamoDB Local) or in AWS. The options and
 //! variables are those of the local server and the CDK stack (DECISIONS §10).
+//! Every command but `init` works only on a store that exists: a mistyped
+//! `--data-dir` or prefix must not start a second, empty store that the
+//! service never reads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
-
-use std::sync::Arc;
+use serde::Serialize;
 
 use nurse_call_core::config::CallRetention;
 use nurse_call_core::store::{Backend, StoreError};
-use nurse_call_wiring::{EMBEDDED_FILE, StoreChoice, TableNames};
+use nurse_call_wiring::{EMBEDDED_FILE, OpenError, StoreChoice, TableNames};
 
 use crate::failure::Failure;
 
@@ -70,26 +73,93 @@ pub struct Connection {
 }
 
 impl StoreArgs {
-    /// Opens the chosen store and checks that it is reachable and ready.
+    /// Opens the chosen store if it exists and checks that it is reachable
+    /// and ready. Creates nothing: a store that is not there is
+    /// [`Failure::Missing`] (`init` makes one).
     pub async fn connect(&self) -> Result<Connection, Failure> {
         let choice = self.choice();
         let description = choice.describe();
-        if let StoreChoice::Embedded { data_dir } = &choice {
-            let file = data_dir.join(EMBEDDED_FILE);
-            if !file.exists() {
-                eprintln!("note: no store at {}; creating a new one", file.display());
-            }
-        }
         // The admin command never expires calls itself: the retention only
         // matters to the service's own closes.
-        let store = choice
-            .open(CallRetention::default())
-            .await
-            .map_err(|error| Failure::from(StoreError::Internal(error)).in_store(&description))?;
+        let store = match choice.open_existing(CallRetention::default()).await {
+            Ok(store) => store,
+            Err(OpenError::Missing(missing)) => return Err(self.missing(&missing)),
+            Err(OpenError::Failed(error)) => {
+                return Err(Failure::from(StoreError::Internal(error)).in_store(&description));
+            }
+        };
         match store.check().await {
             Ok(()) => Ok(Connection { store, description }),
             Err(error) => Err(Failure::from(error).in_store(&description)),
         }
+    }
+
+    /// `init`: makes the embedded store (its folder, the file, the default
+    /// call types), or says that it is there already. DynamoDB tables are
+    /// the stack's (or the local server's, on an endpoint): `init` only
+    /// checks that they exist, as every other command does.
+    pub async fn init(&self) -> Result<Initialised, Failure> {
+        let choice = self.choice();
+        let description = choice.describe();
+        let (store, created) = match choice.open_existing(CallRetention::default()).await {
+            Ok(store) => (store, false),
+            Err(OpenError::Missing(missing)) => match &choice {
+                StoreChoice::Embedded { .. } => {
+                    let store = choice
+                        .open_prepared(CallRetention::default())
+                        .await
+                        .map_err(|e| {
+                            Failure::from(StoreError::Internal(e)).in_store(&description)
+                        })?;
+                    (store, true)
+                }
+                StoreChoice::DynamoDb { .. } => return Err(self.missing(&missing)),
+            },
+            Err(OpenError::Failed(error)) => {
+                return Err(Failure::from(StoreError::Internal(error)).in_store(&description));
+            }
+        };
+        store
+            .check()
+            .await
+            .map_err(|e| Failure::from(e).in_store(&description))?;
+        Ok(Initialised {
+            store: match &choice {
+                StoreChoice::Embedded { data_dir } => shown_path(&data_dir.join(EMBEDDED_FILE)),
+                StoreChoice::DynamoDb { .. } => description,
+            },
+            created,
+        })
+    }
+
+    /// The message for a store that is not there, with what to check.
+    fn missing(&self, missing: &[String]) -> Failure {
+        let message = match self.choice() {
+            StoreChoice::Embedded { data_dir } => {
+                let hint = if data_dir.is_file() {
+                    " (--data-dir names the store's folder, not its file)"
+                } else {
+                    ""
+                };
+                format!(
+                    "no store at {}; check --data-dir{hint}, or create one with \
+                     `nurse-call-admin init`",
+                    shown_path(&data_dir.join(EMBEDDED_FILE))
+                )
+            }
+            StoreChoice::DynamoDb { endpoint, .. } => format!(
+                "no store: DynamoDB {} has no table {}; check --table-prefix / TABLE_PREFIX \
+                 (or CALL_TYPES_TABLE / CONSUMERS_TABLE / DATA_TABLE) and the endpoint or \
+                 account. The admin command creates no DynamoDB tables: the installation's \
+                 stack does (docs/deploy.md), or locally the local server started with \
+                 --dynamodb-endpoint",
+                endpoint
+                    .as_deref()
+                    .map_or_else(|| "in AWS".to_string(), |e| format!("at {e}")),
+                missing.join(", ")
+            ),
+        };
+        Failure::Missing(message)
     }
 
     /// `--dynamodb-endpoint` (or the variable), `--dynamodb`, else the file.
@@ -131,4 +201,22 @@ impl StoreArgs {
             data: pick(&self.data_table, defaults.data),
         }
     }
+}
+
+/// What `init` found or made.
+#[derive(Debug, Serialize)]
+pub struct Initialised {
+    /// The embedded store's file (absolute), or the DynamoDB tables.
+    pub store: String,
+    /// Whether `init` made it now (false: it was there already).
+    pub created: bool,
+}
+
+/// A path as the messages show it: absolute, so that a store beside the
+/// wrong working folder is seen at a glance.
+fn shown_path(path: &Path) -> String {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
 }

@@ -97,6 +97,7 @@ async fn weekend(store: &Backend) -> (Consumer, Consumer) {
         ("R2", "Z2", "Bad Süd"),
         ("R3", "Z3", "Zimmer 3"),
         ("R4", "Z4", "Zimmer 4"),
+        ("R5", "Z5", "Technik"),
     ] {
         store
             .admin(&["elements", "add", address, "--code", code, "--name", name])
@@ -163,6 +164,23 @@ async fn weekend(store: &Backend) -> (Consumer, Consumer) {
         &a,
         "R2",
         json!({"closed": true, "closed_at": "2026-03-29 03:30:00"}),
+    )
+    .await;
+    // A Störung in Station 1 for two hours: a fault, not a call, so in none
+    // of the calls' figures (it would be the slowest, over the threshold, in
+    // hour 9 and in Station 1), only in the faults' table.
+    send(
+        server,
+        &a,
+        "R5",
+        json!({"event": "Störung", "section": "Station 1", "created_at": "2026-03-29 09:00:00"}),
+    )
+    .await;
+    send(
+        server,
+        &a,
+        "R5",
+        json!({"closed": true, "closed_at": "2026-03-29 11:00:00"}),
     )
     .await;
     // The Monday after: not in the report.
@@ -258,8 +276,21 @@ async fn the_report_has_the_hand_computed_figures(store: Backend) {
             ("Normalruf", 180, 600, "presence"),
         ]
     );
-    // Three calls and two presences were opened in the period.
-    assert_eq!(report["calls"].as_array().unwrap().len(), 5);
+    // Three calls, two presences and a fault were opened in the period.
+    assert_eq!(report["calls"].as_array().unwrap().len(), 6);
+    let two_hours =
+        json!({"count": 1, "median_seconds": 7200, "p90_seconds": 7200, "max_seconds": 7200});
+    assert_eq!(
+        report["faults"],
+        json!({
+            "total": {"count": 1, "open": 0, "to_close": two_hours},
+            "by_fault_type": [{"name": "Störung", "count": 1, "open": 0, "to_close": two_hours}]
+        })
+    );
+    assert_eq!(
+        report["alarms"]["total"]["calls"], 3,
+        "the fault is no call"
+    );
 
     let station: Value = serde_json::from_str(&report_section(&store, "Station 2")).unwrap();
     assert_eq!(station["section"], "Station 2");
@@ -305,8 +336,16 @@ async fn the_audit_export_opens_in_a_spreadsheet(store: Backend) {
         "2026-03-28 23:51:00;;R4;Z4;Zimmer 4;;;Anwesenheit;PRESENCE;;;;false;{};",
         a.id
     );
+    let fault = format!(
+        "2026-03-29 09:00:00;2026-03-29 11:00:00;R5;Z5;Technik;;Station 1;Störung;FAULT;;;7200;false;{};{}",
+        a.id, a.id
+    );
     let rows: Vec<String> = rows.iter().map(|r| r.join(";")).collect();
-    assert_eq!(rows.len(), 5, "{csv}");
+    assert_eq!(rows.len(), 6, "{csv}");
+    assert!(
+        rows.contains(&fault),
+        "the audit export lists the fault: {csv}"
+    );
     assert_eq!(rows[0], normalruf);
     assert!(rows.contains(&wc), "{csv}");
     assert!(rows.contains(&presence_r4), "{csv}");
@@ -334,6 +373,9 @@ async fn the_html_report_is_one_self_contained_file(store: Backend) {
     assert_eq!(html.matches("<svg").count(), 2, "two charts");
     assert!(html.contains("Bad Süd"), "names as UTF-8");
     assert!(html.contains("@page { size: A4"));
+    // The fault's own table: one Störung, two hours to close.
+    assert!(html.contains("<h2>Störungen</h2>"), "{html}");
+    assert!(html.contains("2:00:00 · 2:00:00 · 2:00:00 (1)"), "{html}");
     for external in ["src=", "href=", "url(", "<script", "<link"] {
         assert!(
             !html.contains(external),

@@ -124,6 +124,22 @@ impl DynamoStore {
         &self.client
     }
 
+    /// The tables that do not exist, by name, creating none: the admin
+    /// command refuses to work on a store that is not there.
+    pub async fn missing_tables(&self) -> Result<Vec<String>, StoreError> {
+        let mut missing = Vec::new();
+        for table in [
+            &self.tables.call_types,
+            &self.tables.consumers,
+            &self.tables.data,
+        ] {
+            if !tables::exists(&self.client, table).await? {
+                missing.push(table.clone());
+            }
+        }
+        Ok(missing)
+    }
+
     /// Creates missing tables (local endpoints; in AWS the stack owns them).
     pub async fn create_missing_tables(&self) -> Result<Vec<String>, StoreError> {
         tables::create_missing(&self.client, &self.tables).await

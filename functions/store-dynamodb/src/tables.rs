@@ -82,7 +82,7 @@ fn string_attribute(name: &str) -> Result<AttributeDefinition, StoreError> {
         .map_err(build_error)
 }
 
-async fn exists(client: &Client, table: &str) -> Result<bool, StoreError> {
+pub(crate) async fn exists(client: &Client, table: &str) -> Result<bool, StoreError> {
     match client.describe_table().table_name(table).send().await {
         Ok(_) => Ok(true),
         Err(error)

@@ -114,15 +114,35 @@ impl StoreChoice {
         })
     }
 
-    /// The whole store, admin operations included (the admin command).
+    /// The whole store, admin operations included, if it exists (the admin
+    /// command): the embedded store's file, or all three DynamoDB tables.
+    /// Creates nothing, so a mistyped folder or prefix cannot start a second,
+    /// empty store beside the one the service uses.
     #[cfg_attr(not(feature = "dynamodb"), allow(unused_variables))]
-    pub async fn open(&self, retention: CallRetention) -> Result<Arc<dyn Backend>, String> {
+    pub async fn open_existing(
+        &self,
+        retention: CallRetention,
+    ) -> Result<Arc<dyn Backend>, OpenError> {
         Ok(match self {
             #[cfg(feature = "embedded")]
-            StoreChoice::Embedded { data_dir } => Arc::new(open_embedded(data_dir)?),
+            StoreChoice::Embedded { data_dir } => {
+                let file = data_dir.join(EMBEDDED_FILE);
+                if !file.is_file() {
+                    return Err(OpenError::Missing(vec![file.display().to_string()]));
+                }
+                Arc::new(open_embedded(data_dir).map_err(OpenError::Failed)?)
+            }
             #[cfg(feature = "dynamodb")]
             StoreChoice::DynamoDb { endpoint, tables } => {
-                Arc::new(connect_dynamodb(endpoint, tables, retention).await)
+                let store = connect_dynamodb(endpoint, tables, retention).await;
+                let missing = store
+                    .missing_tables()
+                    .await
+                    .map_err(|e| OpenError::Failed(e.to_string()))?;
+                if !missing.is_empty() {
+                    return Err(OpenError::Missing(missing));
+                }
+                Arc::new(store)
             }
         })
     }
@@ -154,6 +174,16 @@ impl StoreChoice {
             .map_err(|e| e.to_string())?;
         Ok(store)
     }
+}
+
+/// Why [`StoreChoice::open_existing`] gave no store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenError {
+    /// The store is not there: the embedded store's file, or the DynamoDB
+    /// tables, named.
+    Missing(Vec<String>),
+    /// It is there but could not be opened or reached.
+    Failed(String),
 }
 
 /// The embedded store has no expiry of its own: the local server's purge

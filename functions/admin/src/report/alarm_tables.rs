@@ -79,7 +79,7 @@ fn table(first_column: &str, groups: &[AlarmGroup]) -> Markup {
 }
 
 /// `median · p90 · max (n)` in `m:ss`, or a dash when no call has that time.
-fn times(times: &Times) -> String {
+pub fn times(times: &Times) -> String {
     match (times.median_seconds, times.p90_seconds, times.max_seconds) {
         (Some(median), Some(p90), Some(max)) => format!(
             "{} · {} · {} ({})",

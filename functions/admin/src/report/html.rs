@@ -13,6 +13,7 @@ use super::Days;
 use super::alarm_tables;
 use super::chart::{self, ResponseRow};
 use super::duration::minutes;
+use super::fault_table;
 
 const STYLE: &str = include_str!("report.css");
 
@@ -92,6 +93,7 @@ pub fn render(report: &Report, call_types: &[CallType], days: &Days) -> String {
                     (stats_table("Bereich", &report.by_section, threshold))
                 }
                 (alarm_tables::section(&report.alarms))
+                (fault_table::section(&report.faults))
                 section.keep {
                     h2 { "Rufe je Stunde des Tages" }
                     figure {
@@ -131,6 +133,8 @@ pub fn render(report: &Report, call_types: &[CallType], days: &Days) -> String {
                 footer {
                     h2 { "Begriffe" }
                     dl {
+                        dt { "Rufe" }
+                        dd { "Rufe aller Rufarten außer Anwesenheit und Störungen: Anwesenheiten beantworten Rufe, Störungen melden ein Gerät und stehen in ihrer eigenen Tabelle." }
                         dt { "Reaktionszeit" }
                         dd { "Vom Beginn eines Rufs bis zur ersten Anwesenheit am selben Ort (ab dem Ruf und vor seinem Ende), sonst bis zum Ende des Rufs." }
                         dt { "Dauer" }

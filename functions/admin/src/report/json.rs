@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use nurse_call_core::domain::report::{AlarmReport, Group, Report, Stats};
+use nurse_call_core::domain::report::{AlarmReport, FaultReport, Group, Report, Stats};
 use nurse_call_core::domain::wire_time::format_local;
 
 use super::Days;
@@ -22,6 +22,9 @@ struct Document<'a> {
     /// Time to accept, to presence, to close; escalations; unattended
     /// calls (DECISIONS §14), in the groups of `by_call_type` and `by_section`.
     alarms: &'a AlarmReport,
+    /// Faults (call types of `type` `FAULT`), in none of the figures above:
+    /// count, still open, time to close, per fault type.
+    faults: &'a FaultReport,
     slowest: Vec<CallRow<'a>>,
     calls: Vec<CallRow<'a>>,
 }
@@ -53,6 +56,7 @@ pub fn render(report: &Report, days: &Days) -> String {
         by_section: &report.by_section,
         by_hour: &report.by_hour,
         alarms: &report.alarms,
+        faults: &report.faults,
         slowest: report
             .slowest
             .iter()

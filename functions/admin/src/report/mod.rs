@@ -1,6 +1,7 @@
 //! `report`: the quality report and audit export of DECISIONS §13 for local
 //! days of the installation: how fast calls were answered, per call type and
-//! section, by hour of day, the slowest calls; as one HTML file with charts,
+//! section, by hour of day, the slowest calls, and apart from them the
+//! faults; as one HTML file with charts,
 //! as CSV (one row per call, the audit export) or as JSON.
 //!
 //! The figures come from [`nurse_call_core::domain::report`] (definitions there and
@@ -10,33 +11,30 @@ mod alarm_tables;
 mod chart;
 mod csv;
 mod duration;
+mod fault_table;
 mod html;
 mod json;
 mod rows;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use chrono::{Duration, NaiveDate};
-use chrono_tz::Tz;
 use clap::{Args, ValueEnum};
 
-use nurse_call_core::Settings;
-use nurse_call_core::config::parse_time_zone;
 use nurse_call_core::domain::model::Scope;
 use nurse_call_core::domain::report::{self, Options, Period};
 use nurse_call_core::store::admin::AdminStore;
 
 use crate::failure::{Failure, Outcome};
-use crate::output::Output;
+use crate::output::{Output, write_stdout};
 
 #[derive(Debug, Args)]
 pub struct Command {
     /// First day of the report (YYYY-MM-DD, a local day of the installation).
-    #[arg(long, value_name = "DATE")]
+    #[arg(long, value_name = "DATE", value_parser = parse_day)]
     from: NaiveDate,
     /// Last day of the report, included (YYYY-MM-DD).
-    #[arg(long, value_name = "DATE")]
+    #[arg(long, value_name = "DATE", value_parser = parse_day)]
     to: NaiveDate,
     /// Only calls of this section.
     #[arg(long)]
@@ -45,16 +43,13 @@ pub struct Command {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1440))]
     threshold_minutes: u32,
     /// html: one self-contained file with charts; csv: one row per call (the
-    /// audit export, UTF-8 with BOM, `;`-separated); json: figures and calls.
+    /// audit export, UTF-8 with BOM, `;`-separated); json: figures and calls
+    /// (also `--json`). Required unless --json is given.
     #[arg(long)]
-    format: Format,
+    format: Option<Format>,
     /// Write to this file instead of standard output.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// IANA time zone of the installation: days, hours and times are local to it.
-    #[arg(long, env = "SERVICE_TIME_ZONE", default_value = Settings::DEFAULT_TIME_ZONE,
-          value_parser = parse_time_zone)]
-    time_zone: Tz,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -64,8 +59,37 @@ pub enum Format {
     Json,
 }
 
+impl Command {
+    /// `--json` is every command's switch to JSON, so here it means
+    /// `--format json`; with another `--format` the two contradict.
+    pub fn check_format(&self, json: bool) -> Result<(), String> {
+        match (self.format, json) {
+            (None, false) => Err("report needs --format html|csv|json (or --json)".to_string()),
+            (Some(format), true) if format != Format::Json => Err(format!(
+                "--json asks for JSON, --format {} for another format: give one of them",
+                format!("{format:?}").to_lowercase()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A day as `--from` and `--to` take it; the error names the format.
+fn parse_day(text: &str) -> Result<NaiveDate, String> {
+    let well_formed = text.len() == 10
+        && text.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            _ => b.is_ascii_digit(),
+        });
+    well_formed
+        .then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())
+        .flatten()
+        .ok_or_else(|| format!("{text} is not a date in the format YYYY-MM-DD"))
+}
+
 pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
-    let period = Period::days(command.from, command.to, command.time_zone).ok_or_else(|| {
+    let zone = out.zone();
+    let period = Period::days(command.from, command.to, zone).ok_or_else(|| {
         Failure::refused(format!(
             "--from {} is after --to {}: nothing to report",
             command.from, command.to
@@ -78,7 +102,7 @@ pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outco
     let call_types = store.call_types().await?.types;
     let options = Options {
         period,
-        zone: command.time_zone,
+        zone,
         threshold: Duration::minutes(i64::from(command.threshold_minutes)),
         section: command.section.clone(),
     };
@@ -87,7 +111,8 @@ pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outco
         first: command.from,
         last: command.to,
     };
-    let bytes = match command.format {
+    // `check_format` made sure that no format means `--json`.
+    let bytes = match command.format.unwrap_or(Format::Json) {
         Format::Html => html::render(&report, &call_types, &days).into_bytes(),
         Format::Csv => csv::render(&report)?,
         Format::Json => json::render(&report, &days).into_bytes(),
@@ -96,19 +121,15 @@ pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outco
         Some(path) => {
             std::fs::write(path, &bytes)
                 .map_err(|e| Failure::refused(format!("cannot write {}: {e}", path.display())))?;
+            // The note is for people: with --json, stderr stays quiet too.
             out.note(&format!(
-                "Wrote the report of {} calls to {}.",
+                "Wrote the report of {} calls and {} faults to {}.",
                 report.total.count,
+                report.faults.total.count,
                 path.display()
             ));
         }
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(&bytes)
-                .and_then(|()| stdout.flush())
-                .map_err(|e| Failure::refused(format!("cannot write the report: {e}")))?;
-        }
+        None => write_stdout(&bytes),
     }
     Ok(())
 }
@@ -118,4 +139,26 @@ pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outco
 pub struct Days {
     pub first: NaiveDate,
     pub last: NaiveDate,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_day;
+
+    #[test]
+    fn days_are_read_only_in_the_documented_format() {
+        assert_eq!(parse_day("2026-11-25").unwrap().to_string(), "2026-11-25");
+        for wrong in [
+            "25.11.2026",
+            "2026-11-5",
+            "2026-02-30",
+            "2026-11-25 ",
+            "+2026-11-2",
+        ] {
+            assert_eq!(
+                parse_day(wrong).unwrap_err(),
+                format!("{wrong} is not a date in the format YYYY-MM-DD")
+            );
+        }
+    }
 }

@@ -15,8 +15,9 @@ use std::time::Duration;
 use hmac::{Hmac, Mac};
 pub use serde_json::{Value, json};
 
-/// Variables of the caller's environment that would pick another store.
-const STORE_VARIABLES: [&str; 9] = [
+/// Variables of the caller's environment that would pick another store, or
+/// another zone than the tests' Europe/Berlin.
+const STORE_VARIABLES: [&str; 10] = [
     "DATA_DIR",
     "DYNAMODB_ENDPOINT",
     "TABLE_PREFIX",
@@ -26,6 +27,7 @@ const STORE_VARIABLES: [&str; 9] = [
     "SERVICE_MODE",
     "LISTEN_ADDR",
     "SEED_FILE",
+    "SERVICE_TIME_ZONE",
 ];
 
 /// Where the server and the admin command keep the data.
@@ -37,10 +39,17 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// An embedded store made with `nurse-call-admin init`, as an admin
+    /// makes one (the admin command works on no store it did not find).
     pub fn sqlite() -> Self {
-        Backend::Sqlite(tempfile::tempdir().expect("temp data folder"))
+        let backend = Backend::Sqlite(tempfile::tempdir().expect("temp data folder"));
+        backend.admin(&["init"]).success();
+        backend
     }
 
+    /// Table names of this test's own, none of them made yet: the server
+    /// ([`Backend::server`]) or [`Backend::open`] make them, as the stack
+    /// does in AWS.
     pub fn dynamodb() -> Self {
         Backend::Dynamo {
             endpoint: store_conformance::moto::endpoint(),
@@ -76,6 +85,20 @@ impl Backend {
         self.configure(&mut command);
         command.args(args);
         Run::of(command)
+    }
+
+    /// Starts `nurse-call-admin` on this store with `args`, stdout and stderr
+    /// piped, for tests of how it writes.
+    pub fn spawn_admin(&self, args: &[&str]) -> Child {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_nurse-call-admin"));
+        self.configure(&mut command);
+        command
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("nurse-call-admin starts")
     }
 
     /// Like [`Backend::admin`], with these environment variables set.
@@ -115,6 +138,17 @@ impl Backend {
             .await
             .expect("the store opens")
     }
+}
+
+/// `nurse-call-admin` with `args` only, in working folder `cwd`: no store
+/// option, none from the environment.
+pub fn admin_without_store(cwd: &Path, args: &[&str]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nurse-call-admin"));
+    for name in STORE_VARIABLES {
+        command.env_remove(name);
+    }
+    command.current_dir(cwd).args(args);
+    Run::of(command)
 }
 
 /// A finished admin run.

@@ -15,6 +15,9 @@
 //!   a response time that happened (the median of 4 values is the 2nd).
 //! - **Over the threshold**: a response time strictly longer than it.
 //! - Presences are the answers, not calls: they are listed, not measured.
+//! - Faults (a call type whose `type` is `FAULT`, e.g. Störung) are no
+//!   request for care: listed, not measured as calls, counted apart with
+//!   their time to close ([`faults`]).
 //! - The alarm figures (time to accept, to presence, to close, escalations,
 //!   unattended calls) are defined in [`alarms`].
 
@@ -27,11 +30,16 @@ use serde::Serialize;
 use crate::domain::model::{Call, CallType};
 
 pub mod alarms;
+pub mod faults;
 
 pub use alarms::{AlarmGroup, AlarmReport, AlarmStats, CallAlarm};
+pub use faults::{FaultGroup, FaultReport, FaultStats};
 
 /// The `type` of call types whose calls mean "staff present in the room".
 pub const PRESENCE_KIND: &str = "PRESENCE";
+
+/// The `type` of call types whose calls report a fault (Störung).
+pub const FAULT_KIND: &str = "FAULT";
 
 /// How far past the window's end the report reads calls, to find the
 /// presence that answered a call opened shortly before the end. A call
@@ -106,30 +114,36 @@ pub struct ReportedCall {
     /// The `type` of its call type (`CALL`, `PRESENCE`, …); empty when an
     /// admin has removed the call type since.
     pub kind: String,
-    /// `None` for presences and for calls still open with no presence.
+    /// `None` for presences, faults and calls still open with no presence.
     pub response: Option<Duration>,
     pub answered_by: Option<Answer>,
     /// `None` while open.
     pub duration: Option<Duration>,
     pub over_threshold: bool,
     /// `opened_at` to the first presence on its address ([`alarms`]); `None`
-    /// for presences and calls no presence answered.
+    /// for presences, faults and calls no presence answered.
     pub to_presence: Option<Duration>,
-    /// Its alarm's figures; `None` for calls without an alarm.
+    /// Its alarm's figures; `None` for calls without an alarm. A fault's
+    /// is kept for the audit export, not counted among the calls'.
     pub alarm: Option<CallAlarm>,
 }
 
 impl ReportedCall {
-    /// Whether the call is measured (a presence answers, it is not a call).
+    /// Whether the call is measured as a call: a presence answers, a fault
+    /// reports a device, neither is a request for care.
     pub fn is_measured(&self) -> bool {
-        self.kind != PRESENCE_KIND
+        self.kind != PRESENCE_KIND && self.kind != FAULT_KIND
+    }
+
+    pub fn is_fault(&self) -> bool {
+        self.kind == FAULT_KIND
     }
 }
 
 /// Response figures of a group of calls; times in whole seconds.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Stats {
-    /// Calls (presences not counted).
+    /// Calls (presences and faults not counted).
     pub count: usize,
     /// Calls still open with no presence: no response time yet.
     pub unanswered: usize,
@@ -182,18 +196,22 @@ pub struct Group {
 pub struct Report {
     pub options: Options,
     pub total: Stats,
-    /// Call types most urgent first (priority, then name); presences left out.
+    /// Call types most urgent first (priority, then name); presences and
+    /// faults left out.
     pub by_call_type: Vec<Group>,
     /// Sections by name, calls without a section last.
     pub by_section: Vec<Group>,
-    /// Calls (not presences) opened in each local hour of day, 0 to 23.
+    /// Calls (not presences, not faults) opened in each local hour of day.
     pub by_hour: [usize; 24],
     /// Indexes into `calls` of the slowest answered calls, slowest first.
     pub slowest: Vec<usize>,
-    /// Every call and presence of the period (and section), opening order.
+    /// Every call, presence and fault of the period (and section), in
+    /// opening order.
     pub calls: Vec<ReportedCall>,
     /// Alarm figures, in the groups of `by_call_type` and `by_section`.
     pub alarms: AlarmReport,
+    /// Faults, apart from the calls.
+    pub faults: FaultReport,
 }
 
 /// Computes the report from every call opened in
@@ -231,7 +249,12 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
         .map(|call| {
             let kind = kind_of(call);
             let duration = call.closed_at.map(|closed| closed - call.opened_at);
-            if kind == PRESENCE_KIND {
+            if kind == PRESENCE_KIND || kind == FAULT_KIND {
+                let alarm = if kind == FAULT_KIND {
+                    CallAlarm::of(call.alarm.as_ref(), call.opened_at)
+                } else {
+                    None
+                };
                 return ReportedCall {
                     call: call.clone(),
                     kind,
@@ -240,7 +263,7 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
                     duration,
                     over_threshold: false,
                     to_presence: None,
-                    alarm: None,
+                    alarm,
                 };
             }
             let presence = presences
@@ -272,16 +295,14 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
         })
         .collect();
 
+    let priority_of = |event: &str| kinds.get(event).map_or(i64::MAX, |t| t.priority);
     let measured = || reported.iter().filter(|c| c.is_measured());
     let mut by_type: BTreeMap<(i64, String), Vec<&ReportedCall>> = BTreeMap::new();
     let mut by_section: BTreeMap<(bool, String), Vec<&ReportedCall>> = BTreeMap::new();
     let mut by_hour = [0usize; 24];
     for call in measured() {
-        let priority = kinds
-            .get(call.call.event.as_str())
-            .map_or(i64::MAX, |t| t.priority);
         by_type
-            .entry((priority, call.call.event.clone()))
+            .entry((priority_of(&call.call.event), call.call.event.clone()))
             .or_default()
             .push(call);
         let section = &call.call.section;
@@ -348,6 +369,7 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
             .collect(),
         by_hour,
         slowest,
+        faults: FaultReport::of(&reported, priority_of),
         calls: reported,
         alarms,
         options,
@@ -356,5 +378,7 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
 
 #[cfg(test)]
 mod alarm_tests;
+#[cfg(test)]
+mod fault_tests;
 #[cfg(test)]
 mod tests;

@@ -149,6 +149,7 @@ fn calls() -> Vec<Call> {
     day.add("WC", "R5", S1, "11:00:00", Some("11:02:00"), None);
     day.add("Anwesenheit", "R5", None, "11:01:00", None, None);
     // c6 Störung (FAULT): accepted 120 s by the technician, closed 1800 s.
+    // A fault is no call: in none of the figures below (its own: fault_tests).
     day.add(
         "Störung",
         "R6",
@@ -209,14 +210,15 @@ fn the_day_in_total() {
     assert_eq!(
         report.alarms.total,
         AlarmStats {
-            calls: 7,
-            alarmed: 6,
-            // 40, 90, 120, 240: median rank 2, p90 rank ⌈3.6⌉ = 4.
-            to_accept: times(4, 90, 240, 240),
+            calls: 6,
+            alarmed: 5,
+            // 40, 90, 240 (not the fault's 120): median rank 2, p90 rank ⌈2.7⌉ = 3.
+            to_accept: times(3, 90, 240, 240),
             // 30, 60, 120, 180: median rank 2, p90 rank 4.
             to_presence: times(4, 60, 180, 180),
-            // 120, 300, 600, 600, 1800, 1800 (c7 is open): rank 3 and ⌈5.4⌉ = 6.
-            to_close: times(6, 600, 1800, 1800),
+            // 120, 300, 600, 600, 1800 (c7 is open; not the fault's 1800):
+            // rank ⌈2.5⌉ = 3 and ⌈4.5⌉ = 5.
+            to_close: times(5, 600, 1800, 1800),
             // Level 2: c2, c3, c4; level 3: c4.
             escalations: levels(&[(2, 3), (3, 1)]),
             unattended: 1,
@@ -278,10 +280,8 @@ fn per_call_type_and_per_section() {
         (normalruf.unattended, normalruf.escalations.clone()),
         (1, levels(&[(2, 1)]))
     );
-    // The fault is measured like the calls, as in the response times.
-    let fault = &report.alarms.by_call_type[3];
-    assert_eq!(fault.name.as_deref(), Some("Störung"));
-    assert_eq!(fault.stats.to_accept, times(1, 120, 120, 120));
+    // The fault is no call: no group of its own, as in the response times.
+    assert_eq!(report.alarms.by_call_type.len(), 3);
 
     let station_2 = &report.alarms.by_section[1];
     assert_eq!(station_2.name.as_deref(), Some("Station 2"));
@@ -297,9 +297,8 @@ fn per_call_type_and_per_section() {
             unattended: 1,
         }
     );
-    let without_section = &report.alarms.by_section[2];
-    assert_eq!(without_section.name, None);
-    assert_eq!(without_section.stats.calls, 1, "the fault");
+    // The fault was the only one without a section: no such group.
+    assert_eq!(report.alarms.by_section.len(), 2);
 }
 
 #[test]
@@ -322,8 +321,19 @@ fn each_call_keeps_its_own_figures() {
     assert_eq!(call("R5").alarm, None, "stored before alarms");
     assert_eq!(call("R3").to_presence, None);
     assert!(call("R3").alarm.as_ref().unwrap().unattended);
-    let presence = report.calls.iter().find(|c| !c.is_measured()).unwrap();
+    let presence = report
+        .calls
+        .iter()
+        .find(|c| c.kind == PRESENCE_KIND)
+        .unwrap();
     assert_eq!((presence.to_presence, &presence.alarm), (None, &None));
+    // The fault keeps its alarm for the audit export, and has no response.
+    let fault = report.calls.iter().find(|c| c.is_fault()).unwrap();
+    assert_eq!(
+        fault.alarm.as_ref().unwrap().to_accept,
+        Some(Duration::seconds(120))
+    );
+    assert_eq!((fault.response, fault.to_presence), (None, None));
 }
 
 #[test]

@@ -19,6 +19,7 @@
 //! Times are medians, p90 and maxima by nearest rank, as the response times.
 //! Calls stored before alarms existed, and types without an escalation
 //! policy, have no alarm: they count in the times to presence and close only.
+//! Presences and faults are no calls here either ([`super::faults`]).
 
 use chrono::Duration;
 use serde::Serialize;
@@ -68,7 +69,7 @@ pub struct Times {
 }
 
 impl Times {
-    fn of(durations: impl IntoIterator<Item = Duration>) -> Self {
+    pub(super) fn of(durations: impl IntoIterator<Item = Duration>) -> Self {
         let mut seconds: Vec<i64> = durations.into_iter().map(|d| d.num_seconds()).collect();
         seconds.sort_unstable();
         Times {
