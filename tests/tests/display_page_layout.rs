@@ -11,6 +11,9 @@
 //! One browser session for every measurement: the viewport and the number
 //! of calls change between them (the suite's time matters).
 
+// The browser helpers shared with the other page tests; this file needs
+// only some of them.
+#[allow(dead_code)]
 mod common;
 
 use std::time::{Duration, Instant};

@@ -170,14 +170,14 @@ async fn weekend(store: &Backend) -> (Consumer, Consumer) {
     // of the calls' figures (it would be the slowest, over the threshold, in
     // hour 9 and in Station 1), only in the faults' table.
     send(
-        server,
+        &stored,
         &a,
         "R5",
         json!({"event": "Störung", "section": "Station 1", "created_at": "2026-03-29 09:00:00"}),
     )
     .await;
     send(
-        server,
+        &stored,
         &a,
         "R5",
         json!({"closed": true, "closed_at": "2026-03-29 11:00:00"}),
