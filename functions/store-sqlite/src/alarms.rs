@@ -16,6 +16,7 @@ use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::engine::quiet_end;
 use nurse_call_core::domain::alarm::{Alarm, Duty, Staff, StaffRef};
 use nurse_call_core::domain::model::{Call, Scope};
+use nurse_call_core::store::AddressSnapshot;
 use nurse_call_core::store::StoreError;
 use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm, KeptAlarm};
 
@@ -230,6 +231,28 @@ impl AlarmStore for SqliteStore {
     async fn duties(&self, scope: &Scope, now: DateTime<Utc>) -> Result<Vec<Duty>, StoreError> {
         let scope = scope.as_str().to_string();
         self.read(move |c| staff::duties(c, &scope, now)).await
+    }
+
+    /// One read: an open's snapshot and roster cost no more round trips
+    /// to the reader's thread than the snapshot alone.
+    async fn snapshot_and_roster(
+        &self,
+        scope: &Scope,
+        address: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(AddressSnapshot, Option<(Vec<Staff>, Vec<Duty>)>), StoreError> {
+        let (scope, address) = (scope.as_str().to_string(), address.to_string());
+        self.read(move |c| {
+            let snapshot = crate::read_snapshot(c, &scope, &address)?;
+            let staff = staff::of_scope(c, &scope)?;
+            let duties = if staff.is_empty() {
+                Vec::new()
+            } else {
+                staff::duties(c, &scope, now)?
+            };
+            Ok((snapshot, Some((staff, duties))))
+        })
+        .await
     }
 
     async fn alarm(&self, scope: &Scope, call_id: i64) -> Result<Option<KeptAlarm>, StoreError> {

@@ -137,6 +137,23 @@ fn read_element(tx: &Connection, scope: &str, address: &str) -> rusqlite::Result
 
 /// Writes `element` as its next version (every write is a change a display
 /// may be told about; the transaction read it, so the count cannot skip).
+/// The element and open calls of an address (one read's part).
+fn read_snapshot(c: &Connection, scope: &str, address: &str) -> rusqlite::Result<AddressSnapshot> {
+    let element = read_element(c, scope, address)?;
+    let open_calls = c
+        .prepare_cached(&format!(
+            "SELECT {CALL_COLUMNS} FROM calls
+             WHERE scope = ?1 AND address = ?2 AND closed_at IS NULL
+             ORDER BY opened_at, id"
+        ))?
+        .query_map(params![scope, address], call_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(AddressSnapshot {
+        element,
+        open_calls,
+    })
+}
+
 fn write_element(tx: &Connection, scope: &str, element: &mut Element) -> rusqlite::Result<()> {
     element.version += 1;
     tx.prepare_cached(
@@ -230,24 +247,7 @@ impl Store for SqliteStore {
 
     async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {
         let (scope, address) = (scope.as_str().to_string(), address.to_string());
-        self.read(move |c| {
-            let element = read_element(c, &scope, &address)?;
-            let open_calls = {
-                let mut statement = c.prepare_cached(&format!(
-                    "SELECT {CALL_COLUMNS} FROM calls
-                     WHERE scope = ?1 AND address = ?2 AND closed_at IS NULL
-                     ORDER BY opened_at, id"
-                ))?;
-                statement
-                    .query_map(params![scope, address], call_from_row)?
-                    .collect::<rusqlite::Result<Vec<_>>>()?
-            };
-            Ok(AddressSnapshot {
-                element,
-                open_calls,
-            })
-        })
-        .await
+        self.read(move |c| read_snapshot(c, &scope, &address)).await
     }
 
     async fn open_call(

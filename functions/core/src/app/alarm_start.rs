@@ -6,8 +6,9 @@
 //! own after the write (a read and a write each, [`crate::app::alarm_looks`]),
 //! and the first level is committed with the call itself.
 //!
-//! The request reads the scope's roster beside the address's snapshot, so
-//! the answer waits for no extra round trip. A sign-on committed between
+//! The request reads the scope's roster with the address's snapshot (on
+//! the embedded store in the same read), so the answer waits for no extra
+//! round trip. A sign-on committed between
 //! that read and the open's commit is seen by the next look (an unattended
 //! call is looked at again every 30 s, and each sign-on looks at the
 //! scope's open calls), as it would be with a look right after the commit.
@@ -21,7 +22,7 @@ use crate::app::alarms::{Known, People, is_presence, policy_of};
 use crate::domain::alarm::audit::AuditEvent;
 use crate::domain::alarm::{Alarm, AlarmStatus, Roster, Situation, Step, step};
 use crate::domain::model::{Call, CallType, NewCall, Scope};
-use crate::store::FirstAlarm;
+use crate::store::{AddressSnapshot, FirstAlarm, StoreError};
 
 /// The first step of `call`'s alarm (`open_before`: the calls open on its
 /// address before it; a presence among them stops it at once), with the
@@ -80,22 +81,22 @@ pub struct FirstStep {
 }
 
 impl AppState {
-    /// The scope's staff and duties for an open's first step, or `None`
-    /// (no alarm routing here, or the read failed: logged, and the open
-    /// then stores the pending alarm for a look to step, as before).
-    pub async fn roster_for_open(&self, scope: &Scope, now: DateTime<Utc>) -> Option<People> {
-        let store = self.alarms.as_ref()?;
-        match People::read(store.as_ref(), scope, now).await {
-            Ok(people) => Some(people),
-            Err(error) => {
-                tracing::warn!(
-                    scope = scope.as_str(),
-                    %error,
-                    "roster not read for an open: its alarm is looked at after the write"
-                );
-                None
-            }
-        }
+    /// The snapshot of `address` and, where alarms are routed, the scope's
+    /// roster for the open's first step, read together
+    /// ([`crate::store::alarms::AlarmStore::snapshot_and_roster`]); no
+    /// roster: the open stores the pending alarm for a look to step.
+    pub async fn snapshot_for_open(
+        &self,
+        scope: &Scope,
+        address: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(AddressSnapshot, Option<People>), StoreError> {
+        let Some(store) = self.alarms.as_ref() else {
+            return Ok((self.store.snapshot(scope, address).await?, None));
+        };
+        let (snapshot, roster) = store.snapshot_and_roster(scope, address, now).await?;
+        let people = roster.map(|(staff, duties)| People { staff, duties });
+        Ok((snapshot, people))
     }
 
     /// After an open committed `call`: `call.opened` to displays, then,

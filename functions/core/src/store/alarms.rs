@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 use crate::domain::alarm::audit::AuditEvent;
 use crate::domain::alarm::{Alarm, Duty, Staff};
 use crate::domain::model::{Call, Scope};
-use crate::store::{Store, StoreError};
+use crate::store::{AddressSnapshot, Store, StoreError};
 
 /// A new call's alarm as its open writes it ([`Store::open_call_with_alarm`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -103,6 +103,40 @@ pub trait AlarmStore: Store {
     /// The duties of `scope` that have not ended by `now` (a duty ends by
     /// itself at `until`; a store may keep expired ones, never returns them).
     async fn duties(&self, scope: &Scope, now: DateTime<Utc>) -> Result<Vec<Duty>, StoreError>;
+
+    /// The snapshot of `address` and the scope's staff and the duties not
+    /// ended by `now`, for an open's first alarm step
+    /// ([`crate::app::alarm_start`]). The roster is `None` when it could not
+    /// be read (logged): the open then stores the pending alarm. A store may
+    /// read all of it in one go (the embedded store: one read).
+    async fn snapshot_and_roster(
+        &self,
+        scope: &Scope,
+        address: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(AddressSnapshot, Option<(Vec<Staff>, Vec<Duty>)>), StoreError> {
+        let roster = async {
+            let staff = self.staff_of(scope).await?;
+            // Nobody to be on duty: no duty to read.
+            let duties = if staff.is_empty() {
+                Vec::new()
+            } else {
+                self.duties(scope, now).await?
+            };
+            Ok::<_, StoreError>((staff, duties))
+        };
+        let (snapshot, roster) = tokio::join!(self.snapshot(scope, address), roster);
+        let roster = roster
+            .inspect_err(|error| {
+                tracing::warn!(
+                    scope = scope.as_str(),
+                    %error,
+                    "roster not read for an open: its alarm is looked at after the write"
+                );
+            })
+            .ok();
+        Ok((snapshot?, roster))
+    }
 
     /// The call `call_id` of `scope` with its alarm (consistent read), or
     /// `None`: no such call, or one stored before alarms existed.

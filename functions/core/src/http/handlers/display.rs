@@ -40,16 +40,10 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     // their order on its own clock, and a repeated close never closes a call
     // opened after it was signed.
     let request_time = replay::request_time(parsed.credentials.signed_at, now);
-    // An open's first alarm step needs the scope's roster: read beside the
+    // An open's first alarm step needs the scope's roster: read with the
     // snapshot, so the answer waits for no extra round trip.
     let (snapshot, people) = match &parsed.action {
-        DisplayAction::Open { .. } => {
-            let (snapshot, people) = tokio::join!(
-                state.store.snapshot(&scope, &parsed.target),
-                state.roster_for_open(&scope, now)
-            );
-            (snapshot?, people)
-        }
+        DisplayAction::Open { .. } => state.snapshot_for_open(&scope, &parsed.target, now).await?,
         DisplayAction::Close { .. } => (state.store.snapshot(&scope, &parsed.target).await?, None),
     };
     let types = state.call_types().await?;
