@@ -194,31 +194,33 @@ async fn run(args: Args) -> Result<(), String> {
 
 /// Every request goes to the shared router; the body is read up to one byte
 /// over the limit so that an oversized body is answered with 413, not read whole.
-/// A `Content-Length` over the limit is answered 413 before any of the body is
-/// read (hyper gives it as the body's exact size). A body that ends before its
-/// announced length (the client gave up), or is not whole within
-/// `body_timeout` (a slow client), is a 400; either way hyper then closes the
-/// connection, since the rest of the body was not read.
+/// A body that ends before its announced length (the client gave up), or is
+/// not whole within `body_timeout` (a slow client), is a 400, or a 413 when
+/// its `Content-Length` announced more than the limit; either way hyper then
+/// closes the connection, since the rest of the body was not read.
+///
+/// A body announced over the limit is still read up to the limit before the
+/// 413: answering at once and closing while the client is still sending
+/// makes the kernel reset the connection, and the client then sees a broken
+/// pipe instead of the 413 (tests/tests/errors.rs).
 async fn handle(state: AppState, request: Request, body_timeout: Duration) -> Response {
     let (parts, body) = request.into_parts();
-    let announced = body.size_hint().lower();
-    let read = if announced > MAX_BODY_BYTES as u64 {
-        Err(Unread::TooLarge)
-    } else {
-        match tokio::time::timeout(body_timeout, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
-            Ok(Ok(bytes)) => Ok(bytes),
-            Ok(Err(error)) if exceeds_limit(&error) => Err(Unread::TooLarge),
-            Ok(Err(error)) => {
-                tracing::debug!(%error, "body not read to its end");
-                Err(Unread::Broken)
-            }
-            Err(_) => {
-                tracing::debug!(
-                    body_timeout_seconds = body_timeout.as_secs(),
-                    "body not whole within the body timeout"
-                );
-                Err(Unread::Broken)
-            }
+    let announced_too_large = body.size_hint().lower() > MAX_BODY_BYTES as u64;
+    let read = match tokio::time::timeout(body_timeout, axum::body::to_bytes(body, MAX_BODY_BYTES))
+        .await
+    {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(error)) if exceeds_limit(&error) => Err(Unread::TooLarge),
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "body not read to its end");
+            Err(unread_or_too_large(announced_too_large))
+        }
+        Err(_) => {
+            tracing::debug!(
+                body_timeout_seconds = body_timeout.as_secs(),
+                "body not whole within the body timeout"
+            );
+            Err(unread_or_too_large(announced_too_large))
         }
     };
     let response = match read {
@@ -229,6 +231,15 @@ async fn handle(state: AppState, request: Request, body_timeout: Duration) -> Re
         }
     };
     response.map(Body::from)
+}
+
+/// A body not read to its end: too large when it was announced so.
+fn unread_or_too_large(announced_too_large: bool) -> Unread {
+    if announced_too_large {
+        Unread::TooLarge
+    } else {
+        Unread::Broken
+    }
 }
 
 /// Why a body was not read.
