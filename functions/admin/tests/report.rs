@@ -92,6 +92,9 @@ async fn send(
 /// The weekend's calls, as a central system (A) and a second one (B) sent
 /// them. Returns (A, B).
 async fn weekend(store: &Backend) -> (Consumer, Consumer) {
+    // The store as the service prepares it (on DynamoDB: its tables), before
+    // the admin command, which creates none.
+    let stored = store.open().await;
     for (address, code, name) in [
         ("R1", "Z1", "Zimmer 1"),
         ("R2", "Z2", "Bad Süd"),
@@ -105,7 +108,6 @@ async fn weekend(store: &Backend) -> (Consumer, Consumer) {
     }
     let a = consumer(store, "Zentrale A");
     let b = consumer(store, "Zentrale B");
-    let stored = store.open().await;
     // Normalruf, presence after 3 min, closed by B: 180 s.
     send(
         &stored,

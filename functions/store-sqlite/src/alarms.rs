@@ -110,12 +110,12 @@ pub(crate) fn append_audit(
 
 /// Ends the alarm of `closed` (just closed by this job) in the same job
 /// where [`quiet_end`] gives its end: nobody's alert rings, so a look after
-/// the close would only write this. The call then carries the ended alarm.
-pub(crate) fn end_quietly(
-    c: &Connection,
-    closed: &mut Call,
-    now: DateTime<Utc>,
-) -> rusqlite::Result<()> {
+/// the close would only write this. The end is dated the call's close (its
+/// audit line too). The call then carries the ended alarm.
+pub(crate) fn end_quietly(c: &Connection, closed: &mut Call) -> rusqlite::Result<()> {
+    let Some(now) = closed.closed_at else {
+        return Ok(());
+    };
     let Some(end) = closed
         .alarm
         .as_ref()

@@ -36,7 +36,7 @@ use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::{
     Call, Consumer, Display, Element, ElementChange, ElementPolicy, NewCall, Scope,
 };
-use nurse_call_core::domain::wire_time::{self, to_stored};
+use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::{
     AddressSnapshot, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome, FirstAlarm,
     OpenOutcome, Store, StoreError,
@@ -363,9 +363,8 @@ impl Store for SqliteStore {
             }
             // An alarm that rings for nobody ends with the close: no look
             // after it (core's app/alarm_start.rs).
-            let now = wire_time::now();
             for call in &mut closed {
-                alarms::end_quietly(c, call, now)?;
+                alarms::end_quietly(c, call)?;
             }
             Ok(CloseOutcome::Closed(closed))
         })

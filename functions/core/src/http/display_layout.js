@@ -123,16 +123,25 @@ function better(a, b) {
 }
 function bestLayout(list, tiles) {
   const n = tiles.length;
+  const names = tiles.map((tile) => tile.querySelector(".tile-type")).filter((name) => !isLongName(name));
+  const letters = Math.max(2, ...names.map((name) => name.textContent.length));
   let best = null;
   for (let cols = 1; cols <= n; cols++) {
     const rows = Math.ceil(n / cols);
     // As many rows with fewer columns: wider tiles, never worse.
     if (cols > 1 && Math.ceil(n / (cols - 1)) === rows) continue;
+    // The search's ceiling, from the grid alone: a name is at most a row
+    // high, and a capital is at least half a type size wide. A grid whose
+    // ceiling is below what another reached is not tried (each try is a
+    // layout of the page, and a render waits for them).
+    const high0 = Math.floor(Math.min(list.clientHeight / rows, list.clientWidth / cols / (0.5 * letters)));
+    if (best && best.excess === 0 && high0 <= best.score) continue;
     list.style.setProperty("--cols", cols);
     list.style.setProperty("--rows", rows);
-    let low = MIN_TYPE_PX, high = Math.max(MIN_TYPE_PX, Math.floor(list.clientHeight / rows));
+    let low = MIN_TYPE_PX, high = Math.max(MIN_TYPE_PX, high0);
     if (tilesFitAt(list, tiles, low) > 0) high = low;
-    while (high - low > 1) {
+    // To within 3 %: finer steps are not seen, but cost a layout each.
+    while (high - low > Math.max(1, low * 0.03)) {
       const middle = Math.floor((low + high) / 2);
       if (tilesFitAt(list, tiles, middle) > 0) high = middle; else low = middle;
     }

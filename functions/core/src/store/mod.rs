@@ -237,7 +237,8 @@ pub trait Store: Send + Sync {
     ///
     /// A store may end a closed call's alarm in the same atomic step where
     /// [`quiet_end`](crate::domain::alarm::engine::quiet_end) gives its end
-    /// (with the end's audit lines, the alarm out of the due index), and
+    /// (dated the close, with the end's audit lines, the alarm out of the
+    /// due index), and
     /// return the call with that alarm, ended; the embedded store does. A
     /// call returned with its alarm not ended is for the caller to look at
     /// (a ringing alert is to be cancelled).
