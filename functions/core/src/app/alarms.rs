@@ -64,13 +64,7 @@ impl People {
         scope: &Scope,
         now: DateTime<Utc>,
     ) -> Result<Self, StoreError> {
-        let staff = store.staff_of(scope).await?;
-        // Nobody to be on duty: no duty to read.
-        let duties = if staff.is_empty() {
-            Vec::new()
-        } else {
-            store.duties(scope, now).await?
-        };
+        let (staff, duties) = store.roster(scope, now).await?;
         Ok(People { staff, duties })
     }
 }

@@ -104,6 +104,22 @@ pub trait AlarmStore: Store {
     /// itself at `until`; a store may keep expired ones, never returns them).
     async fn duties(&self, scope: &Scope, now: DateTime<Utc>) -> Result<Vec<Duty>, StoreError>;
 
+    /// The scope's staff and their duties not ended by `now`: who a level
+    /// can reach. A scope without staff reads no duties.
+    async fn roster(
+        &self,
+        scope: &Scope,
+        now: DateTime<Utc>,
+    ) -> Result<(Vec<Staff>, Vec<Duty>), StoreError> {
+        let staff = self.staff_of(scope).await?;
+        let duties = if staff.is_empty() {
+            Vec::new()
+        } else {
+            self.duties(scope, now).await?
+        };
+        Ok((staff, duties))
+    }
+
     /// The snapshot of `address` and the scope's staff and the duties not
     /// ended by `now`, for an open's first alarm step
     /// ([`crate::app::alarm_start`]). The roster is `None` when it could not
@@ -115,17 +131,8 @@ pub trait AlarmStore: Store {
         address: &str,
         now: DateTime<Utc>,
     ) -> Result<(AddressSnapshot, Option<(Vec<Staff>, Vec<Duty>)>), StoreError> {
-        let roster = async {
-            let staff = self.staff_of(scope).await?;
-            // Nobody to be on duty: no duty to read.
-            let duties = if staff.is_empty() {
-                Vec::new()
-            } else {
-                self.duties(scope, now).await?
-            };
-            Ok::<_, StoreError>((staff, duties))
-        };
-        let (snapshot, roster) = tokio::join!(self.snapshot(scope, address), roster);
+        let (snapshot, roster) =
+            tokio::join!(self.snapshot(scope, address), self.roster(scope, now));
         let roster = roster
             .inspect_err(|error| {
                 tracing::warn!(
