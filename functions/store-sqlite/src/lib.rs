@@ -13,10 +13,12 @@
 //! request shares; `rows` turns rows into domain values, `sandbox` and
 //! `mismatches` keep the test server's data, `admin` the admin command's,
 //! `alarms` and `staff` alarm routing's, `schema` creates and migrates the
-//! file, `worker` owns the connections.
+//! file, `worker` owns the connections, `config_cache` keeps the call types
+//! and consumers in memory while the file's generation of them stays.
 
 mod admin;
 mod alarms;
+mod config_cache;
 mod mismatches;
 mod rows;
 mod sandbox;
@@ -31,7 +33,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use nurse_call_core::domain::call_type_items::CallTypeItem;
+use nurse_call_core::domain::call_type_items::{CallTypeItem, CallTypesRead, read_items};
 use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::{
     Call, Consumer, Display, Element, ElementChange, ElementPolicy, NewCall, Scope,
@@ -54,6 +56,7 @@ pub const FILE_NAME: &str = "nurse-call.sqlite3";
 #[derive(Clone)]
 pub struct SqliteStore {
     worker: Arc<worker::Worker>,
+    config: Arc<config_cache::ConfigCache>,
     path: PathBuf,
 }
 
@@ -83,11 +86,14 @@ impl SqliteStore {
         schema::prepare(&connection).map_err(internal)?;
         let reader = Connection::open(path).map_err(internal)?;
         schema::prepare_reader(&reader).map_err(internal)?;
+        let probe = Connection::open(path).map_err(internal)?;
+        schema::prepare_reader(&probe).map_err(internal)?;
         let worker = worker::Worker::start(connection, reader).map_err(|e| {
             StoreError::Internal(format!("cannot start the store's connection thread: {e}"))
         })?;
         Ok(SqliteStore {
             worker: Arc::new(worker),
+            config: Arc::new(config_cache::ConfigCache::new(probe)),
             path: path.to_path_buf(),
         })
     }
@@ -223,15 +229,25 @@ fn open_call_with_event(
 #[async_trait]
 impl Store for SqliteStore {
     async fn stored_consumer(&self, id: &str) -> Result<Option<Stored<Consumer>>, StoreError> {
-        let id = id.to_string();
-        self.read(move |c| {
-            c.prepare_cached(&format!(
-                "SELECT {CONSUMER_COLUMNS} FROM consumers WHERE id = ?1"
-            ))?
-            .query_row(params![id], consumer_from_row)
-            .optional()
-        })
-        .await
+        // Served from memory while the file's generation stays (config_cache).
+        let generation = self.config.generation();
+        if let Some(kept) = self.config.consumer(generation, id) {
+            return Ok(Some(kept));
+        }
+        let key = id.to_string();
+        let read = self
+            .read(move |c| {
+                c.prepare_cached(&format!(
+                    "SELECT {CONSUMER_COLUMNS} FROM consumers WHERE id = ?1"
+                ))?
+                .query_row(params![key], consumer_from_row)
+                .optional()
+            })
+            .await?;
+        if let Some(consumer) = &read {
+            self.config.keep_consumer(generation, id, consumer);
+        }
+        Ok(read)
     }
 
     async fn call_type_items(&self) -> Result<Vec<CallTypeItem>, StoreError> {
@@ -243,6 +259,17 @@ impl Store for SqliteStore {
                 .collect::<rusqlite::Result<Vec<_>>>()
         })
         .await
+    }
+
+    async fn call_types(&self) -> Result<CallTypesRead, StoreError> {
+        // Read and judged once per generation, not on every request.
+        let generation = self.config.generation();
+        if let Some(kept) = self.config.call_types(generation) {
+            return Ok(kept);
+        }
+        let read = read_items(self.call_type_items().await?);
+        self.config.keep_call_types(generation, &read);
+        Ok(read)
     }
 
     async fn snapshot(&self, scope: &Scope, address: &str) -> Result<AddressSnapshot, StoreError> {

@@ -15,7 +15,9 @@ use crate::rows::to_precise;
 /// 5: who opened and closed a call (audit), calls by opening time (report).
 /// 6: alarm routing (DECISIONS §14): a call type's `escalation`, each call's
 /// alarm with its version and due time, staff, duties, the alarms' audit.
-const SCHEMA_VERSION: i64 = 6;
+/// 7: the configuration's generation, bumped by triggers on call types and
+/// consumers (`config_cache`).
+const SCHEMA_VERSION: i64 = 7;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -56,7 +58,36 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 6 {
         version_6(connection)?;
     }
+    if version < 7 {
+        version_7(connection)?;
+    }
     Ok(())
+}
+
+/// A number that changes with every insert, update or delete of a call type
+/// or a consumer, in the same transaction, whoever writes (this process, the
+/// admin command, `sqlite3` by hand): the in-memory copies of both
+/// (`config_cache`) are trusted only while it stays the same.
+fn version_7(connection: &Connection) -> rusqlite::Result<()> {
+    let mut script = String::from(
+        "BEGIN;
+         CREATE TABLE IF NOT EXISTS config_generation (
+             id INTEGER PRIMARY KEY CHECK (id = 1),
+             n  INTEGER NOT NULL
+         );
+         INSERT OR IGNORE INTO config_generation (id, n) VALUES (1, 0);",
+    );
+    for table in ["call_types", "consumers"] {
+        for change in ["INSERT", "UPDATE", "DELETE"] {
+            let name = format!("{table}_{}_bumps_generation", change.to_lowercase());
+            script.push_str(&format!(
+                "CREATE TRIGGER IF NOT EXISTS {name} AFTER {change} ON {table}
+                 BEGIN UPDATE config_generation SET n = n + 1 WHERE id = 1; END;"
+            ));
+        }
+    }
+    script.push_str("PRAGMA user_version = 7; COMMIT;");
+    connection.execute_batch(&script)
 }
 
 /// Alarm routing. Columns on `calls` rather than a table of their own, so

@@ -3,7 +3,8 @@
 //! mismatches of the test page; 2 → 3: a consumer's replay protection, off;
 //! 3 → 4: displays and element versions; 4 → 5: who opened and closed a
 //! call, unknown for the old calls; 5 → 6: alarm routing, its tables and
-//! a pending alarm for every call open at the update).
+//! a pending alarm for every call open at the update; 6 → 7: the
+//! configuration's generation, tests/config_cache.rs).
 
 use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
@@ -101,7 +102,7 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
     // Opening a current file again changes nothing.
     SqliteStore::open(&path).expect("the migrated file opens again");
 }
@@ -220,7 +221,7 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
 }
 
 #[tokio::test]
@@ -441,5 +442,5 @@ async fn a_version_5_file_keeps_its_data_and_its_open_calls_get_pending_alarms()
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
 }

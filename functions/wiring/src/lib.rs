@@ -217,7 +217,9 @@ pub fn lambda_state(store: Arc<dyn ServiceStore>, settings: Settings) -> AppStat
         .with_cache(DEFAULT_TTL)
 }
 
-/// The local server's state: no cache, so an admin's edit shows at once.
+/// The local server's state: no TTL cache, so an admin's edit shows at once
+/// (the embedded store keeps call types and consumers in memory itself,
+/// checked against the file's generation of them on every read).
 pub fn local_state(store: Arc<dyn Backend>, settings: Settings) -> AppState {
     AppState::new(store.clone(), settings).with_alarms(store)
 }

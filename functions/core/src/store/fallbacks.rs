@@ -7,8 +7,9 @@
 //! object ([`crate::logging`]).
 //!
 //! "Once per refresh": a Lambda function reads the call types once per
-//! cache lifetime and logs each fallback then. The local server reads them
-//! on every request (no cache, so that an edit shows at once); it logs a
+//! cache lifetime and logs each fallback then. The local server gets them on
+//! every request (its store re-reads them whenever they changed, so that an
+//! edit shows at once); it logs a
 //! fallback the first time it is read and again only after the same period,
 //! so a display polling every few seconds does not fill the log. A fallback
 //! that changes (another value found) is new and logged at once.
