@@ -11,11 +11,12 @@ use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::StoreError;
 use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced, listed};
 
+use crate::address::{read_element, write_element};
 use crate::rows::{
     CALL_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, call_from_row, consumer_from_row,
     display_from_row, insert_call_type,
 };
-use crate::{SqliteStore, mismatches, read_element, staff, write_element};
+use crate::{SqliteStore, mismatches, staff};
 
 #[async_trait]
 impl AdminStore for SqliteStore {

@@ -243,7 +243,7 @@ impl AlarmStore for SqliteStore {
     ) -> Result<(AddressSnapshot, Option<(Vec<Staff>, Vec<Duty>)>), StoreError> {
         let (scope, address) = (scope.as_str().to_string(), address.to_string());
         self.read(move |c| {
-            let snapshot = crate::read_snapshot(c, &scope, &address)?;
+            let snapshot = crate::address::read_snapshot(c, &scope, &address)?;
             let staff = staff::of_scope(c, &scope)?;
             let duties = if staff.is_empty() {
                 Vec::new()

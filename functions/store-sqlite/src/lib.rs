@@ -9,13 +9,15 @@
 //! no commit. WAL mode and a busy timeout let the admin command work on the
 //! same file while the server writes.
 //!
-//! This file maps the [`Store`] trait onto SQL, with the element writes every
-//! request shares; `rows` turns rows into domain values, `sandbox` and
-//! `mismatches` keep the test server's data, `admin` the admin command's,
-//! `alarms` and `staff` alarm routing's, `schema` creates and migrates the
-//! file, `worker` owns the connections, `config_cache` keeps the call types
-//! and consumers in memory while the file's generation of them stays.
+//! This file maps the [`Store`] trait onto SQL; `address` has the element
+//! and call reads and writes every request shares, `rows` turns rows into
+//! domain values, `sandbox` and `mismatches` keep the test server's data,
+//! `admin` the admin command's, `alarms` and `staff` alarm routing's,
+//! `schema` creates and migrates the file, `worker` owns the connections,
+//! `config_cache` keeps the call types and consumers in memory while the
+//! file's generation of them stays.
 
+mod address;
 mod admin;
 mod alarms;
 mod config_cache;
@@ -36,7 +38,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use nurse_call_core::domain::call_type_items::{CallTypeItem, CallTypesRead, read_items};
 use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::{
-    Call, Consumer, Display, Element, ElementChange, ElementPolicy, NewCall, Scope,
+    Call, Consumer, Display, Element, ElementPolicy, NewCall, Scope,
 };
 use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::{
@@ -44,6 +46,7 @@ use nurse_call_core::store::{
     OpenOutcome, Store, StoreError,
 };
 
+use address::{apply_change, open_call_with_event, read_element, read_snapshot};
 use rows::{
     CALL_COLUMNS, CALL_TYPE_COLUMNS, CONSUMER_COLUMNS, DISPLAY_COLUMNS, ELEMENT_COLUMNS,
     call_from_row, call_type_from_row, consumer_from_row, display_from_row, element_from_row,
@@ -131,99 +134,6 @@ impl SqliteStore {
 
 fn internal(error: rusqlite::Error) -> StoreError {
     StoreError::Internal(error.to_string())
-}
-
-fn read_element(tx: &Connection, scope: &str, address: &str) -> rusqlite::Result<Option<Element>> {
-    tx.prepare_cached(&format!(
-        "SELECT {ELEMENT_COLUMNS} FROM elements WHERE scope = ?1 AND address = ?2"
-    ))?
-    .query_row(params![scope, address], element_from_row)
-    .optional()
-}
-
-/// Writes `element` as its next version (every write is a change a display
-/// may be told about; the transaction read it, so the count cannot skip).
-/// The element and open calls of an address (one read's part).
-fn read_snapshot(c: &Connection, scope: &str, address: &str) -> rusqlite::Result<AddressSnapshot> {
-    let element = read_element(c, scope, address)?;
-    let open_calls = c
-        .prepare_cached(&format!(
-            "SELECT {CALL_COLUMNS} FROM calls
-             WHERE scope = ?1 AND address = ?2 AND closed_at IS NULL
-             ORDER BY opened_at, id"
-        ))?
-        .query_map(params![scope, address], call_from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(AddressSnapshot {
-        element,
-        open_calls,
-    })
-}
-
-fn write_element(tx: &Connection, scope: &str, element: &mut Element) -> rusqlite::Result<()> {
-    element.version += 1;
-    tx.prepare_cached(
-        "INSERT INTO elements
-           (scope, address, code, name, battery, position, reachable, updated_at, version)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-         ON CONFLICT (scope, address) DO UPDATE SET
-           code = excluded.code, name = excluded.name, battery = excluded.battery,
-           position = excluded.position, reachable = excluded.reachable,
-           updated_at = excluded.updated_at, version = excluded.version",
-    )?
-    .execute(params![
-        scope,
-        element.address,
-        element.code,
-        element.name,
-        element.battery,
-        element.position,
-        element.reachable,
-        to_stored(element.updated_at),
-        element.version
-    ])?;
-    Ok(())
-}
-
-/// Applies `change` to the element of its address inside `tx`. Returns `false`
-/// (writing nothing) when the element is unknown and must exist.
-fn apply_change(
-    tx: &Connection,
-    scope: &str,
-    change: &ElementChange,
-    policy: ElementPolicy,
-) -> rusqlite::Result<Option<Element>> {
-    let mut element = match (read_element(tx, scope, &change.address)?, policy) {
-        (Some(mut element), _) => {
-            if change.is_empty() {
-                return Ok(Some(element));
-            }
-            element.apply(change);
-            element
-        }
-        (None, ElementPolicy::MustExist) => return Ok(None),
-        (None, ElementPolicy::CreateMissing) => {
-            let mut element = Element::unregistered(&change.address, change.at);
-            element.apply(change);
-            element
-        }
-    };
-    write_element(tx, scope, &mut element)?;
-    Ok(Some(element))
-}
-
-fn open_call_with_event(
-    tx: &Connection,
-    scope: &str,
-    address: &str,
-    event: &str,
-) -> rusqlite::Result<Option<Call>> {
-    tx.prepare_cached(&format!(
-        "SELECT {CALL_COLUMNS} FROM calls
-         WHERE scope = ?1 AND address = ?2 AND event = ?3 AND closed_at IS NULL"
-    ))?
-    .query_row(params![scope, address, event], call_from_row)
-    .optional()
 }
 
 #[async_trait]
