@@ -548,6 +548,21 @@ impl Server {
         self.logs.lock().expect("log lock").clone()
     }
 
+    /// The JSON log lines once `enough` holds for them, or after 5 s (then
+    /// the caller's assertion says what is missing). The log reaches the
+    /// test through a pipe and a reader thread, so a line can arrive just
+    /// after the answer of the request that wrote it.
+    pub fn logs_once(&self, enough: impl Fn(&[String]) -> bool) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let lines = self.logs();
+            if enough(&lines) || Instant::now() > deadline {
+                return lines;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The lines the server wrote to stderr so far.
     pub fn stderr_lines(&self) -> Vec<String> {
         self.child("the server's stderr");

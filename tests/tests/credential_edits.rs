@@ -26,30 +26,19 @@ const REFUSED: &str = "malformed credential refused";
 
 /// The error lines refusing a malformed credential: `(kind, id, field)`.
 fn refusals(server: &Server, expected: usize) -> Vec<(String, String, String)> {
-    // The server's log reaches the test through a pipe and a reader thread,
-    // so a line can arrive just after the answer it belongs to.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
-        let found = refused_lines(server);
-        if found.len() >= expected || std::time::Instant::now() > deadline {
-            return found;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-fn refused_lines(server: &Server) -> Vec<(String, String, String)> {
-    server
-        .logs()
-        .iter()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|line| line["message"] == REFUSED)
-        .map(|line| {
-            assert_eq!(line["level"], "ERROR", "{line}");
-            let field = |name: &str| line[name].as_str().expect(name).to_string();
-            (field("kind"), field("id"), field("field"))
-        })
-        .collect()
+    let refused = |lines: &[String]| -> Vec<(String, String, String)> {
+        lines
+            .iter()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|line| line["message"] == REFUSED)
+            .map(|line| {
+                assert_eq!(line["level"], "ERROR", "{line}");
+                let field = |name: &str| line[name].as_str().expect(name).to_string();
+                (field("kind"), field("id"), field("field"))
+            })
+            .collect()
+    };
+    refused(&server.logs_once(|lines| refused(lines).len() >= expected))
 }
 
 #[tokio::test]

@@ -380,7 +380,7 @@ async fn at_the_connection_bound_new_connections_wait_and_open_ones_keep_answeri
     // The operator learns why clients waited.
     assert!(
         server
-            .logs()
+            .logs_once(|lines| lines.iter().any(|l| l.contains("connection limit reached")))
             .iter()
             .any(|line| line.contains("\"level\":\"WARN\"")
                 && line.contains("connection limit reached")
