@@ -6,7 +6,9 @@
 //! API and the admin command check it ([`text`]); hand-edited items as stored
 //! ([`raw`]) and what the service makes of them: call types with their
 //! fail-safe fallbacks ([`call_type_items`]), consumers and displays
-//! ([`credentials`]). Nothing here reads a store or speaks HTTP.
+//! ([`credentials`]); alarm routing ([`alarm`]) and the outbound webhooks'
+//! events, endpoints, retries and signatures ([`webhooks`]). Nothing here
+//! reads a store or speaks HTTP.
 
 pub mod alarm;
 pub mod call_type_items;
@@ -17,4 +19,5 @@ pub mod raw;
 pub mod report;
 pub mod supervision;
 pub mod text;
+pub mod webhooks;
 pub mod wire_time;

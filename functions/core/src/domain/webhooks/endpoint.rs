@@ -1,0 +1,213 @@
+//! The endpoints an admin registers (`nurse-call-admin webhooks create`,
+//! DECISIONS §16): where events go, which ones, for which sections, and the
+//! secrets they are signed with.
+
+use chrono::{DateTime, Utc};
+use url::{Host, Url};
+
+use super::event::{Event, EventType};
+
+/// Random bytes in a new secret, shown as `whsec_` and their base64.
+pub const SECRET_BYTES: usize = 24;
+/// The prefix of a Standard Webhooks secret.
+pub const SECRET_PREFIX: &str = "whsec_";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub id: String,
+    pub url: String,
+    /// The event types it wants; empty: every type.
+    pub events: Vec<EventType>,
+    /// The sections it wants; empty: the whole house.
+    pub sections: Vec<String>,
+    /// Active secrets, newest last: one, or two during a rotation, when
+    /// every attempt carries a signature of each.
+    pub secrets: Vec<String>,
+    pub disabled: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Endpoint {
+    /// Whether `event` goes to this endpoint. An event without a section
+    /// goes to every endpoint that wants its type, also to those that filter
+    /// by section: a call that cannot be placed is rather sent to too many
+    /// gateways than to none.
+    pub fn wants(&self, event: &Event) -> bool {
+        if self.disabled {
+            return false;
+        }
+        let type_wanted = self.events.is_empty() || self.events.contains(&event.kind);
+        let section_wanted = match &event.section {
+            None => true,
+            Some(section) => self.sections.is_empty() || self.sections.contains(section),
+        };
+        type_wanted && section_wanted
+    }
+}
+
+/// Why a URL is not accepted for an endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlProblem {
+    /// Not a URL at all.
+    Unreadable(String),
+    /// Neither `https`, nor `http` to this machine.
+    NotHttps,
+    /// A user name or password in the URL: it would be shown by `list` and
+    /// logged with every failed delivery.
+    Credentials,
+    /// A `#…` part, which is never sent.
+    Fragment,
+}
+
+impl std::fmt::Display for UrlProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UrlProblem::Unreadable(why) => write!(f, "not a URL: {why}"),
+            UrlProblem::NotHttps => f.write_str(
+                "must start with https:// (http:// only to this machine: localhost, 127.0.0.1, [::1])",
+            ),
+            UrlProblem::Credentials => f.write_str(
+                "must not contain a user name or password (the body is signed with the endpoint's secret instead)",
+            ),
+            UrlProblem::Fragment => f.write_str("must not contain a #fragment"),
+        }
+    }
+}
+
+/// The URL an endpoint may have (DECISIONS §16): `https`, or `http` to the
+/// loopback interface (a gateway on the same machine, and the tests'
+/// receivers). Returned normalised, as it is stored and shown.
+pub fn check_url(url: &str) -> Result<String, UrlProblem> {
+    let parsed = Url::parse(url.trim()).map_err(|e| UrlProblem::Unreadable(e.to_string()))?;
+    let loopback = match parsed.host() {
+        Some(Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(Host::Ipv4(address)) => address.is_loopback(),
+        Some(Host::Ipv6(address)) => address.is_loopback(),
+        None => false,
+    };
+    match parsed.scheme() {
+        "https" if parsed.host().is_some() => {}
+        "http" if loopback => {}
+        _ => return Err(UrlProblem::NotHttps),
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(UrlProblem::Credentials);
+    }
+    if parsed.fragment().is_some() {
+        return Err(UrlProblem::Fragment);
+    }
+    Ok(parsed.to_string())
+}
+
+/// A fresh secret: `whsec_` and the base64 of [`SECRET_BYTES`] bytes from
+/// the OS random source (shown once, by `create` and `rotate`).
+pub fn new_secret() -> Result<String, getrandom::Error> {
+    use base64::Engine;
+    let mut key = [0u8; SECRET_BYTES];
+    getrandom::fill(&mut key)?;
+    Ok(format!(
+        "{SECRET_PREFIX}{}",
+        base64::engine::general_purpose::STANDARD.encode(key)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use serde_json::json;
+
+    fn endpoint(events: &[EventType], sections: &[&str]) -> Endpoint {
+        Endpoint {
+            id: "e-1".into(),
+            url: "https://alarm.example/hook".into(),
+            events: events.to_vec(),
+            sections: sections.iter().map(|s| s.to_string()).collect(),
+            secrets: vec![new_secret().unwrap()],
+            disabled: false,
+            created_at: Utc.with_ymd_and_hms(2026, 11, 26, 0, 0, 0).unwrap(),
+        }
+    }
+
+    fn event(kind: EventType, section: Option<&str>) -> Event {
+        Event::new(
+            kind,
+            Utc::now(),
+            Some(1),
+            section.map(str::to_string),
+            json!({}),
+        )
+    }
+
+    #[test]
+    fn https_anywhere_and_http_only_to_this_machine() {
+        assert_eq!(
+            check_url("https://alarm.example:8443/espa?x=1"),
+            Ok("https://alarm.example:8443/espa?x=1".into())
+        );
+        for local in [
+            "http://localhost:9000/hook",
+            "http://127.0.0.1:9000/hook",
+            "http://127.8.0.1/",
+            "http://[::1]:9000/hook",
+        ] {
+            assert!(check_url(local).is_ok(), "{local}");
+        }
+        for refused in [
+            "http://alarm.example/hook",
+            "http://10.0.0.5/hook",
+            "ftp://alarm.example/",
+            "https://",
+            "file:///etc/passwd",
+        ] {
+            assert!(check_url(refused).is_err(), "{refused}");
+        }
+        assert_eq!(
+            check_url("https://user:pw@alarm.example/"),
+            Err(UrlProblem::Credentials)
+        );
+        assert_eq!(
+            check_url("https://alarm.example/#x"),
+            Err(UrlProblem::Fragment)
+        );
+        assert!(matches!(
+            check_url("not a url"),
+            Err(UrlProblem::Unreadable(_))
+        ));
+    }
+
+    #[test]
+    fn a_secret_is_whsec_and_24_random_bytes() {
+        use base64::Engine;
+        let (a, b) = (new_secret().unwrap(), new_secret().unwrap());
+        assert_ne!(a, b);
+        let key = base64::engine::general_purpose::STANDARD
+            .decode(a.strip_prefix("whsec_").expect("prefix"))
+            .expect("base64");
+        assert_eq!(key.len(), 24);
+    }
+
+    #[test]
+    fn filters_by_type_and_section_and_nothing_when_disabled() {
+        let all = endpoint(&[], &[]);
+        assert!(all.wants(&event(EventType::CallClosed, Some("WB 1"))));
+        assert!(all.wants(&event(EventType::ElementAttention, None)));
+
+        let alerts_of_wb1 = endpoint(&[EventType::CallAlert], &["WB 1"]);
+        assert!(alerts_of_wb1.wants(&event(EventType::CallAlert, Some("WB 1"))));
+        assert!(!alerts_of_wb1.wants(&event(EventType::CallAlert, Some("WB 2"))));
+        assert!(!alerts_of_wb1.wants(&event(EventType::CallClosed, Some("WB 1"))));
+        assert!(
+            alerts_of_wb1.wants(&event(EventType::CallAlert, None)),
+            "a call without a section goes to every gateway of its type"
+        );
+
+        let disabled = Endpoint {
+            disabled: true,
+            ..all
+        };
+        for kind in EventType::ALL {
+            assert!(!disabled.wants(&event(kind, None)));
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The events an endpoint receives (DECISIONS §16) and the body of each:
+//! `{"type": …, "timestamp": "<RFC 3339>", "data": {…}}`.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Value, json};
+
+/// What happened. The wire names are the Standard Webhooks `type`s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventType {
+    /// People are alerted to a call: its level and its recipients.
+    CallAlert,
+    /// A call's alarm went to its next level.
+    CallEscalated,
+    /// Someone accepted the call ("Ich komme").
+    CallAccepted,
+    /// Someone declined the call.
+    CallDeclined,
+    /// Alerts to stop: accepted, present, closed or escalated past them.
+    CallCancelled,
+    /// The central system closed the call.
+    CallClosed,
+    /// An element needs a technician (DECISIONS §12).
+    ElementAttention,
+}
+
+impl EventType {
+    pub const ALL: [EventType; 7] = [
+        EventType::CallAlert,
+        EventType::CallEscalated,
+        EventType::CallAccepted,
+        EventType::CallDeclined,
+        EventType::CallCancelled,
+        EventType::CallClosed,
+        EventType::ElementAttention,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::CallAlert => "call.alert",
+            EventType::CallEscalated => "call.escalated",
+            EventType::CallAccepted => "call.accepted",
+            EventType::CallDeclined => "call.declined",
+            EventType::CallCancelled => "call.cancelled",
+            EventType::CallClosed => "call.closed",
+            EventType::ElementAttention => "element.attention",
+        }
+    }
+
+    /// The type of a wire name, as an admin types it for `--event`.
+    pub fn parse(name: &str) -> Option<EventType> {
+        EventType::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// Whether the event asks somebody to act on a call's current alert:
+    /// retried only while that alert is current, because a handset must
+    /// not ring for an alert that has ended. Every other event (an accept,
+    /// a cancel that stops handsets, a close) is retried for 24 h whatever
+    /// the alert does: it is the message that stops the ringing.
+    pub fn is_alarm(self) -> bool {
+        matches!(self, EventType::CallAlert | EventType::CallEscalated)
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One event as the outbox keeps it: written in the same atomic step as
+/// the change that caused it, delivered to every endpoint that wants it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// The `webhook-id`: unique per event, the same on every retry and for
+    /// every endpoint, so a receiver can drop a duplicate.
+    pub id: String,
+    pub kind: EventType,
+    /// When the change happened (the body's `timestamp`).
+    pub at: DateTime<Utc>,
+    /// The call it belongs to: a call's events go out in order, per endpoint.
+    pub call_id: Option<i64>,
+    /// The section of the call or element, for endpoints that filter by
+    /// section; `None` when it has none.
+    pub section: Option<String>,
+    /// The body's `data`: the call or element as the displays get it, and
+    /// for alarm events the level and recipients.
+    pub data: Value,
+}
+
+impl Event {
+    /// A new event with a fresh id (`msg_` and a random UUID, the Standard
+    /// Webhooks convention).
+    pub fn new(
+        kind: EventType,
+        at: DateTime<Utc>,
+        call_id: Option<i64>,
+        section: Option<String>,
+        data: Value,
+    ) -> Event {
+        Event {
+            id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
+            kind,
+            at,
+            call_id,
+            section,
+            data,
+        }
+    }
+
+    /// The body every endpoint gets, byte for byte what is signed.
+    pub fn body(&self) -> String {
+        json!({
+            "type": self.kind.as_str(),
+            "timestamp": self.at.to_rfc3339_opts(SecondsFormat::Millis, true),
+            "data": self.data,
+        })
+        .to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn every_type_reads_back_from_its_wire_name() {
+        for kind in EventType::ALL {
+            assert_eq!(EventType::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!(EventType::parse("call.opened"), None);
+        assert_eq!(EventType::parse("CALL.ALERT"), None);
+    }
+
+    #[test]
+    fn only_the_alerts_themselves_depend_on_the_alert_being_current() {
+        let alarm: Vec<_> = EventType::ALL
+            .into_iter()
+            .filter(|t| t.is_alarm())
+            .collect();
+        assert_eq!(alarm, [EventType::CallAlert, EventType::CallEscalated]);
+    }
+
+    #[test]
+    fn the_body_has_type_timestamp_and_data() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 26, 7, 30, 5).unwrap();
+        let event = Event::new(
+            EventType::CallAccepted,
+            at,
+            Some(42),
+            Some("Wohnbereich 1".into()),
+            json!({"call": {"id": 42}, "staff": {"name": "Anna"}}),
+        );
+        let body: Value = serde_json::from_str(&event.body()).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "type": "call.accepted",
+                "timestamp": "2026-11-26T07:30:05.000Z",
+                "data": {"call": {"id": 42}, "staff": {"name": "Anna"}},
+            })
+        );
+        assert!(event.id.starts_with("msg_") && event.id.len() == 36);
+        let other = Event::new(EventType::CallAccepted, at, Some(42), None, json!({}));
+        assert_ne!(event.id, other.id, "ids are unique per event");
+    }
+}

@@ -1,0 +1,19 @@
+//! Outbound webhooks for alarm servers, DECT and pager gateways (DECISIONS
+//! §16), as plain data and pure functions: which events there are and how
+//! their bodies look ([`event`]), the endpoints an admin registers and which
+//! events each one wants ([`endpoint`]), when a delivery is tried again or
+//! given up, and which of a call's deliveries may go next ([`schedule`]),
+//! and the Standard Webhooks headers of an attempt ([`signing`]).
+//!
+//! Nothing here sends, stores or reads a clock: the outbox, the dispatcher
+//! and the delivery log (issue 27) sit around these, as the alarm runner
+//! sits around the alarm engine.
+
+pub mod endpoint;
+pub mod event;
+pub mod schedule;
+pub mod signing;
+
+pub use endpoint::{Endpoint, UrlProblem, check_url, new_secret};
+pub use event::{Event, EventType};
+pub use schedule::{GiveUp, Next, Outcome};

@@ -1,0 +1,336 @@
+//! When a delivery is tried again, when it is given up, and which
+//! deliveries may go now (DECISIONS §16): at least once, in order per call
+//! and endpoint, 5 s per attempt, retried after a network error, a timeout,
+//! 408, 429 or 5xx with backoff 1, 2, 4, 8, 16, 30, 30 … s; alarm events
+//! while their call's alert is current, the others for 24 h.
+//!
+//! Time is a parameter: the dispatcher passes "now", the tests make an hour
+//! pass without waiting for it.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::event::EventType;
+
+/// The longest an attempt may take before it counts as failed.
+pub const ATTEMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long an event that is not an alarm event is tried.
+pub fn retry_window() -> Duration {
+    Duration::hours(24)
+}
+
+/// The backoff after the `failed`-th failed attempt (1-based): 1, 2, 4, 8,
+/// 16 s, then every 30 s.
+pub fn backoff(failed: u32) -> Duration {
+    let seconds = match failed {
+        0 | 1 => 1,
+        2 => 2,
+        3 => 4,
+        4 => 8,
+        5 => 16,
+        _ => 30,
+    };
+    Duration::seconds(seconds)
+}
+
+/// What an attempt came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The receiver answered with this status.
+    Status(u16),
+    /// No answer: refused, reset, a name that did not resolve, TLS failed.
+    NetworkError,
+    /// No answer within [`ATTEMPT_TIMEOUT`].
+    TimedOut,
+}
+
+impl Outcome {
+    pub fn delivered(self) -> bool {
+        matches!(self, Outcome::Status(200..=299))
+    }
+
+    /// Whether trying again may help: the receiver was away, overloaded or
+    /// failing. Any other answer (400, 401, 404, a redirect …) says it will
+    /// not take this event, and asking again would not change that.
+    pub fn retryable(self) -> bool {
+        match self {
+            Outcome::NetworkError | Outcome::TimedOut => true,
+            Outcome::Status(status) => status == 408 || status == 429 || status >= 500,
+        }
+    }
+}
+
+/// What becomes of a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    Delivered,
+    RetryAt(DateTime<Utc>),
+    GivenUp(GiveUp),
+}
+
+/// Why a delivery is given up (the delivery log says so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GiveUp {
+    /// The receiver answered with a status that is not retried.
+    Refused(u16),
+    /// An alarm event whose alert is no longer current.
+    AlertEnded,
+    /// Another event, tried for [`retry_window`].
+    WindowPassed,
+}
+
+impl GiveUp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GiveUp::Refused(_) => "refused",
+            GiveUp::AlertEnded => "alert_ended",
+            GiveUp::WindowPassed => "window_passed",
+        }
+    }
+}
+
+/// Whether an event written at `created_at` is still to be sent at `now`:
+/// checked before every attempt, so that a receiver back after an hour gets
+/// what is still due and nothing that is not.
+pub fn still_due(
+    kind: EventType,
+    created_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+    alert_current: bool,
+) -> Result<(), GiveUp> {
+    if kind.is_alarm() {
+        if alert_current {
+            Ok(())
+        } else {
+            Err(GiveUp::AlertEnded)
+        }
+    } else if now - created_at <= retry_window() {
+        Ok(())
+    } else {
+        Err(GiveUp::WindowPassed)
+    }
+}
+
+/// After the `attempts`-th attempt (1-based) of an event written at
+/// `created_at`, made at `attempted_at`, which came to `outcome`.
+pub fn after_attempt(
+    kind: EventType,
+    created_at: DateTime<Utc>,
+    attempts: u32,
+    attempted_at: DateTime<Utc>,
+    outcome: Outcome,
+    alert_current: bool,
+) -> Next {
+    if outcome.delivered() {
+        return Next::Delivered;
+    }
+    if !outcome.retryable() {
+        let status = match outcome {
+            Outcome::Status(status) => status,
+            Outcome::NetworkError | Outcome::TimedOut => 0,
+        };
+        return Next::GivenUp(GiveUp::Refused(status));
+    }
+    let retry_at = attempted_at + backoff(attempts);
+    match still_due(kind, created_at, retry_at, alert_current) {
+        Ok(()) => Next::RetryAt(retry_at),
+        Err(why) => Next::GivenUp(why),
+    }
+}
+
+/// Of the deliveries waiting, the ones that may go now: per endpoint, a
+/// call's earliest waiting event only (a later one waits until it is
+/// delivered or given up, so a receiver never sees "closed" before
+/// "alert"); events of no call all. `key` gives a delivery's endpoint, call
+/// and its place in the outbox.
+pub fn next_in_line<T, E>(waiting: &[T], key: impl Fn(&T) -> (E, Option<i64>, i64)) -> Vec<&T>
+where
+    E: Eq + std::hash::Hash,
+{
+    use std::collections::HashMap;
+    let mut first: HashMap<(E, i64), (i64, usize)> = HashMap::new();
+    let mut free = Vec::new();
+    for (index, delivery) in waiting.iter().enumerate() {
+        match key(delivery) {
+            (endpoint, Some(call), place) => {
+                let entry = first.entry((endpoint, call)).or_insert((place, index));
+                if place < entry.0 {
+                    *entry = (place, index);
+                }
+            }
+            (_, None, _) => free.push(index),
+        }
+    }
+    let mut chosen: Vec<usize> = first.into_values().map(|(_, index)| index).collect();
+    chosen.extend(free);
+    chosen.sort_unstable();
+    chosen.into_iter().map(|index| &waiting[index]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use proptest::prelude::*;
+
+    fn start() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 26, 3, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn the_backoff_is_1_2_4_8_16_then_30() {
+        let delays: Vec<i64> = (1..=9).map(|n| backoff(n).num_seconds()).collect();
+        assert_eq!(delays, [1, 2, 4, 8, 16, 30, 30, 30, 30]);
+    }
+
+    #[test]
+    fn which_answers_are_retried() {
+        for retried in [
+            Outcome::NetworkError,
+            Outcome::TimedOut,
+            Outcome::Status(408),
+            Outcome::Status(429),
+            Outcome::Status(500),
+            Outcome::Status(503),
+        ] {
+            assert!(retried.retryable(), "{retried:?}");
+        }
+        for final_answer in [400, 401, 404, 410, 301] {
+            assert!(!Outcome::Status(final_answer).retryable());
+            assert_eq!(
+                after_attempt(
+                    EventType::CallClosed,
+                    start(),
+                    1,
+                    start(),
+                    Outcome::Status(final_answer),
+                    true
+                ),
+                Next::GivenUp(GiveUp::Refused(final_answer))
+            );
+        }
+        assert!(Outcome::Status(204).delivered());
+    }
+
+    #[test]
+    fn three_503_then_200_retries_after_1_2_and_4_seconds() {
+        let mut at = start();
+        let mut attempts = 0;
+        let mut times = vec![at];
+        for outcome in [
+            Outcome::Status(503),
+            Outcome::Status(503),
+            Outcome::Status(503),
+            Outcome::Status(200),
+        ] {
+            attempts += 1;
+            match after_attempt(EventType::CallAlert, start(), attempts, at, outcome, true) {
+                Next::RetryAt(next) => {
+                    at = next;
+                    times.push(at);
+                }
+                Next::Delivered => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        let offsets: Vec<i64> = times.iter().map(|t| (*t - start()).num_seconds()).collect();
+        assert_eq!(offsets, [0, 1, 3, 7]);
+    }
+
+    #[test]
+    fn a_receiver_back_after_an_hour_gets_what_is_still_due() {
+        let back = start() + Duration::hours(1);
+        assert_eq!(
+            still_due(EventType::CallClosed, start(), back, false),
+            Ok(())
+        );
+        assert_eq!(still_due(EventType::CallAlert, start(), back, true), Ok(()));
+        assert_eq!(
+            still_due(EventType::CallAlert, start(), back, false),
+            Err(GiveUp::AlertEnded)
+        );
+        assert_eq!(
+            still_due(
+                EventType::CallClosed,
+                start(),
+                start() + Duration::hours(25),
+                true
+            ),
+            Err(GiveUp::WindowPassed)
+        );
+    }
+
+    fn outcome() -> impl Strategy<Value = Outcome> {
+        prop_oneof![
+            Just(Outcome::NetworkError),
+            Just(Outcome::TimedOut),
+            (100u16..600).prop_map(Outcome::Status),
+        ]
+    }
+
+    fn kind() -> impl Strategy<Value = EventType> {
+        (0..EventType::ALL.len()).prop_map(|i| EventType::ALL[i])
+    }
+
+    proptest! {
+        /// Whatever happens: a delivered attempt ends it; a retry is later
+        /// than the attempt by the backoff; an alarm event is never retried
+        /// once its alert ended; any other event never past 24 h.
+        #[test]
+        fn retries_keep_to_the_rules(
+            kind in kind(),
+            outcome in outcome(),
+            attempts in 1u32..2_000,
+            waited in 0i64..(30 * 3_600),
+            alert_current in any::<bool>(),
+        ) {
+            let attempted_at = start() + Duration::seconds(waited);
+            let next = after_attempt(kind, start(), attempts, attempted_at, outcome, alert_current);
+            if outcome.delivered() {
+                prop_assert_eq!(next, Next::Delivered);
+            }
+            if let Next::RetryAt(at) = next {
+                prop_assert!(outcome.retryable());
+                prop_assert_eq!(at - attempted_at, backoff(attempts));
+                if kind.is_alarm() {
+                    prop_assert!(alert_current);
+                } else {
+                    prop_assert!(at - start() <= retry_window());
+                }
+            }
+            if !outcome.delivered() && !outcome.retryable() {
+                prop_assert!(matches!(next, Next::GivenUp(GiveUp::Refused(_))));
+            }
+        }
+
+        /// Exactly one waiting delivery per endpoint and call may go, the
+        /// earliest; every delivery of no call may go.
+        #[test]
+        fn one_per_call_and_endpoint_goes_first(
+            waiting in proptest::collection::vec(
+                (0usize..3, proptest::option::of(0i64..4), 0i64..1_000),
+                0..40,
+            ),
+        ) {
+            let chosen = next_in_line(&waiting, |w| (w.0, w.1, w.2));
+            for w in &waiting {
+                match w.1 {
+                    None => prop_assert!(chosen.contains(&w)),
+                    Some(call) => {
+                        let group: Vec<_> = waiting
+                            .iter()
+                            .filter(|o| o.0 == w.0 && o.1 == Some(call))
+                            .collect();
+                        let earliest = group.iter().map(|o| o.2).min().unwrap();
+                        let chosen_of_group: Vec<_> = chosen
+                            .iter()
+                            .filter(|o| o.0 == w.0 && o.1 == Some(call))
+                            .collect();
+                        prop_assert_eq!(chosen_of_group.len(), 1);
+                        prop_assert_eq!(chosen_of_group[0].2, earliest);
+                    }
+                }
+            }
+        }
+    }
+}
