@@ -13,6 +13,10 @@ the usual environment), hands it API Gateway HTTP API (v2) events and times:
             was busy answering; `own` = total - store is the function's part
   rss       VmHWM of the process after the last invocation (peak resident)
 
+With --memory, each function runs under the CPU share Lambda gives that
+memory size (cpu_share.py): from its first GET …/next on, i.e. init at a full
+core as Lambda's init burst, or from its start with --throttle-init.
+
 Every measurement is a fresh process; N repetitions, scenarios interleaved so
 that load on the machine spreads evenly over them. Python 3 standard library
 only; clocks are time.perf_counter_ns (CLOCK_MONOTONIC).
@@ -30,14 +34,11 @@ import argparse
 import hashlib
 import hmac
 import json
-import math
 import os
-import select
 import shutil
 import signal
 import socket
 import ssl
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,10 +49,13 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from cpu_share import CpuShare, open_shares
+from proxy import TimingProxy, make_tls
+from report import BASELINE, key, report
+
 now = time.perf_counter_ns
 
 FUNCTIONS = ("cold-start-echo", "display", "element", "call-types", "sandbox")
-BASELINE = "cold-start-echo"
 # The functions that talk to DynamoDB (the echo does not).
 STORE_FUNCTIONS = ("display", "element", "call-types", "sandbox")
 
@@ -62,6 +66,7 @@ REGION = "eu-central-1"
 # Table names and addresses differ per harness run, so that a store used
 # before still answers every open with 201.
 SESSION = uuid.uuid4().hex[:8]
+# The memory size the functions are told when they run at a full core.
 MEMORY_MB = 256
 TIMEOUT_S = 10
 # How long a cold start may take here before the harness gives up (moto on a
@@ -82,10 +87,6 @@ def tables(round_: int) -> dict[str, str]:
     }
 
 
-# Budgets (issue 7).
-INIT_FACTOR = 2.0
-FIRST_MS = 50.0
-RSS_MIB = 30.0
 
 
 # ---------------------------------------------------------------------------
@@ -220,6 +221,10 @@ class Run:
         self.index = 0
         self.first_next: int | None = None
         self.init_error: str | None = None
+        # Set by cold_start: the process, and the CPU share it gets once its
+        # init is done (None: a full core throughout).
+        self.pid: int | None = None
+        self.share_after_init: CpuShare | None = None
         self.lock = threading.Lock()
         self.idle = threading.Event()  # all answered (or failed): measure, stop
         self.stop = threading.Event()  # the process is gone: release `next`
@@ -284,6 +289,9 @@ class RuntimeHandler(BaseHTTPRequestHandler):
         with run.lock:
             if run.first_next is None:
                 run.first_next = arrived
+                if run.share_after_init is not None and run.pid is not None:
+                    # Init is over: from here on the function's CPU share.
+                    run.share_after_init.add(run.pid)
             inv = run.invocations[run.index] if run.index < len(run.invocations) else None
         if inv is None:
             # Nothing left: the function is idle. Hold the request like Lambda
@@ -336,129 +344,6 @@ class RuntimeHandler(BaseHTTPRequestHandler):
                 self.accepted()
                 return
         self.send_all("404 Not Found", {}, b"")
-
-
-# ---------------------------------------------------------------------------
-# The store's timing proxy
-# ---------------------------------------------------------------------------
-
-
-class TimingProxy:
-    """Forwards loopback connections to moto and records, per request, the time
-    from the request's first byte to the response's last byte (the store's
-    share of an invocation). With `tls`, terminates TLS first; the exchange of
-    a new connection then starts at the ClientHello and includes the server's
-    side of the handshake."""
-
-    def __init__(self, upstream: tuple[str, int], tls: ssl.SSLContext | None = None):
-        self.upstream = upstream
-        self.tls = tls
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.lock = threading.Lock()
-        self.exchanges: list[list[int | None]] = []
-        threading.Thread(target=self.accept_loop, daemon=True).start()
-
-    @property
-    def endpoint(self) -> str:
-        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
-
-    def accept_loop(self) -> None:
-        while True:
-            conn, _ = self.listener.accept()
-            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
-
-    def busy_ns(self, start: int, end: int) -> int:
-        """How long within [start, end] at least one request was in flight."""
-        with self.lock:
-            spans = sorted(
-                (max(s, start), min(e if e is not None else end, end))
-                for s, e in self.exchanges
-                if s is not None and s < end and (e is None or e > start)
-            )
-        total, cursor = 0, start
-        for s, e in spans:
-            s = max(s, cursor)
-            if e > s:
-                total += e - s
-                cursor = e
-        return total
-
-    def serve(self, client: socket.socket) -> None:
-        exchange: list[int | None] | None = None
-        try:
-            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if self.tls is not None:
-                client.recv(1, socket.MSG_PEEK)  # the ClientHello is here
-                exchange = [now(), None]
-                with self.lock:
-                    self.exchanges.append(exchange)
-                client = self.tls.wrap_socket(client, server_side=True)
-                exchange[1] = now()
-            upstream = socket.create_connection(self.upstream)
-            upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except (OSError, ssl.SSLError):
-            client.close()
-            return
-        answering = exchange is not None
-        try:
-            while True:
-                pending = isinstance(client, ssl.SSLSocket) and client.pending()
-                readable = [client] if pending else select.select([client, upstream], [], [])[0]
-                for sock in readable:
-                    data = sock.recv(65536)
-                    if not data:
-                        return
-                    if sock is client:
-                        if exchange is None or answering:
-                            exchange = [now(), None]
-                            answering = False
-                            with self.lock:
-                                self.exchanges.append(exchange)
-                        upstream.sendall(data)
-                    else:
-                        client.sendall(data)
-                        answering = True
-                        if exchange is not None:
-                            exchange[1] = now()
-        except (OSError, ssl.SSLError):
-            return
-        finally:
-            client.close()
-            upstream.close()
-
-
-def make_tls(workdir: Path) -> tuple[ssl.SSLContext, Path]:
-    """A CA and a server certificate for 127.0.0.1 (RSA 2048 like DynamoDB's),
-    and a CA bundle of the system's roots plus this CA (so that loading the
-    roots costs what it costs in Lambda)."""
-
-    def openssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=workdir)
-
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-            "-subj", "/CN=cold-start bench CA", "-keyout", "ca.key", "-out", "ca.pem",
-            "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
-            "-keyout", "server.key", "-out", "server.csr")
-    (workdir / "ext.cnf").write_text(
-        "basicConstraints=critical,CA:FALSE\n"
-        "keyUsage=critical,digitalSignature,keyEncipherment\n"
-        "extendedKeyUsage=serverAuth\n"
-        "subjectAltName=IP:127.0.0.1\n"
-    )
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-days", "2", "-extfile", "ext.cnf", "-out", "server.pem")
-    (workdir / "chain.pem").write_bytes(
-        (workdir / "server.pem").read_bytes() + (workdir / "ca.pem").read_bytes()
-    )
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(workdir / "chain.pem", workdir / "server.key")
-    system = ssl.get_default_verify_paths().cafile or "/etc/ssl/certs/ca-certificates.crt"
-    bundle = workdir / "bundle.pem"
-    bundle.write_bytes(Path(system).read_bytes() + b"\n" + (workdir / "ca.pem").read_bytes())
-    return context, bundle
 
 
 # ---------------------------------------------------------------------------
@@ -525,7 +410,8 @@ def drop_tables(moto: str, names: dict[str, str]) -> None:
 
 
 def lambda_env(function: str, runtime_api: str, endpoint: str | None,
-               cert_file: Path | None, names: dict[str, str]) -> dict[str, str]:
+               cert_file: Path | None, names: dict[str, str],
+               memory_mb: int = MEMORY_MB) -> dict[str, str]:
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "LANG": "en_US.UTF-8",
@@ -535,7 +421,7 @@ def lambda_env(function: str, runtime_api: str, endpoint: str | None,
         "LAMBDA_RUNTIME_DIR": "/var/runtime",
         "AWS_LAMBDA_RUNTIME_API": runtime_api,
         "AWS_LAMBDA_FUNCTION_NAME": function,
-        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(MEMORY_MB),
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory_mb),
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
         "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{function}",
         "AWS_LAMBDA_LOG_STREAM_NAME": "2026/11/22/[$LATEST]0123456789abcdef0123456789abcdef",
@@ -585,9 +471,12 @@ class Failure(Exception):
 
 def cold_start(api: RuntimeApi, binary: Path, function: str, env: dict[str, str],
                events: list[tuple[dict, int]], proxy: TimingProxy | None,
-               log: Path) -> dict:
+               log: Path, share: CpuShare | None = None,
+               throttle_init: bool = False) -> dict:
     invocations = [Invocation(event, expected) for event, expected in events]
     run = Run(function, invocations)
+    if share is not None and not throttle_init:
+        run.share_after_init = share
     api.run = run
     log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     null_fd = os.open(os.devnull, os.O_RDONLY)
@@ -601,6 +490,14 @@ def cold_start(api: RuntimeApi, binary: Path, function: str, env: dict[str, str]
     finally:
         os.close(log_fd)
         os.close(null_fd)
+    if share is not None and throttle_init:
+        # posix_spawn returns after the exec: only the loader's first steps
+        # ran unthrottled.
+        share.add(pid)
+    with run.lock:
+        run.pid = pid
+        if run.first_next is not None and run.share_after_init is not None:
+            run.share_after_init.add(pid)  # init was over before pid was known
     exited = None
     limit = time.monotonic() + GIVE_UP_S
     while not run.idle.wait(0.02):
@@ -642,105 +539,14 @@ def cold_start(api: RuntimeApi, binary: Path, function: str, env: dict[str, str]
     warm = [timing(inv) for inv in invocations[1:]]
     return {
         "init_ms": (run.first_next - started) / 1e6,
+        # The warm-up's request to the store during init (issue 30).
+        "init_store_ms": (proxy.busy_ns(started, run.first_next) / 1e6) if proxy else 0.0,
         "first_ms": first,
         "first_store_ms": first_store,
         "warm_ms": [w for w, _ in warm],
         "warm_store_ms": [s for _, s in warm],
         "rss_kib": rss,
     }
-
-
-# ---------------------------------------------------------------------------
-# Figures
-# ---------------------------------------------------------------------------
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values)
-
-
-def p90(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
-
-
-def summarise(samples: list[dict]) -> dict:
-    init = [s["init_ms"] for s in samples]
-    first = [s["first_ms"] for s in samples]
-    first_own = [s["first_ms"] - s["first_store_ms"] for s in samples]
-    first_store = [s["first_store_ms"] for s in samples]
-    warm = [w for s in samples for w in s["warm_ms"]]
-    warm_own = [w - st for s in samples for w, st in zip(s["warm_ms"], s["warm_store_ms"])]
-    rss = [s["rss_kib"] / 1024 for s in samples]
-    out = {
-        "n": len(samples),
-        "init": (median(init), p90(init)),
-        "first": (median(first), p90(first)),
-        "first_store": (median(first_store), p90(first_store)),
-        "first_own": (median(first_own), p90(first_own)),
-        "rss": (median(rss), max(rss)),
-    }
-    if warm:
-        out["warm"] = (median(warm), p90(warm))
-        out["warm_own"] = (median(warm_own), p90(warm_own))
-    return out
-
-
-def fmt(pair: tuple[float, float]) -> str:
-    return f"{pair[0]:.1f} / {pair[1]:.1f}"
-
-
-def report(results: dict, labels: list[str]) -> tuple[str, list[str]]:
-    """The markdown table and the budgets missed (the first build is checked;
-    a variant without its own echo rows is compared with the first build's)."""
-    lines = [
-        "| build | store | function | init ms (med / p90) | × baseline | "
-        "first inv. ms total (med / p90) | of it store | own (med / p90) | "
-        "warm ms (med / p90) | warm own | max RSS MiB (med / max) | budgets |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    missed = []
-    for index, label in enumerate(labels):
-        checked = index == 0
-        for store in ("http", "https"):
-            base_samples = results.get(f"{label}|http|{BASELINE}") or results.get(
-                f"{labels[0]}|http|{BASELINE}")
-            base = summarise(base_samples) if base_samples else None
-            for function in FUNCTIONS:
-                key = f"{label}|{store}|{function}"
-                if key not in results:
-                    continue
-                s = summarise(results[key])
-                ratio = s["init"][0] / base["init"][0] if base else float("nan")
-                verdicts = []
-                if checked and function != BASELINE:
-                    # The TLS rows' https endpoint makes the functions load the
-                    # system's roots at init, which they never do in AWS
-                    # (store-dynamodb/src/client.rs): init is judged on the
-                    # plain rows, whose trust store is AWS's (Amazon's roots).
-                    if store == "http" and not ratio <= INIT_FACTOR:
-                        verdicts.append(f"init {ratio:.2f}× > {INIT_FACTOR:g}×")
-                    if not s["first_own"][1] < FIRST_MS:
-                        verdicts.append(f"first own p90 {s['first_own'][1]:.1f} ≥ {FIRST_MS:g} ms")
-                    if not s["rss"][1] < RSS_MIB:
-                        verdicts.append(f"RSS {s['rss'][1]:.1f} ≥ {RSS_MIB:g} MiB")
-                    missed += [f"{function} ({store}, {label}): {v}" for v in verdicts]
-                verdict = ("MISSED: " + "; ".join(verdicts)) if verdicts else (
-                    "ok" if checked and function != BASELINE else "–")
-                store_text = "–" if function == BASELINE else ("moto" if store == "http" else "moto+TLS")
-                lines.append(
-                    f"| {label} | {store_text} | {function} | {fmt(s['init'])} | "
-                    f"{ratio:.2f} | {fmt(s['first'])} | {fmt(s['first_store'])} | "
-                    f"{fmt(s['first_own'])} | {fmt(s['warm']) if 'warm' in s else '–'} | "
-                    f"{fmt(s['warm_own']) if 'warm_own' in s else '–'} | {fmt(s['rss'])} | {verdict} |"
-                )
-    budgets = (
-        f"Budgets (checked on the first build): init median ≤ {INIT_FACTOR:g}× the echo's "
-        f"init median (on the moto rows, whose trust store is the one used in AWS; the "
-        f"moto+TLS rows load the system's roots for their custom https endpoint); first invocation's own time (total minus the time moto was "
-        f"answering) p90 < {FIRST_MS:g} ms; max RSS < {RSS_MIB:g} MiB."
-    )
-    return "\n".join(lines) + "\n\n" + budgets, missed
 
 
 # ---------------------------------------------------------------------------
@@ -763,6 +569,17 @@ def main() -> int:
     parser.add_argument("--warm", type=int, default=5, help="warm invocations per cold start")
     parser.add_argument("--tls", action="store_true",
                         help="also run the store functions against moto behind TLS")
+    parser.add_argument("--tls-only", action="store_true",
+                        help="the store functions only against moto behind TLS")
+    parser.add_argument("--memory", default="full",
+                        help="comma-separated memory sizes in MB, each run at its CPU "
+                             "share (cpu_share.py), or 'full' for a full core")
+    parser.add_argument("--cpu-period-us", type=int, default=100_000,
+                        help="the CPU quota's period (the kernel's default 100 ms; how "
+                             "Lambda slices its share is not published)")
+    parser.add_argument("--throttle-init", action="store_true",
+                        help="cap the CPU share from the process's start, not only "
+                             "after its init (Lambda's init burst)")
     parser.add_argument("--functions", default=",".join(FUNCTIONS))
     parser.add_argument("--out", type=Path, help="write every sample here (JSON)")
     parser.add_argument("--logs", type=Path, help="folder for the functions' output")
@@ -785,6 +602,13 @@ def main() -> int:
             parser.error(f"--what-if {label}: no VAR=VALUE")
         what_ifs.append((label, extra))
 
+    memories = [m.strip() for m in args.memory.split(",") if m.strip()]
+    if not all(m == "full" or m.isdigit() for m in memories):
+        parser.error("--memory takes sizes in MB or 'full'")
+    shares = open_shares([int(m) for m in memories if m != "full"], args.cpu_period_us)
+    for share in shares.values():
+        print(f"CPU share {share.describe()}", flush=True)
+
     workdir = Path(tempfile.mkdtemp(prefix="cold-start-"))
     logs = args.logs or workdir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -792,30 +616,37 @@ def main() -> int:
     host, port = moto.rsplit(":", 1)
     upstream = (host, int(port))
 
-    proxies: dict[str, TimingProxy] = {"http": TimingProxy(upstream)}
+    proxies: dict[str, TimingProxy] = {}
+    if not args.tls_only:
+        proxies["http"] = TimingProxy(upstream)
     cert_file = None
-    if args.tls:
+    if args.tls or args.tls_only:
         context, cert_file = make_tls(workdir)
         proxies["https"] = TimingProxy(upstream, context)
 
-    # Scenarios: (label, binaries, extra environment, store, function); the
-    # echo needs no store, a what-if reruns the store functions of the first
-    # build over plain HTTP.
+    # Scenarios: (label, binaries, extra environment, store, function,
+    # memory); the echo needs no store (its rows say "http"), a what-if
+    # reruns the store functions of the first build over plain HTTP.
     scenarios = []
-    for directory, label in args.build:
-        for store in proxies:
+    for memory in memories:
+        for directory, label in args.build:
+            for store in proxies:
+                for function in functions:
+                    if function == BASELINE:
+                        continue
+                    scenarios.append((label, Path(directory), {}, store, function, memory))
+            if BASELINE in functions:
+                scenarios.append((label, Path(directory), {}, "http", BASELINE, memory))
+        for label, extra in what_ifs:
             for function in functions:
-                if function == BASELINE and store != "http":
-                    continue
-                scenarios.append((label, Path(directory), {}, store, function))
-    for label, extra in what_ifs:
-        for function in functions:
-            if function != BASELINE:
-                scenarios.append((label, Path(args.build[0][0]), extra, "http", function))
+                if function != BASELINE:
+                    scenarios.append((label, Path(args.build[0][0]), extra, "http", function,
+                                      memory))
     labels = list(dict.fromkeys(label for label, *_ in scenarios))
     count = 1 + args.warm
-    display_names = [scenario_name(label, store)
-                     for label, _, _, store, function in scenarios if function == "display"]
+    display_names = [scenario_name(label, store, memory)
+                     for label, _, _, store, function, memory in scenarios
+                     if function == "display"]
 
     api = RuntimeApi()
     threading.Thread(target=api.serve_forever, daemon=True).start()
@@ -831,17 +662,21 @@ def main() -> int:
             elements = [ELEMENT_ADDRESS] + [display_address(name, rep, k)
                                             for name in display_names for k in range(count)]
             prepare_store(args.local_server, args.moto, names, elements, workdir)
-            for label, directory, extra, store, function in scenarios:
+            for label, directory, extra, store, function, memory in scenarios:
                 proxy = proxies[store] if function in STORE_FUNCTIONS else None
+                share = shares.get(int(memory)) if memory != "full" else None
                 env = lambda_env(function, api.address,
                                  proxy.endpoint if proxy else None,
-                                 cert_file if store == "https" else None, names)
+                                 cert_file if store == "https" else None, names,
+                                 share.memory_mb if share else MEMORY_MB)
                 env.update(extra)
-                events = events_for(function, scenario_name(label, store), rep, count)
-                log = logs / f"{scenario_name(label, store)}-{function}.log"
-                sample = cold_start(api, directory / function, function, env, events, proxy, log)
+                name = scenario_name(label, store, memory)
+                events = events_for(function, name, rep, count)
+                log = logs / f"{name}-{function}.log"
+                sample = cold_start(api, directory / function, function, env, events, proxy,
+                                    log, share, args.throttle_init)
                 if rep >= 0:
-                    results.setdefault(f"{label}|{store}|{function}", []).append(sample)
+                    results.setdefault(key(label, store, function, memory), []).append(sample)
                     done += 1
             drop_tables(args.moto, names)
             if rep >= 0:
@@ -853,13 +688,16 @@ def main() -> int:
         return 2
     finally:
         api.shutdown()
+        for share in shares.values():
+            share.remove()
 
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))
-    table, missed = report(results, labels)
+    table, missed = report(results, labels, memories, functions)
     print()
     print(f"{args.runs} cold starts per row, {args.warm} warm invocations each; "
-          f"times in ms, RSS = VmHWM.")
+          f"times in ms, RSS = VmHWM; CPU share from "
+          f"{'the process start' if args.throttle_init else 'the end of init'}.")
     print()
     print(table)
     if args.logs is None:
@@ -870,9 +708,9 @@ def main() -> int:
     return 0
 
 
-def scenario_name(label: str, store: str) -> str:
+def scenario_name(label: str, store: str, memory: str) -> str:
     safe = "".join(c if c.isalnum() else "-" for c in label)
-    return f"{safe}-{store}"
+    return f"{safe}-{store}-{memory}"
 
 
 if __name__ == "__main__":

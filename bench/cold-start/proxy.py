@@ -1,0 +1,136 @@
+"""The store's side of the cold-start harness (README.md here): a timing
+proxy in front of moto, plain or TLS-terminating with a CA made for the run,
+which records when a request to the store was in flight."""
+
+from __future__ import annotations
+
+import select
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+now = time.perf_counter_ns
+
+
+
+class TimingProxy:
+    """Forwards loopback connections to moto and records, per request, the time
+    from the request's first byte to the response's last byte (the store's
+    share of an invocation). With `tls`, terminates TLS first; the exchange of
+    a new connection then starts at the ClientHello and includes the server's
+    side of the handshake."""
+
+    def __init__(self, upstream: tuple[str, int], tls: ssl.SSLContext | None = None):
+        self.upstream = upstream
+        self.tls = tls
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        self.exchanges: list[list[int | None]] = []
+        threading.Thread(target=self.accept_loop, daemon=True).start()
+
+    @property
+    def endpoint(self) -> str:
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
+
+    def accept_loop(self) -> None:
+        while True:
+            conn, _ = self.listener.accept()
+            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    def busy_ns(self, start: int, end: int) -> int:
+        """How long within [start, end] at least one request was in flight."""
+        with self.lock:
+            spans = sorted(
+                (max(s, start), min(e if e is not None else end, end))
+                for s, e in self.exchanges
+                if s is not None and s < end and (e is None or e > start)
+            )
+        total, cursor = 0, start
+        for s, e in spans:
+            s = max(s, cursor)
+            if e > s:
+                total += e - s
+                cursor = e
+        return total
+
+    def serve(self, client: socket.socket) -> None:
+        exchange: list[int | None] | None = None
+        try:
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.tls is not None:
+                client.recv(1, socket.MSG_PEEK)  # the ClientHello is here
+                exchange = [now(), None]
+                with self.lock:
+                    self.exchanges.append(exchange)
+                client = self.tls.wrap_socket(client, server_side=True)
+                exchange[1] = now()
+            upstream = socket.create_connection(self.upstream)
+            upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except (OSError, ssl.SSLError):
+            client.close()
+            return
+        answering = exchange is not None
+        try:
+            while True:
+                pending = isinstance(client, ssl.SSLSocket) and client.pending()
+                readable = [client] if pending else select.select([client, upstream], [], [])[0]
+                for sock in readable:
+                    data = sock.recv(65536)
+                    if not data:
+                        return
+                    if sock is client:
+                        if exchange is None or answering:
+                            exchange = [now(), None]
+                            answering = False
+                            with self.lock:
+                                self.exchanges.append(exchange)
+                        upstream.sendall(data)
+                    else:
+                        client.sendall(data)
+                        answering = True
+                        if exchange is not None:
+                            exchange[1] = now()
+        except (OSError, ssl.SSLError):
+            return
+        finally:
+            client.close()
+            upstream.close()
+
+
+def make_tls(workdir: Path) -> tuple[ssl.SSLContext, Path]:
+    """A CA and a server certificate for 127.0.0.1 (RSA 2048 like DynamoDB's),
+    and a CA bundle of the system's roots plus this CA (so that loading the
+    roots costs what it costs in Lambda)."""
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=workdir)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            "-subj", "/CN=cold-start bench CA", "-keyout", "ca.key", "-out", "ca.pem",
+            "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+            "-keyout", "server.key", "-out", "server.csr")
+    (workdir / "ext.cnf").write_text(
+        "basicConstraints=critical,CA:FALSE\n"
+        "keyUsage=critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\n"
+        "subjectAltName=IP:127.0.0.1\n"
+    )
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "2", "-extfile", "ext.cnf", "-out", "server.pem")
+    (workdir / "chain.pem").write_bytes(
+        (workdir / "server.pem").read_bytes() + (workdir / "ca.pem").read_bytes()
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(workdir / "chain.pem", workdir / "server.key")
+    system = ssl.get_default_verify_paths().cafile or "/etc/ssl/certs/ca-certificates.crt"
+    bundle = workdir / "bundle.pem"
+    bundle.write_bytes(Path(system).read_bytes() + b"\n" + (workdir / "ca.pem").read_bytes())
+    return context, bundle
+
+
