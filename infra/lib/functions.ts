@@ -138,10 +138,12 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
       architecture: lambda.Architecture.ARM_64,
       handler: 'bootstrap',
       code: lambda.Code.fromAsset(zip),
-      // Memory also buys CPU. The work per request is small (JSON, one
-      // HMAC, 1-3 DynamoDB round trips), but a cold start sets up TLS to
-      // DynamoDB, which 128 MB makes noticeably slower; 256 MB keeps cold
-      // starts short at a small price. Per installation in props.
+      // Memory also buys CPU (14.5 % of a vCPU at 256 MB). The work per
+      // request is small (JSON, one HMAC, 1-3 DynamoDB round trips); the
+      // functions open their TLS connections during init, at Lambda's init
+      // burst (issue 30, functions/wiring/src/warm_up.rs). 256 MB until the
+      // cold-start bench at 128 MB's share is taken on a quiet machine
+      // (docs/performance.md). Per installation in props.
       memorySize: props.lambdaMemoryMb ?? 256,
       // The SDK gives up on one DynamoDB operation after 4 s (3 attempts
       // of 1.5 s) and the handler then answers 503 with Retry-After. 10 s

@@ -14,9 +14,8 @@ use nurse_call_live_aws::setup::Setup;
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     logging::init();
-    let broadcaster = Setup::from_env()
+    let broadcaster = async { Setup::from_env().await?.broadcaster().await }
         .await
-        .and_then(Setup::broadcaster)
         .inspect_err(|error| tracing::error!(%error, "cold start failed"))?;
     tracing::info!("function ready");
     let broadcaster = &broadcaster;

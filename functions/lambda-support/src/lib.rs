@@ -1,8 +1,9 @@
 //! The glue between `lambda_http` and the shared handlers: each Lambda
 //! function's `main` is one call to [`run`] with its endpoints.
 //!
-//! State (store and settings) is built once per cold start and shared by
-//! reference across invocations. The handler always returns a response:
+//! State (store and settings) is built once per cold start, its DynamoDB
+//! connection opened during init, and shared by reference across
+//! invocations. The handler always returns a response:
 //! `lambda_http` would turn an `Err` into a bare 500 without our error body.
 
 use std::future::Future;
@@ -14,6 +15,7 @@ use lambda_http::{Body, Error, Request, RequestExt, Response, service_fn};
 use nurse_call_core::http::error::ApiError;
 use nurse_call_core::http::io::{ApiResponse, error_response};
 use nurse_call_core::{AppState, Endpoint, Mode, Settings, logging, serve_only};
+use nurse_call_wiring::warm_up::{WarmUp, warm_store};
 use nurse_call_wiring::{StoreChoice, lambda_state};
 
 /// How long before the invocation's deadline a request still in the works
@@ -110,9 +112,23 @@ async fn within(
 /// Call types and consumers are cached for 60 s (admin edits visible within it).
 async fn build_state() -> Result<AppState, Error> {
     let settings = Settings::from_env(Mode::Production)?;
-    let choice = StoreChoice::lambda_from_env();
+    Ok(ready_state(settings, StoreChoice::lambda_from_env())
+        .await?
+        .0)
+}
+
+/// The state on `choice`, its store's connection opened by a warm-up
+/// request (bounded, never failing: [`nurse_call_wiring::warm_up`]), so that
+/// the first request does not pay the TLS handshake at the function's CPU
+/// share. Returns what became of the warm-up as well.
+pub async fn ready_state(
+    settings: Settings,
+    choice: StoreChoice,
+) -> Result<(AppState, WarmUp), Error> {
     let store = choice.open_service(settings.call_retention).await?;
-    Ok(lambda_state(store, settings))
+    let state = lambda_state(store, settings);
+    let warmed = warm_store(&state).await;
+    Ok((state, warmed))
 }
 
 #[cfg(test)]

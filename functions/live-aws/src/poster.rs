@@ -62,6 +62,29 @@ impl Poster {
     }
 }
 
+/// The connection id of [`Poster::open_connection`]'s post: not of API
+/// Gateway's form (12 bytes in base64), so no display ever has it.
+pub const WARM_UP_CONNECTION: &str = "warm-up";
+
+impl Poster {
+    /// Opens (and pools) the client's connection with a post to a
+    /// connection that does not exist: any answer of the API (410, 400, 403)
+    /// means the connection is open; only a failure to reach it is an error.
+    pub async fn open_connection(&self) -> Result<(), String> {
+        let sent = self
+            .client
+            .post_to_connection()
+            .connection_id(WARM_UP_CONNECTION)
+            .data(Blob::new("{}"))
+            .send()
+            .await;
+        match sent {
+            Ok(_) | Err(SdkError::ServiceError(_)) => Ok(()),
+            Err(error) => Err(DisplayErrorContext(&error).to_string()),
+        }
+    }
+}
+
 /// 410 Gone, by its code or, should a proxy drop the code, its status.
 fn is_gone(error: &SdkError<PostToConnectionError, HttpResponse>) -> bool {
     match error {

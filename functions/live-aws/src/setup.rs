@@ -11,6 +11,7 @@ use nurse_call_core::{AppState, Mode, Settings};
 use nurse_call_dynamodb::tables::connections_table_from_env;
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
 use nurse_call_wiring::lambda_state;
+use nurse_call_wiring::warm_up::{WARM_UP_LIMIT, warm_store, warm_up};
 
 use crate::broadcast::Broadcaster;
 use crate::connect::ConnectHandler;
@@ -57,7 +58,9 @@ impl Setup {
     }
 
     /// The broadcast function's handler; needs `LIVE_MANAGEMENT_ENDPOINT`.
-    pub fn broadcaster(self) -> Result<Broadcaster, String> {
+    /// Both its connections (DynamoDB, the management API) are opened
+    /// during init, side by side ([`nurse_call_wiring::warm_up`]).
+    pub async fn broadcaster(self) -> Result<Broadcaster, String> {
         let endpoint = std::env::var(MANAGEMENT_ENDPOINT_VAR)
             .ok()
             .filter(|endpoint| !endpoint.trim().is_empty())
@@ -69,11 +72,21 @@ impl Setup {
             management_endpoint = endpoint,
             "posting through the WebSocket API"
         );
+        let warm_poster = poster.clone();
+        futures_util::future::join(
+            warm_store(&self.state),
+            warm_up("management API", WARM_UP_LIMIT, async move {
+                warm_poster.open_connection().await
+            }),
+        )
+        .await;
         Ok(Broadcaster::new(self.state, self.connections, poster))
     }
 
-    /// The connect function's handler.
-    pub fn connect_handler(self) -> ConnectHandler {
+    /// The connect function's handler, its DynamoDB connection opened
+    /// during init.
+    pub async fn connect_handler(self) -> ConnectHandler {
+        warm_store(&self.state).await;
         ConnectHandler::new(self.state, self.connections)
     }
 }

@@ -14,8 +14,9 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     logging::init();
     let handler = Setup::from_env()
         .await
-        .map(Setup::connect_handler)
-        .inspect_err(|error| tracing::error!(%error, "cold start failed"))?;
+        .inspect_err(|error| tracing::error!(%error, "cold start failed"))?
+        .connect_handler()
+        .await;
     tracing::info!("function ready");
     let handler = &handler;
     // The event as JSON: the handler reads it itself, so that no error

@@ -31,6 +31,7 @@ use nurse_call_core::store::Backend;
 pub mod admin;
 mod alarm_support;
 mod cases;
+pub mod counting_server;
 pub mod moto;
 mod support;
 

@@ -8,6 +8,9 @@
 //! the handlers the request path's [`Store`](nurse_call_core::Store) (and the
 //! sandbox its [`SandboxStore`](nurse_call_core::store::SandboxStore)), the
 //! admin command the [`AdminStore`](nurse_call_core::store::admin::AdminStore).
+//! A Lambda function opens its connections during init with [`warm_up`].
+
+pub mod warm_up;
 
 use std::sync::Arc;
 
