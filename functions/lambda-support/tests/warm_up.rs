@@ -38,12 +38,16 @@ fn choice(endpoint: String) -> StoreChoice {
     }
 }
 
+/// The defaults of a production function, whatever this process's
+/// environment holds (a `SERVICE_MODE=sandbox` would add `debug`).
 fn settings() -> Settings {
-    Settings::from_env(Mode::Production).expect("the default settings")
+    Settings::from_vars(Mode::Production, |_| None).expect("the default settings")
 }
 
 /// A signed element update of a consumer the store does not know: the
-/// handler reads the consumer (one `GetItem`) and answers 401.
+/// handler reads the consumer (one `GetItem`) and answers as the contract
+/// says for an unknown consumer, 400 `invalid_hash` (spec 7.2), which a
+/// handler can only say after reading the store.
 fn element_request() -> Request {
     let body = r#"{"target":"Zimmer-1","consumer":"6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f","hash":"00","data":{"battery":50}}"#;
     http::Request::builder()
@@ -54,11 +58,22 @@ fn element_request() -> Request {
         .unwrap()
 }
 
-async fn first_request(state: &nurse_call_core::AppState) -> u16 {
-    lambda_support::handle(state, &[Endpoint::Element], element_request())
-        .await
-        .status()
-        .as_u16()
+/// The first request's answer: status and the first message's code.
+async fn first_request(state: &nurse_call_core::AppState) -> (u16, String) {
+    let response = lambda_support::handle(state, &[Endpoint::Element], element_request()).await;
+    let body = match response.body() {
+        Body::Text(text) => text.clone(),
+        other => panic!("a JSON answer, not {other:?}"),
+    };
+    let code = body
+        .split_once(r#""code":""#)
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map_or_else(|| body.clone(), |(code, _)| code.to_string());
+    (response.status().as_u16(), code)
+}
+
+fn unknown_consumer() -> (u16, String) {
+    (400, "invalid_hash".to_string())
 }
 
 #[tokio::test]
@@ -71,7 +86,7 @@ async fn the_first_request_uses_the_connection_the_warm_up_opened() {
     assert_eq!(server.requests(), [SCAN], "init read the call types");
     assert_eq!(server.connections(), 1);
 
-    assert_eq!(first_request(&state).await, 401);
+    assert_eq!(first_request(&state).await, unknown_consumer());
     assert_eq!(server.requests(), [SCAN, GET_ITEM]);
     assert_eq!(
         server.connections(),
@@ -87,7 +102,7 @@ async fn init_succeeds_when_the_warm_up_request_fails() {
         .await
         .expect("init despite the failed warm-up");
     assert_eq!(warmed, WarmUp::Failed);
-    assert_eq!(first_request(&state).await, 401);
+    assert_eq!(first_request(&state).await, unknown_consumer());
     assert_eq!(server.requests(), [SCAN, GET_ITEM]);
 
     // Nothing listening at all: init still succeeds, within the limit.
@@ -118,7 +133,7 @@ async fn init_goes_on_at_the_limit_when_the_warm_up_stalls() {
         "init waited {took:?}"
     );
     // The first request connects as it would without a warm-up.
-    assert_eq!(first_request(&state).await, 401);
+    assert_eq!(first_request(&state).await, unknown_consumer());
     assert!(server.requests().contains(&GET_ITEM.to_string()));
     assert!(server.connections() >= 2, "a connection of its own");
 }

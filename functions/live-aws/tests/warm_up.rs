@@ -39,8 +39,8 @@ async fn the_first_post_uses_the_connection_the_warm_up_opened() {
     assert_eq!(
         server.requests(),
         [
-            format!("POST /live/%40connections/{WARM_UP_CONNECTION}"),
-            "POST /live/%40connections/abc%3D".to_string()
+            format!("POST /live/@connections/{WARM_UP_CONNECTION}"),
+            "POST /live/@connections/abc%3D".to_string()
         ]
     );
     assert_eq!(server.connections(), 1, "one connection for both");
