@@ -26,11 +26,15 @@ def quota_us(memory_mb: int, period_us: int = PERIOD_US) -> int:
 
 class CpuShare:
     """One control group capped at the CPU share of `memory_mb`; processes
-    are moved into it with `add` (they stay there until they exit)."""
+    are moved into it with `add` (they stay there until they exit). Each
+    cold start gets a group of its own (`fresh`), as each Lambda environment
+    has its own share: in a shared group one process's use of a period's
+    quota would throttle the next process started within that period."""
 
-    def __init__(self, memory_mb: int, period_us: int = PERIOD_US):
+    def __init__(self, memory_mb: int, period_us: int = PERIOD_US, suffix: str = ""):
         self.memory_mb = memory_mb
-        name = f"nurse-call-cold-start-{memory_mb}mb"
+        self.fresh_count = 0
+        name = f"nurse-call-cold-start-{memory_mb}mb{suffix}"
         quota = quota_us(memory_mb, period_us)
         if (ROOT / "cpu" / "cpu.cfs_quota_us").exists():
             self.version = 1
@@ -55,6 +59,11 @@ class CpuShare:
             raise RuntimeError(f"no CPU controller under {ROOT} (neither cgroup v1 nor v2)")
         self.period_us = period_us
         self.share = quota / period_us
+
+    def fresh(self) -> CpuShare:
+        """A new group with the same quota (drop it with `remove`)."""
+        self.fresh_count += 1
+        return CpuShare(self.memory_mb, self.period_us, f"-{self.fresh_count}")
 
     def add(self, pid: int) -> None:
         (self.group / "cgroup.procs").write_text(f"{pid}\n")

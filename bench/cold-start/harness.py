@@ -31,48 +31,38 @@ CA) in front of moto.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import hmac
 import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
-import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import broadcast
 from cpu_share import CpuShare, open_shares
+from events import CONSUMER, ELEMENT_ADDRESS, SECRET, SESSION, check_response, display_address, events_for
 from proxy import TimingProxy, make_tls
 from report import BASELINE, key, report
+from runtime_api import REGION, Invocation, Run, RuntimeApi
 
 now = time.perf_counter_ns
 
-FUNCTIONS = ("cold-start-echo", "display", "element", "call-types", "sandbox")
+FUNCTIONS = ("cold-start-echo", "display", "element", "call-types", "sandbox", "broadcast")
 # The functions that talk to DynamoDB (the echo does not).
-STORE_FUNCTIONS = ("display", "element", "call-types", "sandbox")
+STORE_FUNCTIONS = ("display", "element", "call-types", "sandbox", "broadcast")
 
-CONSUMER = "6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f"
-SECRET = "bench-secret"
-REGION = "eu-central-1"
-
-# Table names and addresses differ per harness run, so that a store used
-# before still answers every open with 201.
-SESSION = uuid.uuid4().hex[:8]
 # The memory size the functions are told when they run at a full core.
 MEMORY_MB = 256
-TIMEOUT_S = 10
 # How long a cold start may take here before the harness gives up (moto on a
 # busy machine can be very slow; see DYNAMODB_OPERATION_TIMEOUT_MS below).
 GIVE_UP_S = 150
-ELEMENT_ADDRESS = "bench-element"
 
 
 def tables(round_: int) -> dict[str, str]:
@@ -84,266 +74,8 @@ def tables(round_: int) -> dict[str, str]:
         "CALL_TYPES_TABLE": f"{prefix}call-types",
         "CONSUMERS_TABLE": f"{prefix}consumers",
         "DATA_TABLE": f"{prefix}data",
+        "CONNECTIONS_TABLE": f"{prefix}connections",
     }
-
-
-
-
-# ---------------------------------------------------------------------------
-# Events: API Gateway HTTP API payload format 2.0
-# ---------------------------------------------------------------------------
-
-
-def http_event(method: str, path: str, body: str | None = None, query: str = "") -> dict:
-    domain = "a1b2c3d4e5.execute-api.eu-central-1.amazonaws.com"
-    headers = {
-        "accept": "*/*",
-        "host": domain,
-        "user-agent": "curl/8.5.0",
-        "x-amzn-trace-id": "Root=1-6740c2a0-0123456789abcdef01234567",
-        "x-forwarded-for": "203.0.113.7",
-        "x-forwarded-port": "443",
-        "x-forwarded-proto": "https",
-    }
-    if body is not None:
-        headers["content-type"] = "application/json"
-        headers["content-length"] = str(len(body.encode()))
-    epoch_ms = int(time.time() * 1000)
-    event = {
-        "version": "2.0",
-        "routeKey": f"ANY {path}",
-        "rawPath": path,
-        "rawQueryString": query,
-        "headers": headers,
-        "requestContext": {
-            "accountId": "123456789012",
-            "apiId": "a1b2c3d4e5",
-            "domainName": domain,
-            "domainPrefix": "a1b2c3d4e5",
-            "http": {
-                "method": method,
-                "path": path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": "203.0.113.7",
-                "userAgent": "curl/8.5.0",
-            },
-            "requestId": uuid.uuid4().hex[:16] + "=",
-            "routeKey": f"ANY {path}",
-            "stage": "$default",
-            "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime()),
-            "timeEpoch": epoch_ms,
-        },
-        "isBase64Encoded": False,
-    }
-    if query:
-        event["queryStringParameters"] = dict(
-            part.split("=", 1) for part in query.split("&") if "=" in part
-        )
-    if body is not None:
-        event["body"] = body
-    return event
-
-
-def signed_body(target: str, data: dict) -> str:
-    """A signed request (README "Trying it with curl", DECISIONS §2)."""
-    data_json = json.dumps(data, separators=(",", ":"))
-    message = f"{target}.{CONSUMER}.{data_json}".encode()
-    digest = hmac.new(SECRET.encode(), message, hashlib.sha256).hexdigest()
-    return (
-        f'{{"target":{json.dumps(target)},"consumer":"{CONSUMER}",'
-        f'"hash":"{digest}","data":{data_json}}}'
-    )
-
-
-def display_address(scenario: str, rep: int, k: int) -> str:
-    return f"bench-{SESSION}-{scenario}-{rep}-{k}"
-
-
-def events_for(function: str, scenario: str, rep: int, count: int) -> list[tuple[dict, int]]:
-    """The events of one cold start and the status each must answer with."""
-    events = []
-    for k in range(count):
-        if function == "display":
-            # A fresh address each time: every open is a new call (201).
-            address = display_address(scenario, rep, k)
-            body = signed_body(address, {"event": "Normalruf", "battery": 80.0})
-            events.append((http_event("POST", "/api/v1/display", body, "include=type"), 201))
-        elif function == "element":
-            body = signed_body(ELEMENT_ADDRESS, {"battery": float(50 + k), "reachable": True})
-            events.append((http_event("POST", "/api/v1/element", body), 200))
-        elif function == "call-types":
-            events.append((http_event("GET", "/api/v1/display/call-types"), 200))
-        elif function == "sandbox":
-            events.append((http_event("POST", "/api/v1/sandbox/consumers"), 201))
-        else:  # the echo answers its event
-            events.append((http_event("GET", "/api/v1/display/call-types"), 0))
-    return events
-
-
-def check_response(function: str, event: dict, expected: int, body: bytes) -> str | None:
-    """None when the response is the expected one, else what is wrong."""
-    try:
-        response = json.loads(body)
-    except ValueError:
-        return f"response is not JSON: {body[:300]!r}"
-    if function == BASELINE:
-        return None if response == event else "the echo did not return its event"
-    status = response.get("statusCode") if isinstance(response, dict) else None
-    if status != expected:
-        return f"status {status}, expected {expected}: {body[:500]!r}"
-    return None
-
-
-# ---------------------------------------------------------------------------
-# The Runtime API
-# ---------------------------------------------------------------------------
-
-
-class Invocation:
-    def __init__(self, event: dict, expected: int):
-        self.request_id = str(uuid.uuid4())
-        self.event = event
-        self.payload = json.dumps(event).encode()
-        self.expected = expected
-        self.handed_out: int | None = None
-        self.answered: int | None = None
-        self.body: bytes | None = None
-        self.error: str | None = None
-
-
-class Run:
-    """One cold start: the invocations to hand out and what happened."""
-
-    def __init__(self, function: str, invocations: list[Invocation]):
-        self.function = function
-        self.invocations = invocations
-        self.by_id = {inv.request_id: inv for inv in invocations}
-        self.index = 0
-        self.first_next: int | None = None
-        self.init_error: str | None = None
-        # Set by cold_start: the process, and the CPU share it gets once its
-        # init is done (None: a full core throughout).
-        self.pid: int | None = None
-        self.share_after_init: CpuShare | None = None
-        self.lock = threading.Lock()
-        self.idle = threading.Event()  # all answered (or failed): measure, stop
-        self.stop = threading.Event()  # the process is gone: release `next`
-
-
-class RuntimeApi(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), RuntimeHandler)
-        self.run: Run | None = None
-
-    @property
-    def address(self) -> str:
-        host, port = self.server_address[:2]
-        return f"{host}:{port}"
-
-
-class RuntimeHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: RuntimeApi
-
-    def setup(self) -> None:
-        super().setup()
-        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
-
-    def send_all(self, status: str, headers: dict[str, str], body: bytes) -> None:
-        """The whole response in one write (no Nagle delay between parts)."""
-        head = f"HTTP/1.1 {status}\r\n"
-        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        head += f"Content-Length: {len(body)}\r\n\r\n"
-        self.wfile.write(head.encode() + body)
-        self.wfile.flush()
-
-    def accepted(self) -> None:
-        self.send_all("202 Accepted", {"Content-Type": "application/json"}, b'{"status":"OK"}')
-
-    def read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
-
-    def do_GET(self) -> None:  # noqa: N802
-        arrived = now()
-        run = self.server.run
-        if run is None or self.path != "/2018-06-01/runtime/invocation/next":
-            self.send_all("404 Not Found", {}, b"")
-            return
-        with run.lock:
-            if run.first_next is None:
-                run.first_next = arrived
-                if run.share_after_init is not None and run.pid is not None:
-                    # Init is over: from here on the function's CPU share.
-                    run.share_after_init.add(run.pid)
-            inv = run.invocations[run.index] if run.index < len(run.invocations) else None
-        if inv is None:
-            # Nothing left: the function is idle. Hold the request like Lambda
-            # does until the process is stopped.
-            run.idle.set()
-            run.stop.wait()
-            self.close_connection = True
-            return
-        deadline = int(time.time() * 1000) + TIMEOUT_S * 1000
-        headers = {
-            "Content-Type": "application/json",
-            "Lambda-Runtime-Aws-Request-Id": inv.request_id,
-            "Lambda-Runtime-Deadline-Ms": str(deadline),
-            "Lambda-Runtime-Invoked-Function-Arn": (
-                f"arn:aws:lambda:{REGION}:123456789012:function:{run.function}"
-            ),
-            "Lambda-Runtime-Trace-Id": (
-                "Root=1-6740c2a0-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=0"
-            ),
-        }
-        inv.handed_out = now()
-        self.send_all("200 OK", headers, inv.payload)
-
-    def do_POST(self) -> None:  # noqa: N802
-        arrived = now()
-        run = self.server.run
-        body = self.read_body()
-        parts = self.path.strip("/").split("/")
-        if run is None:
-            self.send_all("404 Not Found", {}, b"")
-            return
-        if parts[1:] == ["runtime", "init", "error"]:
-            run.init_error = body.decode(errors="replace")
-            self.accepted()
-            run.idle.set()
-            return
-        if len(parts) == 5 and parts[1:3] == ["runtime", "invocation"]:
-            inv = run.by_id.get(parts[3])
-            if inv is not None and parts[4] in ("response", "error"):
-                # Book-keeping before the reply: the runtime asks for the next
-                # event as soon as it has the 202.
-                with run.lock:
-                    inv.answered = arrived
-                    inv.body = body
-                    if parts[4] == "error":
-                        inv.error = f"invocation error: {body[:500]!r}"
-                    run.index += 1
-                if inv.error:
-                    run.idle.set()
-                self.accepted()
-                return
-        self.send_all("404 Not Found", {}, b"")
 
 
 # ---------------------------------------------------------------------------
@@ -387,31 +119,39 @@ def prepare_store(local_server: Path, moto: str, names: dict[str, str],
 # ---------------------------------------------------------------------------
 
 
+def dynamodb(moto: str, operation: str, body: dict) -> None:
+    """One DynamoDB request straight to moto (it does not check signatures)."""
+    request = urllib.request.Request(
+        moto.rstrip("/") + "/",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": f"DynamoDB_20120810.{operation}",
+            "X-Amz-Date": "20260101T000000Z",
+            "Authorization": (
+                "AWS4-HMAC-SHA256 Credential=bench/20260101/"
+                f"{REGION}/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, "
+                "Signature=0"
+            ),
+        },
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        response.read()
+
+
 def drop_tables(moto: str, names: dict[str, str]) -> None:
-    """DeleteTable straight to moto (it does not check signatures)."""
     for name in names.values():
-        request = urllib.request.Request(
-            moto.rstrip("/") + "/",
-            data=json.dumps({"TableName": name}).encode(),
-            method="POST",
-            headers={
-                "Content-Type": "application/x-amz-json-1.0",
-                "X-Amz-Target": "DynamoDB_20120810.DeleteTable",
-                "X-Amz-Date": "20260101T000000Z",
-                "Authorization": (
-                    "AWS4-HMAC-SHA256 Credential=bench/20260101/"
-                    f"{REGION}/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, "
-                    "Signature=0"
-                ),
-            },
-        )
-        with urllib.request.urlopen(request, timeout=120) as response:
-            response.read()
+        try:
+            dynamodb(moto, "DeleteTable", {"TableName": name})
+        except urllib.error.HTTPError as error:
+            if error.code != 400:  # 400: not there (no broadcast in this run)
+                raise
 
 
 def lambda_env(function: str, runtime_api: str, endpoint: str | None,
                cert_file: Path | None, names: dict[str, str],
-               memory_mb: int = MEMORY_MB) -> dict[str, str]:
+               memory_mb: int = MEMORY_MB, management: str | None = None) -> dict[str, str]:
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "LANG": "en_US.UTF-8",
@@ -444,6 +184,8 @@ def lambda_env(function: str, runtime_api: str, endpoint: str | None,
         # differently (200 "already open"). DynamoDB in AWS keeps the defaults.
         env["DYNAMODB_ATTEMPT_TIMEOUT_MS"] = "60000"
         env["DYNAMODB_OPERATION_TIMEOUT_MS"] = "120000"
+    if function == "broadcast" and management:
+        env["LIVE_MANAGEMENT_ENDPOINT"] = f"{management}/live"
     if cert_file:
         # The system's roots plus the bench CA; the folder too, so that loading
         # the roots costs what it costs without these variables (file and
@@ -616,13 +358,20 @@ def main() -> int:
     host, port = moto.rsplit(":", 1)
     upstream = (host, int(port))
 
+    # The management API's stand-in behind proxies of its own that record
+    # into moto's: the broadcast's time at both services is its "store" time.
+    management = broadcast.ManagementApi()
     proxies: dict[str, TimingProxy] = {}
+    management_proxies: dict[str, TimingProxy] = {}
     if not args.tls_only:
         proxies["http"] = TimingProxy(upstream)
+        management_proxies["http"] = TimingProxy(management.address, None, proxies["http"])
     cert_file = None
     if args.tls or args.tls_only:
         context, cert_file = make_tls(workdir)
         proxies["https"] = TimingProxy(upstream, context)
+        management_proxies["https"] = TimingProxy(management.address, context,
+                                                  proxies["https"])
 
     # Scenarios: (label, binaries, extra environment, store, function,
     # memory); the echo needs no store (its rows say "http"), a what-if
@@ -662,19 +411,34 @@ def main() -> int:
             elements = [ELEMENT_ADDRESS] + [display_address(name, rep, k)
                                             for name in display_names for k in range(count)]
             prepare_store(args.local_server, args.moto, names, elements, workdir)
+            if "broadcast" in functions:
+                broadcast.create_connections(
+                    lambda operation, body: dynamodb(args.moto, operation, body),
+                    names["CONNECTIONS_TABLE"])
             for label, directory, extra, store, function, memory in scenarios:
                 proxy = proxies[store] if function in STORE_FUNCTIONS else None
-                share = shares.get(int(memory)) if memory != "full" else None
+                share = shares[int(memory)].fresh() if memory != "full" else None
                 env = lambda_env(function, api.address,
                                  proxy.endpoint if proxy else None,
                                  cert_file if store == "https" else None, names,
-                                 share.memory_mb if share else MEMORY_MB)
+                                 share.memory_mb if share else MEMORY_MB,
+                                 management_proxies[store].endpoint
+                                 if store in management_proxies else None)
                 env.update(extra)
                 name = scenario_name(label, store, memory)
                 events = events_for(function, name, rep, count)
                 log = logs / f"{name}-{function}.log"
-                sample = cold_start(api, directory / function, function, env, events, proxy,
-                                    log, share, args.throttle_init)
+                posted = management.delivered
+                try:
+                    sample = cold_start(api, directory / function, function, env, events,
+                                        proxy, log, share, args.throttle_init)
+                finally:
+                    if share is not None:
+                        share.remove()
+                if function == "broadcast" and (
+                        management.delivered - posted != broadcast.CONNECTIONS * count):
+                    raise Failure(f"broadcast: {management.delivered - posted} posts, expected "
+                                  f"{broadcast.CONNECTIONS * count}; see {log}")
                 if rep >= 0:
                     results.setdefault(key(label, store, function, memory), []).append(sample)
                     done += 1

@@ -14,6 +14,12 @@ FIRST_MS = 50.0
 RSS_MIB = 30.0
 # The init's warm-up waits at most this (functions/wiring/src/warm_up.rs).
 WARM_UP_LIMIT_MS = 500.0
+# Each function's memory in the stack (MEMORY_MB of infra/lib/functions.ts,
+# chosen on this bench: docs/performance.md): the first request's budget
+# holds at that size's CPU share (and at a full core), not at the smaller
+# sizes the bench shows for comparison.
+CHOSEN_MB = {"display": "256", "element": "256", "call-types": "128", "sandbox": "128",
+             "broadcast": "512"}
 
 
 def median(values: list[float]) -> float:
@@ -108,7 +114,9 @@ def report(results: dict, labels: list[str], memories: list[str],
                     )
     budgets = (
         f"Budgets (checked on the first build): first invocation's own time (total minus "
-        f"the time moto was answering) p90 < {FIRST_MS:g} ms; max RSS < {RSS_MIB:g} MiB; "
+        f"the time moto was answering) p90 < {FIRST_MS:g} ms at a full core and at the "
+        f"function's memory in the stack ({', '.join(f'{f} {m} MB' for f, m in CHOSEN_MB.items())}); "
+        f"max RSS < {RSS_MIB:g} MiB; "
         f"init median at most {WARM_UP_LIMIT_MS:g} ms (the warm-up's limit) above the "
         f"second build's in the same row, or without a second build the init's own part "
         f"(init minus the store's time) ≤ {INIT_FACTOR:g}× the echo's init on plain moto. "
@@ -132,7 +140,7 @@ def judge(s: dict, ratio: float, results: dict, labels: list[str], store: str,
         # roots at init, which they never do in AWS (store-dynamodb's
         # client.rs): the init is judged on the plain rows.
         verdicts.append(f"init {ratio:.2f}× > {INIT_FACTOR:g}×")
-    if not s["first_own"][1] < FIRST_MS:
+    if memory in ("full", CHOSEN_MB.get(function)) and not s["first_own"][1] < FIRST_MS:
         verdicts.append(f"first own p90 {s['first_own'][1]:.1f} ≥ {FIRST_MS:g} ms")
     if not s["rss"][1] < RSS_MIB:
         verdicts.append(f"RSS {s['rss'][1]:.1f} ≥ {RSS_MIB:g} MiB")
