@@ -51,6 +51,35 @@ export function functionsOf(mode: ServiceMode): FunctionName[] {
  */
 export const BROADCAST_TIMEOUT = Duration.seconds(30);
 
+/**
+ * Memory per function in MB (issue 30). Memory also buys CPU: Lambda gives
+ * 7.2 % of a vCPU at 128 MB, 14.5 % at 256, 28.9 % at 512. Chosen on the
+ * cold-start bench at those shares (docs/performance.md, "Cold starts at
+ * Lambda's CPU share"): the smallest size whose first request after a cold
+ * start takes at most 50 ms of the function's own time (p90, TLS handshake
+ * included) with the quota sliced in 100 ms and in 20 ms periods. At these
+ * sizes a request costs more in its $0.20 per million than in its duration,
+ * so the choice is made on latency (docs/deploy.md, "Memory").
+ */
+export const MEMORY_MB: Record<FunctionName, number> = {
+  // The first hop of every call: 128 MB missed 50 ms with 20 ms periods.
+  display: 256,
+  // Not measured: the size it had.
+  'display-read': 256,
+  // 128 MB met the goal with little room (p90 47 ms with 20 ms periods).
+  element: 256,
+  // Answers from the call types cached at init: p90 ≤ 11 ms at 128 MB.
+  'call-types': 128,
+  // The test server: p90 ≤ 35 ms at 128 MB.
+  sandbox: 128,
+  // Not measured: the size it had.
+  staff: 256,
+  'live-connect': 256,
+  // The second hop: posts to every display, CPU growing with their number;
+  // 256 MB missed 50 ms with 20 ms periods (10 displays) and throttled.
+  broadcast: 512,
+};
+
 const DESCRIPTIONS: Record<FunctionName, string> = {
   display: 'POST /api/v1/display: open and close calls',
   'display-read': 'GET /api/v1/display/calls, /api/v1/display/elements and the display page /display',
@@ -73,7 +102,7 @@ export interface FunctionsProps {
   readonly reservedConcurrency: number;
   /** The folder of the cargo-lambda output: `<lambdaDir>/<function>/bootstrap.zip`. */
   readonly lambdaDir: string;
-  /** Memory of each function in MB. @default 256 */
+  /** Memory of every function in MB, instead of {@link MEMORY_MB}'s per function. */
   readonly lambdaMemoryMb?: number;
   /** Timeout of each function but the broadcast ({@link BROADCAST_TIMEOUT}). @default 10 seconds */
   readonly lambdaTimeout?: Duration;
@@ -138,13 +167,9 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
       architecture: lambda.Architecture.ARM_64,
       handler: 'bootstrap',
       code: lambda.Code.fromAsset(zip),
-      // Memory also buys CPU (14.5 % of a vCPU at 256 MB). The work per
-      // request is small (JSON, one HMAC, 1-3 DynamoDB round trips); the
-      // functions open their TLS connections during init, at Lambda's init
-      // burst (issue 30, functions/wiring/src/warm_up.rs). 256 MB until the
-      // cold-start bench at 128 MB's share is taken on a quiet machine
-      // (docs/performance.md). Per installation in props.
-      memorySize: props.lambdaMemoryMb ?? 256,
+      // Per function (MEMORY_MB, the cold-start bench's figures), or one
+      // size for all per installation in props.
+      memorySize: props.lambdaMemoryMb ?? MEMORY_MB[name],
       // The SDK gives up on one DynamoDB operation after 4 s (3 attempts
       // of 1.5 s) and the handler then answers 503 with Retry-After. 10 s
       // is above that: room for a cold start plus one slow and one failing

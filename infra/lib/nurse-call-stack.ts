@@ -15,7 +15,7 @@ import { seedCallTypes } from './seeding';
 // The names the tests, the app and other files import from the stack, wherever they are defined.
 export { ROUTES, httpFunctionsOf } from './api';
 export { BY_SCOPE_INDEX } from './data';
-export { BROADCAST_TIMEOUT, functionsOf } from './functions';
+export { BROADCAST_TIMEOUT, MEMORY_MB, functionsOf } from './functions';
 export type { FunctionName } from './functions';
 
 /** `production`, or `sandbox` (the test server of spec 5.3), DECISIONS §1. */
@@ -35,7 +35,7 @@ export interface NurseCallStackProps extends StackProps {
   readonly throttleRateLimit?: number;
   /** Burst of each API stage (requests). @default 100 */
   readonly throttleBurstLimit?: number;
-  /** Memory of each function in MB. @default 256 */
+  /** Memory of every function in MB. @default per function, MEMORY_MB of functions.ts */
   readonly lambdaMemoryMb?: number;
   /** Timeout of each function but the broadcast ({@link BROADCAST_TIMEOUT}). @default 10 seconds */
   readonly lambdaTimeout?: Duration;

@@ -13,7 +13,14 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as logs from 'aws-cdk-lib/aws-logs';
 
 import { DEFAULT_CALL_TYPES } from '../lib/call-types';
-import { FunctionName, NurseCallStack, ServiceMode, functionsOf, httpFunctionsOf } from '../lib/nurse-call-stack';
+import {
+  FunctionName,
+  MEMORY_MB,
+  NurseCallStack,
+  ServiceMode,
+  functionsOf,
+  httpFunctionsOf,
+} from '../lib/nurse-call-stack';
 import {
   Json,
   apiResourcesOf,
@@ -107,7 +114,7 @@ describe('functions', () => {
         assert.equal(fn.Properties.Runtime, 'provided.al2023');
         assert.deepEqual(fn.Properties.Architectures, ['arm64']);
         assert.equal(fn.Properties.Handler, 'bootstrap');
-        assert.equal(fn.Properties.MemorySize, 256);
+        assert.equal(fn.Properties.MemorySize, MEMORY_MB[name], name);
         // The broadcast answers no client (BROADCAST_TIMEOUT).
         assert.equal(fn.Properties.Timeout, name === 'broadcast' ? 30 : 10, name);
         assert.match(fn.Properties.Code.S3Key, /^[0-9a-f]{64}\.zip$/);
@@ -166,6 +173,18 @@ describe('functions', () => {
       new NurseCallStack(offlineApp(), 'NoSandboxZip', { installation: 'x', mode: 'production', lambdaDir }),
     );
     assert.throws(() => functionId(template, 'sandbox'));
+  });
+
+  it('memory per function as the cold-start bench chose it (docs/performance.md)', () => {
+    // The two hops of a call to a screen get more CPU; the cached and the
+    // test server's functions less.
+    const template = templates.sandbox;
+    const memory = (name: FunctionName) =>
+      resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)].Properties.MemorySize;
+    assert.deepEqual(
+      [memory('display'), memory('broadcast'), memory('element'), memory('call-types'), memory('sandbox')],
+      [256, 512, 256, 128, 128],
+    );
   });
 
   it('time zone, memory and timeout come from the props', () => {
