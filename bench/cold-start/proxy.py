@@ -87,6 +87,12 @@ class TimingProxy:
         tls.setblocking(True)
         return tls
 
+    def first_start(self, start: int, end: int) -> int | None:
+        """When the first request (or handshake) within [start, end) began."""
+        with self.lock:
+            starts = [s for s, _ in self.exchanges if s is not None and start <= s < end]
+        return min(starts, default=None)
+
     def serve(self, client: socket.socket) -> None:
         exchange: list[int | None] | None = None
         try:
