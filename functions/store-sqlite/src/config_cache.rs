@@ -32,6 +32,11 @@ use nurse_call_core::domain::call_type_items::CallTypesRead;
 use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::Consumer;
 
+/// How long the probe waits for a lock (another process recovering the
+/// WAL, say) before the cache steps aside for that read: it runs on the
+/// caller's async thread, which must not stall for the reader's 5 s.
+pub(crate) const PROBE_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Beyond this many cached consumers the cache starts over (bounded memory:
 /// every sandbox visitor is a consumer).
 const MAX_CONSUMERS: usize = 10_000;

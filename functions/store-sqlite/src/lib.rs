@@ -91,6 +91,11 @@ impl SqliteStore {
         schema::prepare_reader(&reader).map_err(internal)?;
         let probe = Connection::open(path).map_err(internal)?;
         schema::prepare_reader(&probe).map_err(internal)?;
+        // The probe runs on the caller's (async) thread: it must not wait
+        // long for a lock; on a timeout the reads go to the reader's thread.
+        probe
+            .busy_timeout(config_cache::PROBE_BUSY_TIMEOUT)
+            .map_err(internal)?;
         let worker = worker::Worker::start(connection, reader).map_err(|e| {
             StoreError::Internal(format!("cannot start the store's connection thread: {e}"))
         })?;
