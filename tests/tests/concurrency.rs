@@ -21,6 +21,16 @@ async fn concurrent_opens_and_closes_on_one_address_stay_consistent() {
     let server = Server::sandbox();
     let c = server.new_consumer().await;
     let target = "00:de:ad:be:ef:00";
+    // All requests at once queue behind each other at the store (moto
+    // serialises every request; under cargo lambda watch each one is also an
+    // invocation), so the last may wait longer than the suite's usual 30 s
+    // (it once did, on a busy machine). This test is about what is stored,
+    // not how fast: each request may take up to two minutes.
+    let patient_client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(std::time::Duration::from_secs(120))
+        .build()
+        .expect("HTTP client");
 
     let mut tasks = JoinSet::new();
     for i in 0..REQUESTS {
@@ -34,7 +44,7 @@ async fn concurrent_opens_and_closes_on_one_address_stay_consistent() {
             Sent::Close => r#"{"closed":true}"#.to_string(),
         };
         let body = c.body(target, &data);
-        let client = server.client().clone();
+        let client = patient_client.clone();
         let url = format!("{}{DISPLAY}", server.base_url());
         tasks.spawn(async move {
             let response = client
