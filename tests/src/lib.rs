@@ -841,9 +841,14 @@ impl Drop for Server {
 
 /// The HTTP client of a [`Server`]: no proxy (loopback), a timeout per request.
 fn http_client() -> reqwest::Client {
+    http_client_waiting(Duration::from_secs(30))
+}
+
+/// A client like a [`Server`]'s that waits up to `timeout` per request.
+pub fn http_client_waiting(timeout: Duration) -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
-        .timeout(Duration::from_secs(30))
+        .timeout(timeout)
         .build()
         .expect("HTTP client")
 }

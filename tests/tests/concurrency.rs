@@ -26,11 +26,7 @@ async fn concurrent_opens_and_closes_on_one_address_stay_consistent() {
     // invocation), so the last may wait longer than the suite's usual 30 s
     // (it once did, on a busy machine). This test is about what is stored,
     // not how fast: each request may take up to two minutes.
-    let patient_client = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(std::time::Duration::from_secs(120))
-        .build()
-        .expect("HTTP client");
+    let patient_client = http_client_waiting(std::time::Duration::from_secs(120));
 
     let mut tasks = JoinSet::new();
     for i in 0..REQUESTS {

@@ -124,11 +124,10 @@ pub fn after_attempt(
     if outcome.delivered() {
         return Next::Delivered;
     }
-    if !outcome.retryable() {
-        let status = match outcome {
-            Outcome::Status(status) => status,
-            Outcome::NetworkError | Outcome::TimedOut => 0,
-        };
+    // Only an answer is final: a network error or a timeout is retried.
+    if let Outcome::Status(status) = outcome
+        && !outcome.retryable()
+    {
         return Next::GivenUp(GiveUp::Refused(status));
     }
     let retry_at = attempted_at + backoff(attempts);
