@@ -8,6 +8,7 @@
 pub mod alarm_looks;
 pub mod alarm_start;
 pub mod alarms;
+pub mod webhooks;
 
 use std::sync::Arc;
 

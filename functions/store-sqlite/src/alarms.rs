@@ -16,12 +16,13 @@ use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::engine::quiet_end;
 use nurse_call_core::domain::alarm::{Alarm, Duty, Staff, StaffRef};
 use nurse_call_core::domain::model::{Call, Scope};
+use nurse_call_core::domain::webhooks::outbox;
 use nurse_call_core::store::AddressSnapshot;
 use nurse_call_core::store::StoreError;
 use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm, KeptAlarm};
 
 use crate::rows::{ALARM_COLUMN, CALL_COLUMNS, call_from_row, precise_at, to_precise};
-use crate::{SqliteStore, staff};
+use crate::{SqliteStore, staff, webhooks};
 
 /// The call `call_id` of `scope` with its alarm and version; `None` when
 /// there is no such call or it has no alarm (closed before alarms existed).
@@ -80,16 +81,25 @@ fn write(
     if written == 0 {
         return Ok(AlarmWrite::Conflict);
     }
-    append_audit(c, kept.call.id, audit)?;
+    let call = Call {
+        alarm: Some(alarm.clone()),
+        ..kept.call.clone()
+    };
+    append_audit(c, &kept.scope, &call, audit)?;
     Ok(AlarmWrite::Written)
 }
 
-/// Appends `audit` to the audit of call `call_id`.
+/// Appends `audit` to the audit of `call` (carrying the alarm as just
+/// written), and keeps the webhook events of those lines in the outbox:
+/// the same transaction, so a committed write has its events and a
+/// failed one none (DECISIONS §16 "Durable").
 pub(crate) fn append_audit(
     c: &Connection,
-    call_id: i64,
+    scope: &Scope,
+    call: &Call,
     audit: &[AuditEvent],
 ) -> rusqlite::Result<()> {
+    let call_id = call.id;
     let mut insert = c.prepare_cached(
         "INSERT INTO alarm_audit (call_id, at, kind, level, staff_id, staff_name, detail)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -105,14 +115,18 @@ pub(crate) fn append_audit(
             line.detail
         ])?;
     }
-    Ok(())
+    webhooks::keep(c, &outbox::events_of_write(scope, call, audit))
 }
 
 /// Ends the alarm of `closed` (just closed by this job) in the same job
 /// where [`quiet_end`] gives its end: nobody's alert rings, so a look after
 /// the close would only write this. The end is dated the call's close (its
 /// audit line too). The call then carries the ended alarm.
-pub(crate) fn end_quietly(c: &Connection, closed: &mut Call) -> rusqlite::Result<()> {
+pub(crate) fn end_quietly(
+    c: &Connection,
+    scope: &Scope,
+    closed: &mut Call,
+) -> rusqlite::Result<()> {
     let Some(now) = closed.closed_at else {
         return Ok(());
     };
@@ -128,9 +142,8 @@ pub(crate) fn end_quietly(c: &Connection, closed: &mut Call) -> rusqlite::Result
          WHERE id = ?2",
     )?
     .execute(params![end.alarm.to_json(), closed.id])?;
-    append_audit(c, closed.id, &AuditEvent::all(&end.effects, now))?;
     closed.alarm = Some(end.alarm);
-    Ok(())
+    append_audit(c, scope, closed, &AuditEvent::all(&end.effects, now))
 }
 
 /// The due alarms: `IS NOT NULL` lets SQLite use the partial index

@@ -13,6 +13,7 @@
 //! and call reads and writes every request shares, `rows` turns rows into
 //! domain values, `sandbox` and `mismatches` keep the test server's data,
 //! `admin` the admin command's, `alarms` and `staff` alarm routing's,
+//! `webhooks` the endpoints, outbox and delivery log of DECISIONS §16,
 //! `schema` creates and migrates the file, `worker` owns the connections,
 //! `config_cache` keeps the call types and consumers in memory while the
 //! file's generation of them stays.
@@ -26,6 +27,7 @@ mod rows;
 mod sandbox;
 mod schema;
 mod staff;
+mod webhooks;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +42,7 @@ use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::{
     Call, Consumer, Display, Element, ElementPolicy, NewCall, Scope,
 };
+use nurse_call_core::domain::webhooks::outbox;
 use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::{
     AddressSnapshot, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome, FirstAlarm,
@@ -211,6 +214,7 @@ impl Store for SqliteStore {
         first: &FirstAlarm,
     ) -> Result<OpenOutcome, StoreError> {
         let scope = element.scope.as_str().to_string();
+        let scope_key = element.scope.clone();
         let first = first.clone();
         let (call, change, policy) = (call.clone(), element.change.clone(), element.policy);
         let already_open = snapshot.open_call_of(&call.event).cloned();
@@ -255,12 +259,12 @@ impl Store for SqliteStore {
                 alarm.to_json(),
                 alarm.next_at.map(to_precise)
             ])?;
-            let id = c.last_insert_rowid();
-            alarms::append_audit(c, id, &audit)?;
-            Ok(OpenOutcome::Opened(Call {
+            let opened = Call {
                 alarm: Some(alarm),
-                ..call.opened(id)
-            }))
+                ..call.opened(c.last_insert_rowid())
+            };
+            alarms::append_audit(c, &scope_key, &opened, &audit)?;
+            Ok(OpenOutcome::Opened(opened))
         })
         .await
     }
@@ -305,8 +309,11 @@ impl Store for SqliteStore {
             }
             // An alarm that rings for nobody ends with the close: no look
             // after it (core's app/alarm_start.rs).
+            // Its `call.closed` goes out in the same transaction (DECISIONS §16).
+            let scope_key = Scope::from_key(&scope);
             for call in &mut closed {
-                alarms::end_quietly(c, call)?;
+                alarms::end_quietly(c, &scope_key, call)?;
+                webhooks::keep(c, outbox::closed(&scope_key, call).as_slice())?;
             }
             Ok(CloseOutcome::Closed(closed))
         })

@@ -17,7 +17,9 @@ use crate::rows::to_precise;
 /// alarm with its version and due time, staff, duties, the alarms' audit.
 /// 7: the configuration's generation, bumped by triggers on call types and
 /// consumers (`config_cache`).
-const SCHEMA_VERSION: i64 = 7;
+/// 8: outbound webhooks (DECISIONS §16): endpoints, the outbox, the
+/// delivery log (`webhooks`).
+const SCHEMA_VERSION: i64 = 8;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -61,7 +63,64 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 7 {
         version_7(connection)?;
     }
+    if version < 8 {
+        version_8(connection)?;
+    }
     Ok(())
+}
+
+/// Outbound webhooks:
+/// - `webhook_endpoints`: what an admin registered; `events`, `sections`
+///   and `secrets` are JSON lists of texts;
+/// - `webhook_outbox`: the events not yet finished, written in the same
+///   transaction as the change that caused them; `seq` is the order they
+///   were written in (a call's events go out in that order); a finished
+///   event is deleted;
+/// - `webhook_deliveries`: the delivery log, one row per attempt (kept 30
+///   days); `end_kind` `delivered`, `retry` (at `retry_at`) or `given_up`
+///   (`reason`).
+fn version_8(connection: &Connection) -> rusqlite::Result<()> {
+    connection.execute_batch(
+        "BEGIN;
+         CREATE TABLE IF NOT EXISTS webhook_endpoints (
+             id            TEXT PRIMARY KEY,
+             name          TEXT NOT NULL,
+             url           TEXT NOT NULL,
+             events        TEXT NOT NULL,
+             sections      TEXT NOT NULL,
+             secrets       TEXT NOT NULL,
+             disabled      INTEGER NOT NULL DEFAULT 0,
+             created_at    TEXT NOT NULL,
+             failing_since TEXT
+         );
+         CREATE TABLE IF NOT EXISTS webhook_outbox (
+             seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+             id      TEXT NOT NULL UNIQUE,
+             scope   TEXT NOT NULL,
+             kind    TEXT NOT NULL,
+             at      TEXT NOT NULL,
+             call_id INTEGER,
+             section TEXT,
+             facts   TEXT NOT NULL
+         );
+         CREATE TABLE IF NOT EXISTS webhook_deliveries (
+             event_id    TEXT NOT NULL,
+             endpoint_id TEXT NOT NULL,
+             number      INTEGER NOT NULL,
+             event_type  TEXT NOT NULL,
+             call_id     INTEGER,
+             at          TEXT NOT NULL,
+             status      INTEGER,
+             outcome     TEXT NOT NULL,
+             end_kind    TEXT NOT NULL,
+             retry_at    TEXT,
+             reason      TEXT,
+             PRIMARY KEY (event_id, endpoint_id, number)
+         );
+         CREATE INDEX IF NOT EXISTS webhook_deliveries_by_time ON webhook_deliveries (at);
+         PRAGMA user_version = 8;
+         COMMIT;",
+    )
 }
 
 /// A number that changes with every insert, update or delete of a call type

@@ -17,6 +17,7 @@ pub mod admin;
 pub mod alarms;
 pub mod cache;
 pub mod fallbacks;
+pub mod webhooks;
 
 pub use alarms::FirstAlarm;
 

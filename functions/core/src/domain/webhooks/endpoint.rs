@@ -15,6 +15,9 @@ pub const SECRET_PREFIX: &str = "whsec_";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
     pub id: String,
+    /// What displays call it when it fails ("Weiterleitung gestört: <name>");
+    /// the URL's host unless the admin names it.
+    pub name: String,
     pub url: String,
     /// The event types it wants; empty: every type.
     pub events: Vec<EventType>,
@@ -25,6 +28,9 @@ pub struct Endpoint {
     pub secrets: Vec<String>,
     pub disabled: bool,
     pub created_at: DateTime<Utc>,
+    /// Since when every attempt to it failed (the first failure after its
+    /// last success); `None` while it works.
+    pub failing_since: Option<DateTime<Utc>>,
 }
 
 impl Endpoint {
@@ -99,6 +105,21 @@ pub fn check_url(url: &str) -> Result<String, UrlProblem> {
     Ok(parsed.to_string())
 }
 
+/// The name an endpoint gets when the admin gives none: its URL's host
+/// (and port), what a nurse's colleague in IT recognises.
+pub fn default_name(url: &str) -> String {
+    Url::parse(url)
+        .ok()
+        .and_then(|u| {
+            let host = u.host_str()?.to_string();
+            Some(match u.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host,
+            })
+        })
+        .unwrap_or_else(|| url.to_string())
+}
+
 /// A fresh secret: `whsec_` and the base64 of [`SECRET_BYTES`] bytes from
 /// the OS random source (shown once, by `create` and `rotate`).
 pub fn new_secret() -> Result<String, getrandom::Error> {
@@ -120,12 +141,14 @@ mod tests {
     fn endpoint(events: &[EventType], sections: &[&str]) -> Endpoint {
         Endpoint {
             id: "e-1".into(),
+            name: "alarm.example".into(),
             url: "https://alarm.example/hook".into(),
             events: events.to_vec(),
             sections: sections.iter().map(|s| s.to_string()).collect(),
             secrets: vec![new_secret().unwrap()],
             disabled: false,
             created_at: Utc.with_ymd_and_hms(2026, 11, 26, 0, 0, 0).unwrap(),
+            failing_since: None,
         }
     }
 

@@ -3,7 +3,8 @@
 //! their bodies look ([`event`]), the endpoints an admin registers and which
 //! events each one wants ([`endpoint`]), when a delivery is tried again or
 //! given up, and which of a call's deliveries may go next ([`schedule`]),
-//! and the Standard Webhooks headers of an attempt ([`signing`]).
+//! the Standard Webhooks headers of an attempt ([`signing`]), and the
+//! events a write of an alarm or a close puts in the outbox ([`outbox`]).
 //!
 //! Nothing here sends, stores or reads a clock: the outbox, the dispatcher
 //! and the delivery log (issue 27) sit around these, as the alarm runner
@@ -11,6 +12,7 @@
 
 pub mod endpoint;
 pub mod event;
+pub mod outbox;
 pub mod schedule;
 pub mod signing;
 

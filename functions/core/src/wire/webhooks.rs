@@ -1,0 +1,61 @@
+//! The body of a webhook event (DECISIONS §16) from what the outbox kept:
+//! `data` has the call as displays get it (wire times in the installation's
+//! zone), its alarm, and per event type the level, the recipients or the
+//! person who answered, each with their id, name and device.
+
+use std::collections::HashMap;
+
+use chrono_tz::Tz;
+use serde_json::{Value, json};
+
+use crate::domain::alarm::StaffRef;
+use crate::domain::webhooks::outbox::OutboxEvent;
+use crate::domain::webhooks::{Event, EventType};
+use crate::wire::{AlarmRecord, CallRecord};
+
+/// The event as endpoints get it. `devices` maps a staff id to their
+/// handset or pager, read when it is sent (an admin may have changed it
+/// since the write; `null` for someone without one).
+pub fn event_of(kept: &OutboxEvent, zone: Tz, devices: &HashMap<String, String>) -> Event {
+    let call = kept.facts.call.to_call();
+    let mut record = CallRecord::new(&call, None, zone, kept.at);
+    record.version = Some(call.version());
+    let mut data = json!({
+        "call": record,
+        "alarm": AlarmRecord::of(call.alarm.as_ref(), zone),
+    });
+    let people = |staff: &[StaffRef]| -> Vec<Value> {
+        staff
+            .iter()
+            .map(|s| json!({"id": s.id, "name": s.name, "device": devices.get(&s.id)}))
+            .collect()
+    };
+    let facts = &kept.facts;
+    match kept.kind {
+        EventType::CallAlert => {
+            data["level"] = json!(facts.level);
+            data["repeat"] = json!(facts.repeat);
+            data["recipients"] = json!(people(&facts.staff));
+        }
+        EventType::CallEscalated => data["level"] = json!(facts.level),
+        EventType::CallAccepted | EventType::CallDeclined => {
+            data["staff"] = people(&facts.staff)
+                .into_iter()
+                .next()
+                .unwrap_or(Value::Null);
+        }
+        EventType::CallCancelled => {
+            data["recipients"] = json!(people(&facts.staff));
+            data["reason"] = json!(facts.reason);
+        }
+        EventType::CallClosed | EventType::ElementAttention => {}
+    }
+    Event {
+        id: kept.id.clone(),
+        kind: kept.kind,
+        at: kept.at,
+        call_id: kept.call_id,
+        section: kept.section.clone(),
+        data,
+    }
+}

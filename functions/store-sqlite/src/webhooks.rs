@@ -1,0 +1,338 @@
+//! Outbound webhooks in SQLite (DECISIONS §16): the endpoints, the outbox
+//! and the delivery log (schema version 8), and [`keep`], with which every
+//! write that appends a call's alarm audit, or closes a call, keeps its
+//! events in its own transaction.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, Row, params, params_from_iter};
+
+use nurse_call_core::domain::model::Scope;
+use nurse_call_core::domain::webhooks::outbox::{Facts, OutboxEvent};
+use nurse_call_core::domain::webhooks::{Endpoint, EventType};
+use nurse_call_core::store::StoreError;
+use nurse_call_core::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
+
+use crate::SqliteStore;
+use crate::rows::{precise_at, texts_at, to_precise};
+
+/// Keeps `events` in the outbox, in the caller's transaction, when at
+/// least one endpoint is enabled: without one nobody would ever take them
+/// out, and the request path pays one indexed look instead of the inserts.
+pub(crate) fn keep(c: &Connection, events: &[OutboxEvent]) -> rusqlite::Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let wanted: bool = c
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled = 0)")?
+        .query_row([], |row| row.get(0))?;
+    if !wanted {
+        return Ok(());
+    }
+    let mut insert = c.prepare_cached(
+        "INSERT INTO webhook_outbox (id, scope, kind, at, call_id, section, facts)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for event in events {
+        insert.execute(params![
+            event.id,
+            event.scope.as_str(),
+            event.kind.as_str(),
+            to_precise(event.at),
+            event.call_id,
+            event.section,
+            event.facts.to_json()
+        ])?;
+    }
+    Ok(())
+}
+
+fn conversion(index: usize, problem: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, problem.into())
+}
+
+fn json(texts: &[String]) -> String {
+    serde_json::to_string(texts).expect("strings serialise")
+}
+
+const ENDPOINT_COLUMNS: &str =
+    "id, name, url, events, sections, secrets, disabled, created_at, failing_since";
+
+fn endpoint_from_row(row: &Row<'_>) -> rusqlite::Result<Endpoint> {
+    let events = texts_at(row, 3)?
+        .iter()
+        .map(|name| {
+            EventType::parse(name)
+                .ok_or_else(|| conversion(3, format!("unknown event type {name:?}")))
+        })
+        .collect::<rusqlite::Result<_>>()?;
+    let failing_since: Option<String> = row.get(8)?;
+    Ok(Endpoint {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        url: row.get(2)?,
+        events,
+        sections: texts_at(row, 4)?,
+        secrets: texts_at(row, 5)?,
+        disabled: row.get(6)?,
+        created_at: precise_at(row, 7)?,
+        failing_since: match failing_since {
+            Some(_) => Some(precise_at(row, 8)?),
+            None => None,
+        },
+    })
+}
+
+fn type_names(endpoint: &Endpoint) -> Vec<String> {
+    endpoint
+        .events
+        .iter()
+        .map(|t| t.as_str().to_string())
+        .collect()
+}
+
+const OUTBOX_COLUMNS: &str = "id, scope, kind, at, call_id, section, facts";
+
+fn outbox_from_row(row: &Row<'_>) -> rusqlite::Result<OutboxEvent> {
+    let kind: String = row.get(2)?;
+    let facts: String = row.get(6)?;
+    Ok(OutboxEvent {
+        id: row.get(0)?,
+        scope: Scope::from_key(&row.get::<_, String>(1)?),
+        kind: EventType::parse(&kind)
+            .ok_or_else(|| conversion(2, format!("unknown event type {kind:?}")))?,
+        at: precise_at(row, 3)?,
+        call_id: row.get(4)?,
+        section: row.get(5)?,
+        facts: Facts::from_json(&facts).map_err(|problem| conversion(6, problem))?,
+    })
+}
+
+const ATTEMPT_COLUMNS: &str = "event_id, endpoint_id, number, event_type, call_id, at, status, \
+                               outcome, end_kind, retry_at, reason";
+
+fn attempt_from_row(row: &Row<'_>) -> rusqlite::Result<Attempt> {
+    let end_kind: String = row.get(8)?;
+    let end = match end_kind.as_str() {
+        "delivered" => AttemptEnd::Delivered,
+        "retry" => AttemptEnd::RetryAt(precise_at(row, 9)?),
+        "given_up" => AttemptEnd::GivenUp(row.get::<_, Option<String>>(10)?.unwrap_or_default()),
+        other => return Err(conversion(8, format!("unknown end {other:?}"))),
+    };
+    Ok(Attempt {
+        event_id: row.get(0)?,
+        endpoint_id: row.get(1)?,
+        number: row.get(2)?,
+        event_type: row.get(3)?,
+        call_id: row.get(4)?,
+        at: precise_at(row, 5)?,
+        status: row.get(6)?,
+        outcome: row.get(7)?,
+        end,
+    })
+}
+
+fn log(c: &Connection, attempts: &[Attempt]) -> rusqlite::Result<()> {
+    let mut insert = c.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO webhook_deliveries ({ATTEMPT_COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+    ))?;
+    for attempt in attempts {
+        let (end_kind, retry_at, reason) = match &attempt.end {
+            AttemptEnd::Delivered => ("delivered", None, None),
+            AttemptEnd::RetryAt(at) => ("retry", Some(to_precise(*at)), None),
+            AttemptEnd::GivenUp(reason) => ("given_up", None, Some(reason.as_str())),
+        };
+        insert.execute(params![
+            attempt.event_id,
+            attempt.endpoint_id,
+            attempt.number,
+            attempt.event_type,
+            attempt.call_id,
+            to_precise(attempt.at),
+            attempt.status,
+            attempt.outcome,
+            end_kind,
+            retry_at,
+            reason
+        ])?;
+    }
+    Ok(())
+}
+
+/// `?, ?, …` for `n` parameters.
+fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+#[async_trait]
+impl WebhookStore for SqliteStore {
+    async fn create_endpoint(&self, endpoint: &Endpoint) -> Result<(), StoreError> {
+        let endpoint = endpoint.clone();
+        self.with(move |c| {
+            c.execute(
+                &format!(
+                    "INSERT INTO webhook_endpoints ({ENDPOINT_COLUMNS})
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                ),
+                params![
+                    endpoint.id,
+                    endpoint.name,
+                    endpoint.url,
+                    json(&type_names(&endpoint)),
+                    json(&endpoint.sections),
+                    json(&endpoint.secrets),
+                    endpoint.disabled,
+                    to_precise(endpoint.created_at),
+                    endpoint.failing_since.map(to_precise)
+                ],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn endpoints(&self) -> Result<Vec<Endpoint>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id"
+            ))?
+            .query_map([], endpoint_from_row)?
+            .collect()
+        })
+        .await
+    }
+
+    async fn update_endpoint(&self, endpoint: &Endpoint) -> Result<bool, StoreError> {
+        let endpoint = endpoint.clone();
+        self.with(move |c| {
+            Ok(c.execute(
+                "UPDATE webhook_endpoints
+                 SET name = ?2, url = ?3, events = ?4, sections = ?5, secrets = ?6, disabled = ?7
+                 WHERE id = ?1",
+                params![
+                    endpoint.id,
+                    endpoint.name,
+                    endpoint.url,
+                    json(&type_names(&endpoint)),
+                    json(&endpoint.sections),
+                    json(&endpoint.secrets),
+                    endpoint.disabled
+                ],
+            )? == 1)
+        })
+        .await
+    }
+
+    async fn set_endpoint_failing(
+        &self,
+        id: &str,
+        since: Option<DateTime<Utc>>,
+    ) -> Result<bool, StoreError> {
+        let id = id.to_string();
+        self.with(move |c| {
+            Ok(c.execute(
+                "UPDATE webhook_endpoints SET failing_since = ?2 WHERE id = ?1",
+                params![id, since.map(to_precise)],
+            )? == 1)
+        })
+        .await
+    }
+
+    async fn delete_endpoint(&self, id: &str) -> Result<bool, StoreError> {
+        let id = id.to_string();
+        self.with(move |c| {
+            Ok(c.execute("DELETE FROM webhook_endpoints WHERE id = ?1", params![id])? == 1)
+        })
+        .await
+    }
+
+    async fn outbox(&self, limit: usize) -> Result<Vec<OutboxEvent>, StoreError> {
+        self.read(move |c| {
+            c.prepare_cached(&format!(
+                "SELECT {OUTBOX_COLUMNS} FROM webhook_outbox ORDER BY seq LIMIT ?1"
+            ))?
+            .query_map(params![limit as i64], outbox_from_row)?
+            .collect()
+        })
+        .await
+    }
+
+    async fn finish_events(&self, ids: &[String]) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let ids = ids.to_vec();
+        self.with(move |c| {
+            let mut delete = c.prepare_cached("DELETE FROM webhook_outbox WHERE id = ?1")?;
+            for id in &ids {
+                delete.execute(params![id])?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn log_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError> {
+        if attempts.is_empty() {
+            return Ok(());
+        }
+        let attempts = attempts.to_vec();
+        self.with(move |c| log(c, &attempts)).await
+    }
+
+    async fn attempts_of(&self, event_ids: &[String]) -> Result<Vec<Attempt>, StoreError> {
+        if event_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = event_ids.to_vec();
+        self.read(move |c| {
+            let mut found = Vec::new();
+            // SQLite's default limit of parameters is 32,766; stay far below.
+            for chunk in ids.chunks(500) {
+                let mut statement = c.prepare(&format!(
+                    "SELECT {ATTEMPT_COLUMNS} FROM webhook_deliveries
+                     WHERE event_id IN ({}) ORDER BY at, number",
+                    placeholders(chunk.len())
+                ))?;
+                let rows = statement.query_map(params_from_iter(chunk.iter()), attempt_from_row)?;
+                for row in rows {
+                    found.push(row?);
+                }
+            }
+            Ok(found)
+        })
+        .await
+    }
+
+    async fn deliveries(
+        &self,
+        since: DateTime<Utc>,
+        failed_only: bool,
+        limit: usize,
+    ) -> Result<Vec<Attempt>, StoreError> {
+        self.read(move |c| {
+            c.prepare_cached(&format!(
+                "SELECT {ATTEMPT_COLUMNS} FROM webhook_deliveries
+                 WHERE at >= ?1 AND (?2 = 0 OR end_kind <> 'delivered')
+                 ORDER BY at DESC, number DESC LIMIT ?3"
+            ))?
+            .query_map(
+                params![to_precise(since), failed_only, limit as i64],
+                attempt_from_row,
+            )?
+            .collect()
+        })
+        .await
+    }
+
+    async fn prune_deliveries(&self, before: DateTime<Utc>) -> Result<usize, StoreError> {
+        self.with(move |c| {
+            c.execute(
+                "DELETE FROM webhook_deliveries WHERE at < ?1",
+                params![to_precise(before)],
+            )
+        })
+        .await
+    }
+}
