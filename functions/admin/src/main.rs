@@ -21,6 +21,7 @@ mod output;
 mod report;
 mod staff;
 mod store;
+mod webhooks;
 
 use std::process::ExitCode;
 
@@ -39,6 +40,7 @@ Examples:
   nurse-call-admin consumers create --name \"Zentrale Station 1\"
   nurse-call-admin displays create --name \"Flur Station 2\" --section S2
   nurse-call-admin staff create --name \"Anna K.\" --group Leitung
+  nurse-call-admin webhooks create --url https://alarmserver.example/hook --event call.alert
   nurse-call-admin call-types set Notruf --escalation '[{\"after\":0,\"to\":\"section\"},{\"after\":60,\"to\":\"house\"}]'
   nurse-call-admin elements import elements.csv
   nurse-call-admin call-types set Notruf --internal-name NR
@@ -92,6 +94,10 @@ enum Command {
     /// Register, list, rotate the token of, revoke and erase staff (the people alarms reach).
     #[command(subcommand)]
     Staff(staff::Command),
+    /// Register, list, rotate the secret of, disable and delete webhook
+    /// endpoints (alarm servers, DECT and pager gateways); the delivery log.
+    #[command(subcommand)]
+    Webhooks(webhooks::Command),
     /// Register, import, list, remove and erase the installation's elements.
     #[command(subcommand)]
     Elements(elements::Command),
@@ -138,6 +144,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Consumers(command) => consumers::run(command, store, out).await,
         Command::Displays(command) => displays::run(command, store, out).await,
         Command::Staff(command) => staff::run(command, store, out).await,
+        Command::Webhooks(command) => webhooks::run(command, store, out).await,
         Command::Elements(command) => elements::run(command, store, out).await,
         Command::CallTypes(command) => call_types::run(command, store, out).await,
         Command::Report(command) => report::run(command, store, out).await,

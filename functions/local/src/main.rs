@@ -9,6 +9,7 @@ mod connections;
 mod live;
 mod seed;
 mod timers;
+mod webhooks;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -25,6 +26,7 @@ use clap::Parser;
 
 use connections::Limits;
 
+use nurse_call_core::app::webhooks::Dispatcher;
 use nurse_call_core::config::{
     self, CallRetention, StaffSettings, parse_live_url, parse_time_zone,
 };
@@ -33,6 +35,7 @@ use nurse_call_core::domain::wire_time;
 use nurse_call_core::http::io::MAX_BODY_BYTES;
 use nurse_call_core::http::router::unreadable_body;
 use nurse_call_core::store::Backend;
+use nurse_call_core::store::webhooks::WebhookStore;
 use nurse_call_core::wire::live::LiveHub;
 use nurse_call_core::{AppState, Mode, Settings, logging, serve};
 use nurse_call_wiring::{StoreChoice, local_state};
@@ -153,11 +156,24 @@ async fn run(args: Args) -> Result<(), String> {
         seed::apply(store.as_ref(), path).await?;
     }
     tokio::spawn(purge_expired(Arc::clone(&store), settings.call_retention));
+    let store_for_webhooks = Arc::clone(&store);
     // Every committed change goes to the connected displays (DECISIONS §11).
     let state = local_state(store, settings.clone()).with_live(LiveHub::new());
     // Alarms whose level or re-alert is due, including whatever fell due
     // while the server was down (DECISIONS §14).
     tokio::spawn(timers::run(state.clone()));
+    // The outbox's events to the endpoints an admin registered (DECISIONS
+    // §16), including whatever was left undelivered when the server stopped.
+    let sender = Arc::new(webhooks::HttpSender::new()?);
+    let webhook_store: Arc<dyn WebhookStore> = store_for_webhooks.clone();
+    let dispatcher = Dispatcher::new(
+        Arc::clone(&webhook_store),
+        sender,
+        settings.time_zone,
+        webhooks::CONCURRENCY,
+    );
+    tokio::spawn(webhooks::run(dispatcher));
+    tokio::spawn(webhooks::prune(webhook_store));
 
     let limits = Limits {
         header_timeout: args.header_timeout_seconds,

@@ -336,11 +336,12 @@ pub trait SandboxStore: Store {
 }
 
 /// Everything a store crate implements: the request path, the sandbox's
-/// bookkeeping, the admin's operations and alarm routing's records. The
-/// wiring opens one and hands each part the trait it needs.
-pub trait Backend: ServiceStore + admin::AdminStore {}
+/// bookkeeping, the admin's operations, alarm routing's records and the
+/// webhooks' endpoints, outbox and delivery log. The wiring opens one and
+/// hands each part the trait it needs.
+pub trait Backend: ServiceStore + admin::AdminStore + webhooks::WebhookStore {}
 
-impl<T: ServiceStore + admin::AdminStore> Backend for T {}
+impl<T: ServiceStore + admin::AdminStore + webhooks::WebhookStore> Backend for T {}
 
 /// What a service uses (the Lambda functions, the local server): the
 /// request path, the sandbox's bookkeeping and alarm routing, no admin

@@ -1,0 +1,445 @@
+//! `webhooks …`: the endpoints alarm servers, DECT and pager gateways take
+//! events at (DECISIONS §16), and the delivery log.
+//!
+//! A secret is printed exactly once, by `create` or `rotate`. `rotate` adds
+//! a second secret: every attempt is then signed with both (Standard
+//! Webhooks' space-separated signatures), so the receiver can switch at its
+//! own pace; `retire-secret` drops the older. URLs must be `https` (`http`
+//! only to this machine), without user name, password or fragment.
+
+use chrono::Duration;
+use clap::Subcommand;
+use serde::Serialize;
+
+use nurse_call_core::domain::text::admin_text;
+use nurse_call_core::domain::webhooks::endpoint::default_name;
+use nurse_call_core::domain::webhooks::{Endpoint, EventType, check_url, new_secret};
+use nurse_call_core::domain::wire_time;
+use nurse_call_core::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
+
+use crate::failure::{Failure, Outcome};
+use crate::output::{Output, fields, or_dash, table};
+
+/// How far back `deliveries` looks: as long as the log keeps attempts.
+const LOG_DAYS: i64 = 30;
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Register an endpoint and print its id and secret (shown only this once).
+    Create {
+        /// Where events are posted: https://…, or http:// to this machine.
+        #[arg(long)]
+        url: String,
+        /// What displays call it when it fails; the URL's host by default.
+        #[arg(long)]
+        name: Option<String>,
+        /// An event type it gets (repeat for several; none: every type):
+        /// call.alert, call.escalated, call.accepted, call.declined,
+        /// call.cancelled, call.closed, element.attention.
+        #[arg(long = "event")]
+        events: Vec<String>,
+        /// A section code whose calls it gets (repeat for several; none: the
+        /// whole house). Calls without a section go to every endpoint.
+        #[arg(long = "section")]
+        sections: Vec<String>,
+    },
+    /// List the endpoints: id, name, URL, events, sections, secrets, state (never a secret).
+    List,
+    /// Add a second secret and print it; attempts carry a signature of each until `retire-secret`.
+    Rotate {
+        /// The endpoint's id.
+        id: String,
+    },
+    /// Drop the older of two secrets; attempts are signed with the newest only.
+    RetireSecret {
+        /// The endpoint's id.
+        id: String,
+    },
+    /// Stop sending to an endpoint (events written meanwhile are not sent to it).
+    Disable {
+        /// The endpoint's id.
+        id: String,
+    },
+    /// Send to a disabled endpoint again.
+    Enable {
+        /// The endpoint's id.
+        id: String,
+    },
+    /// Delete an endpoint (its delivery log stays until it expires).
+    Delete {
+        /// The endpoint's id.
+        id: String,
+    },
+    /// The delivery log of the last 30 days, newest first: every attempt and how it ended.
+    Deliveries {
+        /// Only attempts that did not deliver (retried or given up).
+        #[arg(long)]
+        failed: bool,
+        /// At most this many lines.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+    },
+}
+
+pub async fn run(command: Command, store: &dyn WebhookStore, out: Output) -> Outcome {
+    match command {
+        Command::Create {
+            url,
+            name,
+            events,
+            sections,
+        } => create(store, out, &url, name.as_deref(), &events, &sections).await,
+        Command::List => list(store, out).await,
+        Command::Rotate { id } => rotate(store, out, &id).await,
+        Command::RetireSecret { id } => {
+            change(store, out, &id, "Retired the older secret of", |e| {
+                if e.secrets.len() < 2 {
+                    return Err(Failure::refused(format!(
+                        "endpoint {} has one secret only; `rotate` adds a second",
+                        e.id
+                    )));
+                }
+                e.secrets.remove(0);
+                Ok(())
+            })
+            .await
+        }
+        Command::Disable { id } => {
+            change(store, out, &id, "Disabled", |e| {
+                e.disabled = true;
+                Ok(())
+            })
+            .await
+        }
+        Command::Enable { id } => {
+            change(store, out, &id, "Enabled", |e| {
+                e.disabled = false;
+                Ok(())
+            })
+            .await
+        }
+        Command::Delete { id } => delete(store, out, &id).await,
+        Command::Deliveries { failed, limit } => deliveries(store, out, failed, limit).await,
+    }
+}
+
+/// The printable record of an endpoint: how many secrets, never one.
+#[derive(Serialize)]
+struct EndpointRow {
+    id: String,
+    name: String,
+    url: String,
+    events: Vec<String>,
+    sections: Vec<String>,
+    secrets: usize,
+    disabled: bool,
+    failing_since: Option<String>,
+    created_at: String,
+}
+
+impl EndpointRow {
+    fn new(endpoint: &Endpoint, out: Output) -> Self {
+        EndpointRow {
+            id: endpoint.id.clone(),
+            name: endpoint.name.clone(),
+            url: endpoint.url.clone(),
+            events: endpoint
+                .events
+                .iter()
+                .map(|t| t.as_str().to_string())
+                .collect(),
+            sections: endpoint.sections.clone(),
+            secrets: endpoint.secrets.len(),
+            disabled: endpoint.disabled,
+            failing_since: endpoint.failing_since.map(|t| out.time(t)),
+            created_at: out.time(endpoint.created_at),
+        }
+    }
+}
+
+/// The one output that carries a secret.
+#[derive(Serialize)]
+struct IssuedSecret {
+    id: String,
+    name: String,
+    url: String,
+    secret: String,
+    /// How many secrets sign each attempt now (1 after create, 2 after rotate).
+    secrets: usize,
+}
+
+impl IssuedSecret {
+    fn print(&self, out: Output) {
+        out.print(self, |issued| {
+            fields(&[
+                ("endpoint", issued.id.clone()),
+                ("name", issued.name.clone()),
+                ("url", issued.url.clone()),
+                ("secret", issued.secret.clone()),
+            ])
+        });
+        out.note(
+            "The secret is shown only now. Give it to the receiver, which verifies every \
+             delivery with a Standard Webhooks library (docs/webhooks.md).",
+        );
+    }
+}
+
+fn random_failure(error: impl std::fmt::Display) -> Failure {
+    Failure::refused(format!("the OS random source failed: {error}"))
+}
+
+async fn create(
+    store: &dyn WebhookStore,
+    out: Output,
+    url: &str,
+    name: Option<&str>,
+    events: &[String],
+    sections: &[String],
+) -> Outcome {
+    let url = check_url(url).map_err(|problem| Failure::refused(format!("--url {problem}")))?;
+    let name = match name {
+        Some(name) => admin_text("--name", name).map_err(Failure::refused)?,
+        None => default_name(&url),
+    };
+    let mut types = Vec::new();
+    for event in events {
+        let kind = EventType::parse(event.trim()).ok_or_else(|| {
+            let known: Vec<&str> = EventType::ALL.iter().map(|t| t.as_str()).collect();
+            Failure::refused(format!(
+                "--event {event:?} is not an event type; one of: {}",
+                known.join(", ")
+            ))
+        })?;
+        if !types.contains(&kind) {
+            types.push(kind);
+        }
+    }
+    let mut checked_sections: Vec<String> = Vec::new();
+    for section in sections {
+        let section = admin_text("--section", section).map_err(Failure::refused)?;
+        if !checked_sections.contains(&section) {
+            checked_sections.push(section);
+        }
+    }
+    let secret = new_secret().map_err(random_failure)?;
+    let endpoint = Endpoint {
+        id: format!("ep_{}", uuid::Uuid::new_v4().simple()),
+        name,
+        url,
+        events: types,
+        sections: checked_sections,
+        secrets: vec![secret.clone()],
+        disabled: false,
+        created_at: wire_time::now(),
+        failing_since: None,
+    };
+    store.create_endpoint(&endpoint).await?;
+    IssuedSecret {
+        id: endpoint.id,
+        name: endpoint.name,
+        url: endpoint.url,
+        secret,
+        secrets: 1,
+    }
+    .print(out);
+    Ok(())
+}
+
+async fn list(store: &dyn WebhookStore, out: Output) -> Outcome {
+    let rows: Vec<EndpointRow> = store
+        .endpoints()
+        .await?
+        .iter()
+        .map(|e| EndpointRow::new(e, out))
+        .collect();
+    out.print(&rows, |rows| {
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|e| {
+                let all = |list: &[String], everything: &str| {
+                    if list.is_empty() {
+                        everything.to_string()
+                    } else {
+                        list.join(", ")
+                    }
+                };
+                vec![
+                    e.id.clone(),
+                    e.name.clone(),
+                    e.url.clone(),
+                    all(&e.events, "(every type)"),
+                    all(&e.sections, "(whole house)"),
+                    e.secrets.to_string(),
+                    if e.disabled {
+                        "disabled".to_string()
+                    } else {
+                        match &e.failing_since {
+                            Some(since) => format!("failing since {since}"),
+                            None => "ok".to_string(),
+                        }
+                    },
+                    e.created_at.clone(),
+                ]
+            })
+            .collect();
+        table(
+            &[
+                "ID", "NAME", "URL", "EVENTS", "SECTIONS", "SECRETS", "STATE", "CREATED",
+            ],
+            &cells,
+        )
+    });
+    Ok(())
+}
+
+async fn known(store: &dyn WebhookStore, id: &str) -> Result<Endpoint, Failure> {
+    let id = id.trim();
+    store
+        .endpoints()
+        .await?
+        .into_iter()
+        .find(|e| e.id == id)
+        .ok_or_else(|| unknown(id))
+}
+
+fn unknown(id: &str) -> Failure {
+    Failure::refused(format!(
+        "no endpoint with id {id} (see `nurse-call-admin webhooks list`)"
+    ))
+}
+
+async fn rotate(store: &dyn WebhookStore, out: Output, id: &str) -> Outcome {
+    let mut endpoint = known(store, id).await?;
+    if endpoint.secrets.len() >= 2 {
+        return Err(Failure::refused(format!(
+            "endpoint {} has two secrets already; `retire-secret` the older first",
+            endpoint.id
+        )));
+    }
+    let secret = new_secret().map_err(random_failure)?;
+    endpoint.secrets.push(secret.clone());
+    if !store.update_endpoint(&endpoint).await? {
+        return Err(unknown(&endpoint.id));
+    }
+    IssuedSecret {
+        secrets: endpoint.secrets.len(),
+        id: endpoint.id,
+        name: endpoint.name,
+        url: endpoint.url,
+        secret,
+    }
+    .print(out);
+    Ok(())
+}
+
+async fn change(
+    store: &dyn WebhookStore,
+    out: Output,
+    id: &str,
+    done: &str,
+    edit: impl FnOnce(&mut Endpoint) -> Result<(), Failure>,
+) -> Outcome {
+    let mut endpoint = known(store, id).await?;
+    edit(&mut endpoint)?;
+    if !store.update_endpoint(&endpoint).await? {
+        return Err(unknown(&endpoint.id));
+    }
+    let row = EndpointRow::new(&endpoint, out);
+    out.print(&row, |row| {
+        format!("{done} endpoint {} ({}).\n", row.id, row.name)
+    });
+    Ok(())
+}
+
+async fn delete(store: &dyn WebhookStore, out: Output, id: &str) -> Outcome {
+    let endpoint = known(store, id).await?;
+    if !store.delete_endpoint(&endpoint.id).await? {
+        return Err(unknown(&endpoint.id));
+    }
+    let row = EndpointRow::new(&endpoint, out);
+    out.print(&row, |row| {
+        format!(
+            "Deleted endpoint {} ({}); its delivery log stays until it expires.\n",
+            row.id, row.name
+        )
+    });
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct AttemptRow {
+    at: String,
+    endpoint: String,
+    event: String,
+    event_type: String,
+    call: Option<i64>,
+    attempt: u32,
+    status: Option<u16>,
+    outcome: String,
+    /// `delivered`, `retry` or `given_up`.
+    end: &'static str,
+    retry_at: Option<String>,
+    reason: Option<String>,
+}
+
+impl AttemptRow {
+    fn new(attempt: &Attempt, out: Output) -> Self {
+        let (end, retry_at, reason) = match &attempt.end {
+            AttemptEnd::Delivered => ("delivered", None, None),
+            AttemptEnd::RetryAt(at) => ("retry", Some(out.time(*at)), None),
+            AttemptEnd::GivenUp(reason) => ("given_up", None, Some(reason.clone())),
+        };
+        AttemptRow {
+            at: out.time(attempt.at),
+            endpoint: attempt.endpoint_id.clone(),
+            event: attempt.event_id.clone(),
+            event_type: attempt.event_type.clone(),
+            call: attempt.call_id,
+            attempt: attempt.number,
+            status: attempt.status,
+            outcome: attempt.outcome.clone(),
+            end,
+            retry_at,
+            reason,
+        }
+    }
+}
+
+async fn deliveries(store: &dyn WebhookStore, out: Output, failed: bool, limit: usize) -> Outcome {
+    let since = wire_time::now() - Duration::days(LOG_DAYS);
+    let rows: Vec<AttemptRow> = store
+        .deliveries(since, failed, limit)
+        .await?
+        .iter()
+        .map(|a| AttemptRow::new(a, out))
+        .collect();
+    out.print(&rows, |rows| {
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|a| {
+                vec![
+                    a.at.clone(),
+                    a.endpoint.clone(),
+                    a.event_type.clone(),
+                    or_dash(a.call.map(|c| c.to_string()).as_deref()),
+                    a.attempt.to_string(),
+                    a.outcome.clone(),
+                    match (&a.retry_at, &a.reason) {
+                        (Some(at), _) => format!("retry at {at}"),
+                        (_, Some(reason)) => format!("given up: {reason}"),
+                        _ => a.end.to_string(),
+                    },
+                    a.event.clone(),
+                ]
+            })
+            .collect();
+        table(
+            &[
+                "AT", "ENDPOINT", "TYPE", "CALL", "ATTEMPT", "OUTCOME", "END", "EVENT",
+            ],
+            &cells,
+        )
+    });
+    Ok(())
+}

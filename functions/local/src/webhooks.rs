@@ -1,0 +1,98 @@
+//! The local server's webhook deliveries (DECISIONS §16): the dispatcher of
+//! core (`app::webhooks`) asked every [`POLL`] for what may go, and an HTTP
+//! client that sends one attempt within the 5 s of the schedule.
+//!
+//! A round reads the outbox on the store's reader, so writes never wait for
+//! it; the first attempt of an event starts within [`POLL`] of its commit
+//! (the budget is 1 s). Each day the delivery log loses what is older than
+//! [`LOG_KEPT_DAYS`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use nurse_call_core::app::webhooks::{Dispatcher, Sender};
+use nurse_call_core::domain::webhooks::Outcome;
+use nurse_call_core::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
+use nurse_call_core::domain::wire_time;
+use nurse_call_core::store::webhooks::WebhookStore;
+
+/// How often the outbox is read.
+pub const POLL: Duration = Duration::from_millis(250);
+
+/// Attempts on their way at once.
+pub const CONCURRENCY: usize = 32;
+
+/// How long the delivery log keeps an attempt.
+pub const LOG_KEPT_DAYS: i64 = 30;
+
+/// Sends with reqwest: rustls with the system's root certificates (a
+/// home's own CA, installed on the machine, is trusted as the admin
+/// expects), no redirects (a redirect is an answer, not a delivery), the
+/// schedule's timeout for the whole attempt.
+pub struct HttpSender {
+    client: reqwest::Client,
+}
+
+impl HttpSender {
+    pub fn new() -> Result<Self, String> {
+        let client = reqwest::Client::builder()
+            .timeout(ATTEMPT_TIMEOUT)
+            .connect_timeout(ATTEMPT_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("nurse-call-webhooks/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("webhook client: {e}"))?;
+        Ok(HttpSender { client })
+    }
+}
+
+#[async_trait]
+impl Sender for HttpSender {
+    async fn send(&self, url: &str, headers: Vec<(&'static str, String)>, body: String) -> Outcome {
+        let mut request = self
+            .client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json");
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        match request.body(body).send().await {
+            Ok(response) => Outcome::Status(response.status().as_u16()),
+            Err(error) if error.is_timeout() => Outcome::TimedOut,
+            Err(error) => {
+                // The URL is the admin's (no credentials: `check_url`).
+                tracing::debug!(%error, "webhook attempt found no receiver");
+                Outcome::NetworkError
+            }
+        }
+    }
+}
+
+/// Runs until the process ends.
+pub async fn run(dispatcher: Arc<Dispatcher>) {
+    let mut tick = tokio::time::interval(POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        // Not `wire_time::now()`, which is whole seconds: the backoff of 1,
+        // 2, 4 s is kept to the millisecond.
+        if let Err(error) = dispatcher.round(chrono::Utc::now()).await {
+            tracing::warn!(%error, "webhook outbox not read");
+        }
+    }
+}
+
+/// Once a day: the delivery log's lines older than [`LOG_KEPT_DAYS`] go.
+pub async fn prune(store: Arc<dyn WebhookStore>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(24 * 3600));
+    loop {
+        tick.tick().await;
+        let before = wire_time::now() - chrono::Duration::days(LOG_KEPT_DAYS);
+        match store.prune_deliveries(before).await {
+            Ok(0) => {}
+            Ok(pruned) => tracing::info!(pruned, "old delivery log lines deleted"),
+            Err(error) => tracing::warn!(%error, "delivery log not pruned"),
+        }
+    }
+}
