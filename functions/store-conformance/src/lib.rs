@@ -29,11 +29,12 @@ use std::sync::Arc;
 use nurse_call_core::store::Backend;
 
 pub mod admin;
-mod alarm_support;
+// Public for the local server's dispatcher tests (functions/local/tests).
+pub mod alarm_support;
 mod cases;
 pub mod counting_server;
 pub mod moto;
-mod support;
+pub mod support;
 
 pub use cases::*;
 
