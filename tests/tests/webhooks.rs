@@ -90,6 +90,7 @@ async fn every_event_of_a_call_arrives_verified_in_order_the_first_within_a_seco
         assert_eq!(delivery.body["type"], delivery.kind.as_deref().unwrap());
         assert_eq!(delivery.body["data"]["call"]["address"], room(1));
         assert_eq!(delivery.body["data"]["call"]["section"], "1");
+        assert_eq!(delivery.body["data"]["call"]["type"]["name"], "Notruf");
     }
     let ids: HashSet<_> = all.iter().map(|d| &d.id).collect();
     assert_eq!(ids.len(), 6, "one webhook-id per event");

@@ -4,8 +4,8 @@
 //!
 //! A round reads the outbox on the store's reader, so writes never wait for
 //! it; the first attempt of an event starts within [`POLL`] of its commit
-//! (the budget is 1 s). Each day the delivery log loses what is older than
-//! [`LOG_KEPT_DAYS`].
+//! (the budget is 1 s), and a retry within a few milliseconds of its time.
+//! Each day the delivery log loses what is older than [`LOG_KEPT_DAYS`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -69,15 +69,26 @@ impl Sender for HttpSender {
     }
 }
 
-/// Runs until the process ends.
+/// How often memory is asked whether a retry has come due.
+const RETRY_CHECK: Duration = Duration::from_millis(20);
+
+/// Runs until the process ends: a round every [`POLL`] (new events), and
+/// one as soon as a retry comes due (within [`RETRY_CHECK`]).
 pub async fn run(dispatcher: Arc<Dispatcher>) {
-    let mut tick = tokio::time::interval(POLL);
+    let mut tick = tokio::time::interval(RETRY_CHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_round: Option<std::time::Instant> = None;
     loop {
         tick.tick().await;
         // Not `wire_time::now()`, which is whole seconds: the backoff of 1,
         // 2, 4 s is kept to the millisecond.
-        if let Err(error) = dispatcher.round(chrono::Utc::now()).await {
+        let now = chrono::Utc::now();
+        let polled = last_round.is_some_and(|at| at.elapsed() < POLL);
+        if polled && !dispatcher.retry_due(now) {
+            continue;
+        }
+        last_round = Some(std::time::Instant::now());
+        if let Err(error) = dispatcher.round(now).await {
             tracing::warn!(%error, "webhook outbox not read");
         }
     }

@@ -115,6 +115,7 @@ impl Dispatcher {
         self.restore(&outbox).await?;
         let alerts = self.alerts_current(&outbox).await;
         let devices = self.devices(&outbox).await;
+        let types = self.store.call_types().await?.types;
 
         let started_at = std::time::Instant::now();
         let mut finished = Vec::new();
@@ -126,7 +127,7 @@ impl Dispatcher {
             // the later ones back (the outbox is in write order).
             let mut held: HashSet<(String, i64)> = HashSet::new();
             for kept in &outbox {
-                let event = event_of(kept, self.zone, &devices);
+                let event = event_of(kept, self.zone, &devices, &types);
                 let mut open = false;
                 for endpoint in endpoints.iter().filter(|e| e.wants(&event)) {
                     let key = (kept.id.clone(), endpoint.id.clone());
@@ -184,6 +185,17 @@ impl Dispatcher {
             });
         }
         Ok(started)
+    }
+
+    /// Whether a retry has come due by `now` (in memory, no store read): a
+    /// caller polling the outbox at a coarser pace runs a round early for
+    /// it, so that the backoff of 1, 2, 4 s is kept to a few milliseconds.
+    pub fn retry_due(&self, now: DateTime<Utc>) -> bool {
+        let memory = self.memory.lock().expect("dispatcher memory");
+        memory
+            .deliveries
+            .values()
+            .any(|d| !d.finished && !d.in_flight && d.not_before.is_some_and(|at| at <= now))
     }
 
     /// Reads where the deliveries of events not seen before stand (after a

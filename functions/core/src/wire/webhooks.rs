@@ -1,7 +1,8 @@
 //! The body of a webhook event (DECISIONS §16) from what the outbox kept:
 //! `data` has the call as displays get it (wire times in the installation's
-//! zone), its alarm, and per event type the level, the recipients or the
-//! person who answered, each with their id, name and device.
+//! zone, its `type` object with name, priority and urgency, its version),
+//! its alarm, and per event type the level, the recipients or the person
+//! who answered, each with their id, name and device.
 
 use std::collections::HashMap;
 
@@ -9,6 +10,7 @@ use chrono_tz::Tz;
 use serde_json::{Value, json};
 
 use crate::domain::alarm::StaffRef;
+use crate::domain::model::CallType;
 use crate::domain::webhooks::outbox::OutboxEvent;
 use crate::domain::webhooks::{Event, EventType};
 use crate::wire::{AlarmRecord, CallRecord};
@@ -16,9 +18,15 @@ use crate::wire::{AlarmRecord, CallRecord};
 /// The event as endpoints get it. `devices` maps a staff id to their
 /// handset or pager, read when it is sent (an admin may have changed it
 /// since the write; `null` for someone without one).
-pub fn event_of(kept: &OutboxEvent, zone: Tz, devices: &HashMap<String, String>) -> Event {
+/// `types`: the call types now (`type` is `null` for a type an admin removed).
+pub fn event_of(
+    kept: &OutboxEvent,
+    zone: Tz,
+    devices: &HashMap<String, String>,
+    types: &[CallType],
+) -> Event {
     let call = kept.facts.call.to_call();
-    let mut record = CallRecord::new(&call, None, zone, kept.at);
+    let mut record = CallRecord::new(&call, Some(types), zone, kept.at);
     record.version = Some(call.version());
     let mut data = json!({
         "call": record,
