@@ -404,3 +404,94 @@ async fn a_kill_9_with_500_undelivered_events_loses_none() {
     assert!(delivered.iter().all(|d| d.verified));
     drop(server);
 }
+
+#[tokio::test]
+async fn displays_say_weiterleitung_gestoert_after_a_minute_of_failing_until_it_works() {
+    if skip_unless_sqlite("the failing minute is made to pass by a hand edit of the SQLite file") {
+        return;
+    }
+    let server = Server::start(production_options(1));
+    server
+        .admin(&["call-types", "set", "Notruf", "--escalation", ONE_LEVEL])
+        .success();
+    let display = server
+        .admin(&["displays", "create", "--name", "Flur", "--json"])
+        .success()
+        .json();
+    let bearer = format!("Bearer {}", display["token"].as_str().expect("token"));
+    let forwarding = || async {
+        let read = server
+            .request(
+                reqwest::Method::GET,
+                "/api/v1/display/calls",
+                None,
+                &[("Authorization", bearer.as_str())],
+                Vec::new(),
+            )
+            .await;
+        read.expect_status(200);
+        read.data()["forwarding"].clone()
+    };
+    // An endpoint nobody listens at (the receiver's port, freed).
+    let receiver = Receiver::start(None);
+    let port = receiver.port;
+    let (_, secret) = endpoint(&server, &receiver, &["--name", "DECT Haus A"]).await;
+    drop(receiver);
+    let (_, anna) = staff_member(&server, "Anna", "DECT-101");
+    sign_on(&server, &anna, &[]).await;
+    open_notruf(&server, &room(1), "1").await;
+
+    let deadline = Instant::now() + WAIT;
+    while server.admin(&["webhooks", "list", "--json"]).json()[0]["failing_since"].is_null() {
+        assert!(
+            Instant::now() < deadline,
+            "the endpoint never counted as failing"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        forwarding().await,
+        json!([]),
+        "not before a minute of failing"
+    );
+
+    // A minute and more passes (by hand: the first failure moved back).
+    let two_minutes_ago = (chrono::Utc::now() - chrono::Duration::minutes(2))
+        .format("%Y-%m-%dT%H:%M:%S%.9fZ")
+        .to_string();
+    open_store_file(server.data_dir())
+        .execute(
+            "UPDATE webhook_endpoints SET failing_since = ?1",
+            [&two_minutes_ago],
+        )
+        .expect("hand edit");
+    let deadline = Instant::now() + WAIT;
+    let shown = loop {
+        let shown = forwarding().await;
+        if shown != json!([]) {
+            break shown;
+        }
+        assert!(Instant::now() < deadline, "never shown");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(shown[0]["name"], "DECT Haus A");
+    assert_eq!(shown.as_array().map(Vec::len), Some(1));
+
+    // The receiver is back: the next retry lands and the line goes.
+    let receiver = Receiver::start(Some(port));
+    receiver.secrets(&[&secret]).await;
+    receiver
+        .received_until(Duration::from_secs(20), |all| {
+            all.iter().any(|d| d.status == 200)
+        })
+        .await;
+    let deadline = Instant::now() + WAIT;
+    while forwarding().await != json!([]) {
+        assert!(Instant::now() < deadline, "still shown after a delivery");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        server.admin(&["webhooks", "list", "--json"]).json()[0]["failing_since"].is_null(),
+        "the store says it works again"
+    );
+}

@@ -8,6 +8,7 @@
 pub mod alarm_looks;
 pub mod alarm_start;
 pub mod alarms;
+pub mod forwarding;
 pub mod webhooks;
 
 use std::sync::Arc;
@@ -42,6 +43,10 @@ pub struct AppState {
     /// where a test or benchmark has a store without alarms, where the
     /// staff endpoints answer 401 and no alarm is run.
     pub alarms: Option<Arc<dyn AlarmStore>>,
+    /// Which webhook endpoints fail (DECISIONS §16), kept by the local
+    /// server's dispatcher; `None` where nothing sends webhooks (the Lambda
+    /// functions until issue 28), and displays then show no such line.
+    pub forwarding: Option<Arc<forwarding::Forwarding>>,
 }
 
 impl AppState {
@@ -55,6 +60,7 @@ impl AppState {
             settings,
             live: None,
             alarms: None,
+            forwarding: None,
         }
     }
 
@@ -73,6 +79,14 @@ impl AppState {
         AppState {
             cache: Some(Arc::new(Cache::new(ttl))),
             fallback_log: Arc::new(FallbackLog::new(ttl)),
+            ..self
+        }
+    }
+
+    /// The same state, telling displays which webhook endpoints fail.
+    pub fn with_forwarding(self, forwarding: Arc<forwarding::Forwarding>) -> Self {
+        AppState {
+            forwarding: Some(forwarding),
             ..self
         }
     }

@@ -156,22 +156,23 @@ async fn run(args: Args) -> Result<(), String> {
         seed::apply(store.as_ref(), path).await?;
     }
     tokio::spawn(purge_expired(Arc::clone(&store), settings.call_retention));
-    let store_for_webhooks = Arc::clone(&store);
     // Every committed change goes to the connected displays (DECISIONS §11).
-    let state = local_state(store, settings.clone()).with_live(LiveHub::new());
-    // Alarms whose level or re-alert is due, including whatever fell due
-    // while the server was down (DECISIONS §14).
-    tokio::spawn(timers::run(state.clone()));
     // The outbox's events to the endpoints an admin registered (DECISIONS
-    // §16), including whatever was left undelivered when the server stopped.
-    let sender = Arc::new(webhooks::HttpSender::new()?);
-    let webhook_store: Arc<dyn WebhookStore> = store_for_webhooks.clone();
+    // §16), including whatever was left undelivered when the server stopped;
+    // the displays hear from it which endpoints fail.
+    let webhook_store: Arc<dyn WebhookStore> = store.clone();
     let dispatcher = Dispatcher::new(
         Arc::clone(&webhook_store),
-        sender,
+        Arc::new(webhooks::HttpSender::new()?),
         settings.time_zone,
         webhooks::CONCURRENCY,
     );
+    let state = local_state(store, settings.clone())
+        .with_live(LiveHub::new())
+        .with_forwarding(dispatcher.forwarding());
+    // Alarms whose level or re-alert is due, including whatever fell due
+    // while the server was down (DECISIONS §14).
+    tokio::spawn(timers::run(state.clone()));
     tokio::spawn(webhooks::run(dispatcher));
     tokio::spawn(webhooks::prune(webhook_store));
 

@@ -22,6 +22,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
+use crate::app::forwarding::{Failing, Forwarding};
 use crate::domain::alarm::AlarmStatus;
 use crate::domain::webhooks::outbox::OutboxEvent;
 use crate::domain::webhooks::schedule::{self, GiveUp, Next, Outcome};
@@ -33,9 +34,6 @@ use crate::wire::webhooks::event_of;
 
 /// Events read from the outbox per round.
 pub const ROUND: usize = 1_000;
-
-/// How long an endpoint fails before displays say so (DECISIONS §16).
-pub const FAILING_SHOWN_AFTER: chrono::Duration = chrono::Duration::seconds(60);
 
 /// Sends one attempt and says what came of it, within
 /// [`schedule::ATTEMPT_TIMEOUT`]. The local server's is an HTTP client.
@@ -68,6 +66,8 @@ struct Memory {
 
 pub struct Dispatcher {
     store: Arc<dyn WebhookStore>,
+    /// Which endpoints fail, for the displays.
+    forwarding: Arc<Forwarding>,
     sender: Arc<dyn Sender>,
     zone: Tz,
     memory: Mutex<Memory>,
@@ -96,6 +96,7 @@ impl Dispatcher {
     ) -> Arc<Self> {
         Arc::new(Dispatcher {
             store,
+            forwarding: Arc::new(Forwarding::default()),
             sender,
             zone,
             memory: Mutex::new(Memory::default()),
@@ -103,11 +104,18 @@ impl Dispatcher {
         })
     }
 
+    /// Which endpoints fail, as this dispatcher sees them (the displays'
+    /// "Weiterleitung gestört").
+    pub fn forwarding(&self) -> Arc<Forwarding> {
+        Arc::clone(&self.forwarding)
+    }
+
     /// One round at `now`: every delivery that may go now is started (on
     /// tasks of its own, bounded); events every endpoint has finished
     /// leave the outbox. Returns how many attempts were started.
     pub async fn round(self: &Arc<Self>, now: DateTime<Utc>) -> Result<usize, StoreError> {
         let endpoints = self.store.endpoints().await?;
+        self.publish_failing(&endpoints);
         let outbox = self.store.outbox(ROUND).await?;
         if outbox.is_empty() {
             return Ok(0);
@@ -185,6 +193,30 @@ impl Dispatcher {
             });
         }
         Ok(started)
+    }
+
+    /// Tells the displays which enabled endpoints fail, since the earliest
+    /// failure known: what this process saw (fresher than the store) or
+    /// what the store says (a failure from before a restart, another
+    /// process's).
+    fn publish_failing(&self, endpoints: &[Endpoint]) {
+        let memory = self.memory.lock().expect("dispatcher memory");
+        let failing = endpoints
+            .iter()
+            .filter(|e| !e.disabled)
+            .filter_map(|e| {
+                let seen = memory.failing_since.get(&e.id).copied();
+                let since = match (seen, e.failing_since) {
+                    (Some(seen), Some(stored)) => Some(seen.min(stored)),
+                    (seen, stored) => seen.or(stored),
+                }?;
+                Some(Failing {
+                    name: e.name.clone(),
+                    since,
+                })
+            })
+            .collect();
+        self.forwarding.set(failing);
     }
 
     /// Whether a retry has come due by `now` (in memory, no store read): a

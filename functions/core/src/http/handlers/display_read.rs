@@ -35,6 +35,14 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
         version: i64,
         at: String,
         display: DisplayInfo<'a>,
+        /// Webhook endpoints failing for 60 s (DECISIONS §16): the page
+        /// says "Weiterleitung gestört: <name>".
+        forwarding: Vec<FailingEndpoint>,
+    }
+    #[derive(Serialize)]
+    struct FailingEndpoint {
+        name: String,
+        since: String,
     }
     #[derive(Serialize)]
     struct DisplayInfo<'a> {
@@ -52,6 +60,17 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
             name: &reader.name,
             sections: &reader.sections,
         },
+        forwarding: state
+            .forwarding
+            .as_ref()
+            .map(|f| f.shown(now))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|failing| FailingEndpoint {
+                name: failing.name,
+                since: format_local(failing.since, zone),
+            })
+            .collect(),
     };
     Ok(json_response(200, success(&snapshot)))
 }
