@@ -111,10 +111,19 @@ async fn every_event_of_a_call_arrives_verified_in_order_the_first_within_a_seco
     assert_eq!(data(4)["reason"], format!("accepted by {ben_id}"));
     assert!(data(5)["call"]["closed_at"].is_string());
 
-    let log = server
-        .admin(&["webhooks", "deliveries", "--json"])
-        .success()
-        .json();
+    // The log is written at the dispatcher's next round (a fraction of a
+    // second after the last attempt).
+    let deadline = Instant::now() + WAIT;
+    let log = loop {
+        let log = server
+            .admin(&["webhooks", "deliveries", "--json"])
+            .success()
+            .json();
+        if log.as_array().is_some_and(|a| a.len() >= 6) || Instant::now() > deadline {
+            break log;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let log = log.as_array().expect("attempts");
     assert_eq!(log.len(), 6, "{log:#?}");
     assert!(log.iter().all(|a| a["end"] == "delivered"));

@@ -173,8 +173,8 @@ async fn run(args: Args) -> Result<(), String> {
     // Alarms whose level or re-alert is due, including whatever fell due
     // while the server was down (DECISIONS §14).
     tokio::spawn(timers::run(state.clone()));
-    tokio::spawn(webhooks::run(dispatcher));
-    tokio::spawn(webhooks::prune(webhook_store));
+    webhooks::start(dispatcher, webhook_store)
+        .map_err(|e| format!("cannot start the webhook deliveries: {e}"))?;
 
     let limits = Limits {
         header_timeout: args.header_timeout_seconds,

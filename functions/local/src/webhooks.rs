@@ -2,8 +2,11 @@
 //! core (`app::webhooks`) asked every [`POLL`] for what may go, and an HTTP
 //! client that sends one attempt within the 5 s of the schedule.
 //!
-//! A round reads the outbox on the store's reader, so writes never wait for
-//! it; the first attempt of an event starts within [`POLL`] of its commit
+//! Deliveries run on a thread of their own at the lowest CPU priority
+//! ([`start`]): when requests keep both cores busy, they come first and the
+//! deliveries wait (a write is never slowed by them; issue 27's load
+//! benchmark). A round reads the outbox on the store's reader, so writes
+//! never wait for it either; the first attempt of an event starts within [`POLL`] of its commit
 //! (the budget is 1 s), and a retry within a few milliseconds of its time.
 //! Each day the delivery log loses what is older than [`LOG_KEPT_DAYS`].
 
@@ -72,7 +75,7 @@ impl Sender for HttpSender {
 /// How often memory is asked whether a retry has come due.
 const RETRY_CHECK: Duration = Duration::from_millis(20);
 
-/// Runs until the process ends: a round every [`POLL`] (new events), and
+/// Runs until the process ends (on [`start`]'s thread): a round every [`POLL`] (new events), and
 /// one as soon as a retry comes due (within [`RETRY_CHECK`]).
 pub async fn run(dispatcher: Arc<Dispatcher>) {
     let mut tick = tokio::time::interval(RETRY_CHECK);
@@ -93,6 +96,45 @@ pub async fn run(dispatcher: Arc<Dispatcher>) {
         }
     }
 }
+
+/// Starts the deliveries and the daily pruning of their log on a thread of
+/// their own, at the lowest priority (nice 19) where the OS allows, with a
+/// runtime of its own: its tasks never share a worker with a request.
+pub fn start(dispatcher: Arc<Dispatcher>, store: Arc<dyn WebhookStore>) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("webhooks".into())
+        .spawn(move || {
+            lower_priority();
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the webhook deliveries");
+            runtime.block_on(async move {
+                tokio::spawn(prune(store));
+                run(dispatcher).await;
+            });
+        })?;
+    Ok(())
+}
+
+/// Nice 19 for the calling thread (Linux: `setpriority` on its thread id).
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    // SAFETY: two plain system calls about this thread; no memory is shared.
+    let result = unsafe {
+        let thread = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, thread, 19)
+    };
+    if result != 0 {
+        tracing::warn!(
+            error = %std::io::Error::last_os_error(),
+            "webhook deliveries run at normal priority"
+        );
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
 
 /// Once a day: the delivery log's lines older than [`LOG_KEPT_DAYS`] go.
 pub async fn prune(store: Arc<dyn WebhookStore>) {

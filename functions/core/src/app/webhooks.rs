@@ -62,6 +62,9 @@ struct Memory {
     restored: HashSet<String>,
     /// Each endpoint's first failure since its last success.
     failing_since: HashMap<String, DateTime<Utc>>,
+    /// Attempts made and not yet in the delivery log: written together at
+    /// the next round (one store job, not one per attempt).
+    unlogged: Vec<Attempt>,
 }
 
 pub struct Dispatcher {
@@ -114,6 +117,7 @@ impl Dispatcher {
     /// tasks of its own, bounded); events every endpoint has finished
     /// leave the outbox. Returns how many attempts were started.
     pub async fn round(self: &Arc<Self>, now: DateTime<Utc>) -> Result<usize, StoreError> {
+        self.flush_log().await?;
         let endpoints = self.store.endpoints().await?;
         self.publish_failing(&endpoints);
         let outbox = self.store.outbox(ROUND).await?;
@@ -172,7 +176,10 @@ impl Dispatcher {
                         alert_current,
                     });
                 }
-                if !open {
+                // Finished only once its last attempt is in the log (an
+                // attempt that ended during this round is written next).
+                let unlogged = memory.unlogged.iter().any(|a| a.event_id == kept.id);
+                if !open && !unlogged {
                     finished.push(kept.id.clone());
                 }
             }
@@ -193,6 +200,28 @@ impl Dispatcher {
             });
         }
         Ok(started)
+    }
+
+    /// Writes the attempts made since the last round to the delivery log.
+    /// Until then an event finished by them stays in the outbox (a round
+    /// finishes events only after this), so a crash in between makes the
+    /// attempt again: at least once, never lost.
+    async fn flush_log(&self) -> Result<(), StoreError> {
+        let unlogged = std::mem::take(&mut self.memory.lock().expect("dispatcher memory").unlogged);
+        if unlogged.is_empty() {
+            return Ok(());
+        }
+        if let Err(error) = self.store.log_attempts(&unlogged).await {
+            // Kept for the next round: the log misses nothing.
+            self.memory
+                .lock()
+                .expect("dispatcher memory")
+                .unlogged
+                .splice(0..0, unlogged);
+            tracing::error!(%error, "delivery attempts not logged yet");
+            return Err(error);
+        }
+        Ok(())
     }
 
     /// Tells the displays which enabled endpoints fail, since the earliest
@@ -358,17 +387,9 @@ impl Dispatcher {
             },
         };
         log_attempt(&event, &endpoint, &attempt);
-        if let Err(error) = self
-            .store
-            .log_attempts(std::slice::from_ref(&attempt))
-            .await
-        {
-            // Not logged: memory still moves on; after a restart the
-            // attempt is made again (at least once).
-            tracing::error!(%error, event = %event.id, "delivery attempt not logged");
-        }
         let health = {
             let mut memory = self.memory.lock().expect("dispatcher memory");
+            memory.unlogged.push(attempt);
             let key = (event.id.clone(), endpoint.id.clone());
             let delivery = memory.deliveries.entry(key).or_default();
             delivery.in_flight = false;
@@ -458,7 +479,9 @@ fn describe(outcome: Outcome) -> String {
 /// never a secret or a signature).
 fn log_attempt(event: &Event, endpoint: &Endpoint, attempt: &Attempt) {
     match &attempt.end {
-        AttemptEnd::Delivered => tracing::info!(
+        // A delivery is the normal case: debug, so that a busy installation's
+        // log carries the failures, not one line per success.
+        AttemptEnd::Delivered => tracing::debug!(
             event = %event.id,
             event_type = event.kind.as_str(),
             endpoint = %endpoint.id,
