@@ -1,7 +1,9 @@
 //! From a request body to a typed request (spec 2, DECISIONS §3): the JSON
 //! envelope with `data` as sent ([`envelope`]), the 422 catalogue
-//! ([`validation`]) and the display and element requests ([`parse`]).
+//! ([`validation`]), the signing fields every signed request shares
+//! ([`signed`]) and the display and element requests ([`parse`]).
 
 pub mod envelope;
 pub mod parse;
+pub mod signed;
 pub mod validation;
