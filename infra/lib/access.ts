@@ -94,7 +94,10 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // off (PutItem, DeleteItem); the open calls (Query of the open-call
     // partition); a response: the call's alarm (GetItem), the address's
     // open calls for a presence (Query), the conditional alarm write with
-    // its audit (TransactWriteItems: Update + Put).
+    // its audit (TransactWriteItems: Update + Put). An alarm server's
+    // response (DECISIONS §16): its consumer (GetItem), the scope's staff
+    // (Query), then the same; in sandbox stacks a consumer's hash
+    // mismatches for the test page (PutItem, Query, DeleteItem: covered).
     staff: [
       { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },

@@ -25,7 +25,14 @@ export const ROUTES: Record<FunctionName, string[]> = {
   element: ['/api/v1/element'],
   'call-types': ['/api/v1/display/call-types', '/api/v1/openapi.json'],
   sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state', '/api/v1/sandbox/staff'],
-  staff: ['/api/v1/staff/me', '/api/v1/staff/duty', '/api/v1/staff/calls', '/api/v1/staff/calls/{id}/responses'],
+  staff: [
+    '/api/v1/staff/me',
+    '/api/v1/staff/duty',
+    '/api/v1/staff/calls',
+    '/api/v1/staff/calls/{id}/responses',
+    // An alarm server's signed response (DECISIONS §16): the staff responses' path.
+    '/api/v1/response',
+  ],
   'live-connect': [],
   broadcast: [],
 };

@@ -86,7 +86,7 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   element: 'POST /api/v1/element: element status',
   'call-types': 'GET /api/v1/display/call-types, and the 404 of unknown paths',
   sandbox: 'Test server: GET /, /api/v1/sandbox/consumers, /api/v1/sandbox/state, /api/v1/sandbox/staff',
-  staff: 'Staff: /api/v1/staff/me, /api/v1/staff/duty, /api/v1/staff/calls and the responses to calls',
+  staff: 'Staff: /api/v1/staff/me, /api/v1/staff/duty, /api/v1/staff/calls, the responses to calls, and the alarm servers\' /api/v1/response',
   'live-connect': 'WebSocket $connect (checks the display token, records the connection) and $disconnect',
   broadcast: "The data table's stream: each change of a call or element to the displays connected",
 };

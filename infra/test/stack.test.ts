@@ -58,6 +58,7 @@ describe('routes', () => {
       'ANY /api/v1/staff/duty': 'staff',
       'ANY /api/v1/staff/calls': 'staff',
       'ANY /api/v1/staff/calls/{id}/responses': 'staff',
+      'ANY /api/v1/response': 'staff',
       $default: 'call-types',
     });
   });
@@ -79,6 +80,7 @@ describe('routes', () => {
       'ANY /api/v1/staff/duty': 'staff',
       'ANY /api/v1/staff/calls': 'staff',
       'ANY /api/v1/staff/calls/{id}/responses': 'staff',
+      'ANY /api/v1/response': 'staff',
       $default: 'call-types',
     });
   });
@@ -264,7 +266,8 @@ describe('least privilege', () => {
       'data/index/by_scope': ['dynamodb:Query'],
     },
     // The token's staff member, call types; duty, roster, open calls and
-    // the alarm written with its audit (DECISIONS §14).
+    // the alarm written with its audit (DECISIONS §14); an alarm server's
+    // consumer, and in sandbox stacks its hash mismatches (§16).
     staff: {
       consumers: ['dynamodb:GetItem'],
       'call-types': ['dynamodb:Scan'],

@@ -27,7 +27,11 @@ is reproducible with `--seed`); a generated `signed_at` is replaced by the
 current time. The display reads and the live socket get the display's
 credentials, the sandbox state its consumer's proof. The staff operations
 get a staff member's token (DECISIONS §14), and the responses path a call
-the hook opened for three of four generated ids.
+the hook opened for three of four generated ids. An alarm server's response
+(`POST /api/v1/response`, DECISIONS §16) is signed like the others; for
+three of four generated values its `data.call` becomes that call (and
+`target` its address) and its `data.staff` that staff member's id, so that
+it reaches the 200 and 409 behind the state checks, not only their 422.
 
 Configuration (environment):
     NC_BASE_URL       the server, e.g. http://127.0.0.1:3000
@@ -36,7 +40,7 @@ Configuration (environment):
                       and reads with the test page's cookie
     production:       NC_CONSUMER, NC_SECRET (a seeded consumer), NC_TARGETS (a JSON
                       list of registered addresses), NC_DISPLAY_TOKEN (a display's token),
-                      NC_STAFF_TOKEN (a staff member's token)
+                      NC_STAFF_TOKEN, NC_STAFF_ID (a staff member's token and id)
     sandbox:          the staff member is created with POST /api/v1/sandbox/staff
     NC_HOOK_SUMMARY   a file the hook writes its counts to at exit (optional)
 """
@@ -61,6 +65,7 @@ MODE = os.environ.get("NC_MODE", "sandbox")
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 SIGNED_PATHS = {"/api/v1/display", "/api/v1/element"}
+ALARM_RESPONSE = "/api/v1/response"
 DISPLAY_READS = {"/api/v1/display/calls", "/api/v1/display/elements", "/api/v1/display/live"}
 SANDBOX_STATE = "/api/v1/sandbox/state"
 STAFF_PATHS = {"/api/v1/staff/me", "/api/v1/staff/duty", "/api/v1/staff/calls", "/api/v1/staff/calls/{id}/responses"}
@@ -80,6 +85,7 @@ if MODE == "production":
     TARGETS: list[str] = json.loads(os.environ["NC_TARGETS"])
     DISPLAY_TOKEN: str | None = os.environ["NC_DISPLAY_TOKEN"]
     STAFF_TOKEN: str = os.environ["NC_STAFF_TOKEN"]
+    STAFF_ID: str = os.environ["NC_STAFF_ID"]
 else:
     CONSUMER, SECRET = _sandbox_consumer()
     TARGETS = []
@@ -96,7 +102,8 @@ def hmac_hex(message: str) -> str:
 PROOF = hmac_hex(CONSUMER)
 
 
-def _sandbox_staff_token() -> str:
+def _sandbox_staff() -> tuple[str, str]:
+    """A staff member of the hook's consumer: their token and id."""
     response = requests.post(
         f"{BASE_URL}/api/v1/sandbox/staff",
         params={"consumer": CONSUMER, "hash": PROOF},
@@ -104,12 +111,17 @@ def _sandbox_staff_token() -> str:
         timeout=10,
     )
     response.raise_for_status()
-    return response.json()["data"]["token"]
+    data = response.json()["data"]
+    return data["token"], data["id"]
+
+
+# The address of the call the hook opens for the responses.
+CALL_TARGET = TARGETS[0] if TARGETS else "Schemathesis-1"
 
 
 def _open_call() -> str:
     """Opens a Notruf for the responses path; its id."""
-    target = TARGETS[0] if TARGETS else "Schemathesis-1"
+    target = CALL_TARGET
     data = {"event": "Notruf"}
     data_json = json.dumps(data, separators=(",", ":"))
     body = {
@@ -124,7 +136,7 @@ def _open_call() -> str:
 
 
 if MODE != "production":
-    STAFF_TOKEN = _sandbox_staff_token()
+    STAFF_TOKEN, STAFF_ID = _sandbox_staff()
 CALL_ID = _open_call()
 
 # What the hook did and what came back, for the run's record.
@@ -167,22 +179,41 @@ def _recent_times() -> list[str]:
 RECENT_TIMES = _recent_times()
 
 
-def _sign(body: dict) -> bool:
-    """Signs `body` in place with the hook's consumer; False if it is not signable."""
+def _steer_response(body: dict) -> None:
+    """An alarm server's response: mostly the hook's call on its address,
+    answered by the hook's staff member."""
+    data = body.get("data")
+    if not isinstance(data, dict):
+        return
+    call = data.get("call")
+    if isinstance(call, int) and not isinstance(call, bool) and _pick(call, [CALL_ID]):
+        data["call"] = int(CALL_ID)
+        if isinstance(body.get("target"), str):
+            body["target"] = CALL_TARGET
+    staff = data.get("staff")
+    if isinstance(staff, str) and _pick(staff, [STAFF_ID]):
+        data["staff"] = STAFF_ID
+
+
+def _sign(body: dict, steer: bool = True) -> bool:
+    """Signs `body` in place with the hook's consumer; False if it is not
+    signable. `steer`: pick targets, events and times first (the display
+    and element requests)."""
     if not (isinstance(body.get("consumer"), str) and UUID.match(body["consumer"])):
         return False
     if not isinstance(body.get("hash"), str) or "data" not in body:
         return False
     data = body["data"]
-    if isinstance(data, dict):
+    if steer and isinstance(data, dict):
         _steer_item(data)
-    elif isinstance(data, list):
+    elif steer and isinstance(data, list):
         for item in data:
             if isinstance(item, dict):
                 _steer_item(item)
     target = body.get("target")
     if isinstance(target, str):
-        _steer_item(body)
+        if steer:
+            _steer_item(body)
         target = body["target"]
     signed_target = "" if isinstance(data, list) else target
     if not isinstance(signed_target, str):
@@ -204,6 +235,11 @@ def before_call(context, case, kwargs):
     path = case.operation.path
     if path in SIGNED_PATHS and isinstance(case.body, dict):
         if _sign(case.body):
+            SIGNED.add(id(case))
+            COUNTS["signed"] += 1
+    elif path == ALARM_RESPONSE and isinstance(case.body, dict):
+        _steer_response(case.body)
+        if _sign(case.body, steer=False):
             SIGNED.add(id(case))
             COUNTS["signed"] += 1
     elif path in DISPLAY_READS:

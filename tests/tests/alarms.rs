@@ -2,7 +2,8 @@
 //! is, signing on and off, the calls alerting a person, accept / decline /
 //! read with their 404s and 409s, every 401, the fall-through to the house,
 //! `unattended` on the displays, a duty that ends by itself, and no token in
-//! any log line (two accepts racing: tests/tests/alarms_races.rs). Runs on SQLite and, with
+//! any log line (two accepts racing: tests/tests/alarms_races.rs); and the
+//! same responses from alarm servers (alarms/alarm_server.rs). Runs on SQLite and, with
 //! `BLACKBOX_STORE=dynamodb`, on moto; the tests that need no timer and no
 //! server of their own also through the Lambda functions
 //! (scripts/test-lambda-watch). The seeded policies apply here (Notruf:
@@ -10,6 +11,10 @@
 //! shortens them.
 
 mod alarms_support;
+
+mod alarms {
+    pub mod alarm_server;
+}
 
 use std::time::{Duration, Instant};
 

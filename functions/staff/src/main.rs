@@ -1,6 +1,9 @@
 //! Lambda function behind the staff endpoints (DECISIONS §14):
 //! `GET /api/v1/staff/me`, `PUT`/`DELETE /api/v1/staff/duty`,
-//! `GET /api/v1/staff/calls` and `POST /api/v1/staff/calls/{id}/responses`.
+//! `GET /api/v1/staff/calls` and `POST /api/v1/staff/calls/{id}/responses`;
+//! and the alarm servers' signed responses, `POST /api/v1/response`
+//! (DECISIONS §16): the same response path with another sender, so the
+//! same function and the same store access.
 
 use nurse_call_core::Endpoint;
 
@@ -11,6 +14,7 @@ async fn main() -> Result<(), lambda_http::Error> {
         Endpoint::StaffDuty,
         Endpoint::StaffCalls,
         Endpoint::StaffResponses,
+        Endpoint::AlarmResponse,
     ])
     .await
 }

@@ -162,11 +162,14 @@ impl AppState {
     }
 
     /// `staff`'s response to call `call_id` of their scope, then a step.
-    /// `Err(Refusal)`: the 409s of DECISIONS §14.
+    /// `Err(Refusal)`: the 409s of DECISIONS §14. With `address` (an alarm
+    /// server names the call by its id and its address, §16), a call on
+    /// another address is [`Looked::Missing`] and is left as it is.
     pub async fn respond_to_alarm(
         &self,
         staff: &Staff,
         call_id: i64,
+        address: Option<&str>,
         response: Response,
     ) -> Result<Result<Looked, Refusal>, StoreError> {
         // An accept stops the escalation (or is refused): it alerts nobody,
@@ -175,15 +178,32 @@ impl AppState {
             Response::Accepted => Needs::AlarmOnly,
             Response::Declined | Response::Read => Needs::AlarmAndRoster,
         };
-        self.advance_alarm(
-            &staff.scope,
-            call_id,
-            needs,
-            None,
-            None,
-            |prior, situation| respond(prior, situation, staff, response),
-        )
-        .await
+        let elsewhere = |call: &Call| address.is_some_and(|address| call.address != address);
+        let looked = self
+            .advance_alarm(
+                &staff.scope,
+                call_id,
+                needs,
+                None,
+                None,
+                |prior, situation| {
+                    if elsewhere(situation.call) {
+                        // Not the call meant: nothing to write, nothing
+                        // refused (a closed call elsewhere is no 409 either).
+                        return Ok(Step {
+                            alarm: prior.clone(),
+                            effects: Vec::new(),
+                            changed: false,
+                        });
+                    }
+                    respond(prior, situation, staff, response)
+                },
+            )
+            .await?;
+        Ok(looked.map(|looked| match looked {
+            Looked::Call { call, .. } if elsewhere(&call) => Looked::Missing,
+            looked => looked,
+        }))
     }
 
     /// Reads, acts, writes if unchanged since the read (else again), then

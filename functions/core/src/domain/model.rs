@@ -49,6 +49,10 @@ fn multi_form_names(data_json: &str, address: &str) -> bool {
     }
 }
 
+/// The largest call id (DECISIONS §5: safe in JavaScript). A number beyond
+/// it, or below 1, names no call.
+pub const MAX_CALL_ID: i64 = (1 << 53) - 1;
+
 /// A call on an element: open while `closed_at` is `None`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {

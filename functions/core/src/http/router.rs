@@ -45,6 +45,8 @@ pub enum Endpoint {
     StaffCalls,
     /// Staff: a response to a call, `/api/v1/staff/calls/{id}/responses`.
     StaffResponses,
+    /// An alarm server's response to a call, signed (DECISIONS §16).
+    AlarmResponse,
 }
 
 /// The one path with a parameter: `{id}` between these two.
@@ -52,7 +54,7 @@ const RESPONSES_PREFIX: &str = "/api/v1/staff/calls/";
 const RESPONSES_SUFFIX: &str = "/responses";
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 15] = [
+    pub const ALL: [Endpoint; 16] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
@@ -68,6 +70,7 @@ impl Endpoint {
         Endpoint::StaffDuty,
         Endpoint::StaffCalls,
         Endpoint::StaffResponses,
+        Endpoint::AlarmResponse,
     ];
 
     pub fn path(self) -> &'static str {
@@ -88,6 +91,7 @@ impl Endpoint {
             Endpoint::StaffCalls => "/api/v1/staff/calls",
             // The template, as the interface document and API Gateway name it.
             Endpoint::StaffResponses => "/api/v1/staff/calls/{id}/responses",
+            Endpoint::AlarmResponse => "/api/v1/response",
         }
     }
 
@@ -104,7 +108,8 @@ impl Endpoint {
             | Endpoint::Element
             | Endpoint::SandboxConsumers
             | Endpoint::SandboxStaff
-            | Endpoint::StaffResponses => &[Method::POST],
+            | Endpoint::StaffResponses
+            | Endpoint::AlarmResponse => &[Method::POST],
             Endpoint::StaffDuty => &[Method::PUT, Method::DELETE],
             Endpoint::CallTypes
             | Endpoint::SandboxState
@@ -232,6 +237,7 @@ pub async fn serve_endpoint(
             Endpoint::StaffDuty => handlers::staff::duty(state, &request).await,
             Endpoint::StaffCalls => handlers::staff_calls::calls(state, &request).await,
             Endpoint::StaffResponses => handlers::staff_calls::respond(state, &request).await,
+            Endpoint::AlarmResponse => handlers::alarm_response::handle(state, &request).await,
         }
     };
     let response = result.unwrap_or_else(|error| error_response(&error));

@@ -7,26 +7,13 @@ use chrono_tz::Tz;
 use serde_json::{Map, Value};
 
 use crate::request::envelope::Envelope;
+use crate::request::signed::{data_object, signer};
 use crate::request::validation::{self as v, FieldErrors, message};
 use crate::signing::compact::compact_json;
 use crate::signing::credentials::Credentials;
-use crate::signing::replay;
 
 /// The most items a multi-form element request may carry.
 pub const MAX_MULTI_ITEMS: usize = 100;
-
-/// The signing fields of a request that passed the structure checks.
-struct Signer {
-    consumer: String,
-    hash: String,
-    signed_at: Option<i64>,
-}
-
-impl Signer {
-    fn credentials(self, target: &str, data_json: &str) -> Credentials {
-        Credentials::new(target, self.consumer, self.hash, self.signed_at, data_json)
-    }
-}
 
 /// battery, position and reachable as sent (absent fields stay `None`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -80,52 +67,6 @@ impl ElementRequest {
     }
 }
 
-/// `consumer`, `hash` and the optional `signed_at`, checked in that order
-/// after the caller's `address`; `None` when any of them has an error.
-fn signer(errors: &mut FieldErrors, envelope: &Envelope) -> Option<Signer> {
-    let consumer = match envelope.get("consumer").filter(|c| !c.is_null()) {
-        None => {
-            errors.add("consumer", message::required("consumer"));
-            None
-        }
-        Some(Value::String(s)) if s.trim().is_empty() => {
-            errors.add("consumer", message::required("consumer"));
-            None
-        }
-        Some(Value::String(s)) if v::is_uuid(s) => Some(s.clone()),
-        Some(_) => {
-            errors.add("consumer", message::uuid("consumer"));
-            None
-        }
-    };
-    let hash = match envelope.get("hash").filter(|h| !h.is_null()) {
-        None => {
-            errors.add("hash", message::required("hash"));
-            None
-        }
-        Some(Value::String(s)) if s.is_empty() => {
-            errors.add("hash", message::required("hash"));
-            None
-        }
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => {
-            errors.add("hash", message::string("hash"));
-            None
-        }
-    };
-    let errors_before = errors.keys().count();
-    let signed_at = v::optional_integer(errors, replay::FIELD, envelope.get(replay::FIELD));
-    let signed_at_ok = errors.keys().count() == errors_before;
-    match (consumer, hash, signed_at_ok) {
-        (Some(consumer), Some(hash), true) => Some(Signer {
-            consumer,
-            hash,
-            signed_at,
-        }),
-        _ => None,
-    }
-}
-
 /// `<prefix>.<name>`, put together without `format!`: this runs for every
 /// field of every multi-form item, where `format!` was a tenth of a 100-item
 /// request at the release opt-level "z" (issue 7).
@@ -160,19 +101,7 @@ pub fn parse_display(
     let mut errors = FieldErrors::new();
     let target = v::required_text(&mut errors, "address", envelope.get("target"));
     let signer = signer(&mut errors, envelope);
-    let data = match envelope.get("data").filter(|d| !d.is_null()) {
-        None => {
-            errors.add("data", message::required("data"));
-            None
-        }
-        Some(Value::Object(data)) => Some(data),
-        Some(_) => {
-            errors.add("data", message::object("data"));
-            None
-        }
-    };
-
-    let Some(data) = data else {
+    let Some(data) = data_object(&mut errors, envelope) else {
         return Err(errors);
     };
     // Spec table order: event, closed, position, section, reachable, battery,

@@ -73,6 +73,9 @@ pub mod message {
     pub fn invalid_choice(key: &str) -> String {
         format!("Der gewählte Wert für {key} ist ungültig.")
     }
+    pub fn ambiguous_choice(key: &str) -> String {
+        format!("Der gewählte Wert für {key} ist nicht eindeutig.")
+    }
     pub fn string(key: &str) -> String {
         format!("{key} muss eine Zeichenkette sein.")
     }

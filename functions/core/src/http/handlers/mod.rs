@@ -2,6 +2,7 @@
 //! returns a response or an [`ApiError`]; the router turns the error into its
 //! documented body, so no caller ever sees a bare 500.
 
+pub mod alarm_response;
 pub mod call_types;
 pub mod display;
 pub mod display_read;

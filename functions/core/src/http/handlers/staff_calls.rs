@@ -9,18 +9,16 @@ use serde_json::Value;
 use crate::app::AppState;
 use crate::app::alarms::Looked;
 use crate::domain::alarm::{Refusal, Response};
-use crate::domain::model::Call;
+use crate::domain::model::{Call, MAX_CALL_ID};
 use crate::domain::wire_time::{self, format_local};
 use crate::http::error::ApiError;
 use crate::http::handlers::display_read::sort_for_display;
 use crate::http::handlers::staff::{authenticate, duty_of};
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::http::router::response_call_id;
-use crate::request::validation::{FieldErrors, message};
+use crate::request::alarm_response::response_choice;
+use crate::request::validation::FieldErrors;
 use crate::wire::{CallRecord, StaffRecord, success};
-
-/// The largest call id (DECISIONS §5: safe in JavaScript).
-const MAX_CALL_ID: i64 = (1 << 53) - 1;
 
 /// `GET /api/v1/staff/calls`.
 pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
@@ -89,12 +87,9 @@ pub async fn respond(state: &AppState, request: &ApiRequest) -> Result<ApiRespon
     let envelope = super::envelope(request)?;
     let response = response_of(envelope.get("response"))?;
     let looked = state
-        .respond_to_alarm(&staff, call_id, response)
+        .respond_to_alarm(&staff, call_id, None, response)
         .await?
-        .map_err(|refusal| match refusal {
-            Refusal::AlreadyAccepted(by) => ApiError::AlreadyAccepted(StaffRecord::from(&by)),
-            Refusal::CallClosed => ApiError::CallClosed,
-        })
+        .map_err(refused)
         .inspect_err(|error| {
             tracing::info!(staff_id = %staff.id, call_id, code = error.code(), "response refused");
         })?;
@@ -108,27 +103,33 @@ pub async fn respond(state: &AppState, request: &ApiRequest) -> Result<ApiRespon
         changed,
         "staff response"
     );
+    answered(state, &call).await
+}
+
+/// The 409s of a refused response (DECISIONS §14), for the staff page and
+/// alarm servers alike.
+pub(crate) fn refused(refusal: Refusal) -> ApiError {
+    match refusal {
+        Refusal::AlreadyAccepted(by) => ApiError::AlreadyAccepted(StaffRecord::from(&by)),
+        Refusal::CallClosed => ApiError::CallClosed,
+    }
+}
+
+/// The 200 of a response: the call with its alarm, as displays show it.
+pub(crate) async fn answered(state: &AppState, call: &Call) -> Result<ApiResponse, ApiError> {
     let types = state.call_types().await?;
     let now = wire_time::now();
-    let record = CallRecord::for_display(&call, &types, state.settings.time_zone, now);
+    let record = CallRecord::for_display(call, &types, state.settings.time_zone, now);
     Ok(json_response(200, success(&record)))
 }
 
 /// `response`: required, one of `accepted`, `declined`, `read`.
 fn response_of(value: Option<&Value>) -> Result<Response, ApiError> {
     let mut errors = FieldErrors::new();
-    match value {
-        None | Some(Value::Null) => errors.add("response", message::required("response")),
-        Some(Value::String(text)) if text.trim().is_empty() => {
-            errors.add("response", message::required("response"));
-        }
-        Some(Value::String(text)) => match Response::parse(text) {
-            Some(response) => return Ok(response),
-            None => errors.add("response", message::invalid_choice("response")),
-        },
-        Some(_) => errors.add("response", message::string("response")),
+    match response_choice(&mut errors, "response", value) {
+        Some(response) => Ok(response),
+        None => Err(errors.into()),
     }
-    Err(errors.into())
 }
 
 #[cfg(test)]
