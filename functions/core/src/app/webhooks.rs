@@ -139,9 +139,18 @@ impl Dispatcher {
             // the later ones back (the outbox is in write order).
             let mut held: HashSet<(String, i64)> = HashSet::new();
             for kept in &outbox {
-                let event = event_of(kept, self.zone, &devices, &types);
+                // The body is rendered once, and only for an event that goes
+                // out in this round (most rounds find most events in flight
+                // or waiting).
+                let mut rendered: Option<Event> = None;
+                let mut render = || {
+                    rendered
+                        .get_or_insert_with(|| event_of(kept, self.zone, &devices, &types))
+                        .clone()
+                };
                 let mut open = false;
-                for endpoint in endpoints.iter().filter(|e| e.wants(&event)) {
+                let section = kept.section.as_deref();
+                for endpoint in endpoints.iter().filter(|e| e.wants_kind(kept.kind, section)) {
                     let key = (kept.id.clone(), endpoint.id.clone());
                     let delivery = memory.deliveries.entry(key).or_default();
                     if delivery.finished {
@@ -163,14 +172,14 @@ impl Dispatcher {
                     if let Err(why) = schedule::still_due(kept.kind, kept.at, now, alert_current) {
                         delivery.finished = true;
                         delivery.attempts += 1;
-                        given_up.push(not_sent(&event, endpoint, delivery.attempts, now, why));
+                        given_up.push(not_sent(&render(), endpoint, delivery.attempts, now, why));
                         // The next of its call may go in the next round.
                         continue;
                     }
                     delivery.in_flight = true;
                     jobs.push(Job {
                         round: (now, started_at),
-                        event: event.clone(),
+                        event: render(),
                         endpoint: endpoint.clone(),
                         number: delivery.attempts + 1,
                         alert_current,

@@ -39,13 +39,19 @@ impl Endpoint {
     /// by section: a call that cannot be placed is rather sent to too many
     /// gateways than to none.
     pub fn wants(&self, event: &Event) -> bool {
+        self.wants_kind(event.kind, event.section.as_deref())
+    }
+
+    /// [`Endpoint::wants`] from an event's type and section alone (the
+    /// dispatcher asks before it renders a body).
+    pub fn wants_kind(&self, kind: EventType, section: Option<&str>) -> bool {
         if self.disabled {
             return false;
         }
-        let type_wanted = self.events.is_empty() || self.events.contains(&event.kind);
-        let section_wanted = match &event.section {
+        let type_wanted = self.events.is_empty() || self.events.contains(&kind);
+        let section_wanted = match section {
             None => true,
-            Some(section) => self.sections.is_empty() || self.sections.contains(section),
+            Some(section) => self.sections.is_empty() || self.sections.iter().any(|s| s == section),
         };
         type_wanted && section_wanted
     }
