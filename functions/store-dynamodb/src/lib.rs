@@ -27,6 +27,7 @@
 mod admin;
 mod alarm_items;
 mod alarms;
+mod batch;
 mod calls;
 mod client;
 mod elements;
