@@ -1,6 +1,7 @@
 //! The conformance suite of the [`Backend`] traits (the request path's
 //! `Store`, the sandbox's, and `AlarmStore`: staff, duties, each call's
-//! alarm, its audit and the due index): every implementation (SQLite
+//! alarm, its audit and the due index) and of [`WebhookStore`] (endpoints,
+//! the outbox kept with the writes, the delivery log): every implementation (SQLite
 //! locally, DynamoDB in AWS) must pass the same cases, with the same results
 //! and the same atomicity (DECISIONS §9, §14).
 //!
@@ -14,7 +15,10 @@
 //!     let dir = tempfile::tempdir().unwrap();
 //!     let store = SqliteStore::open_dir(dir.path()).unwrap();
 //!     store.seed_call_types(&default_call_types()).await.unwrap();
-//!     store_conformance::Harness::new(Arc::new(store)).keep_alive(dir)
+//!     let store = Arc::new(store);
+//!     store_conformance::Harness::new(store.clone())
+//!         .with_webhooks(store)
+//!         .keep_alive(dir)
 //! }
 //!
 //! store_conformance::conformance_tests!(make_store());
@@ -27,6 +31,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use nurse_call_core::store::Backend;
+use nurse_call_core::store::webhooks::WebhookStore;
 
 pub mod admin;
 // Public for the local server's dispatcher tests (functions/local/tests).
@@ -35,6 +40,7 @@ mod cases;
 pub mod counting_server;
 pub mod moto;
 pub mod support;
+mod webhook_support;
 
 pub use cases::*;
 
@@ -52,6 +58,9 @@ pub struct Harness {
     /// option, DECISIONS §14's looks do it otherwise); the cases check the
     /// store does exactly what it declares.
     pub alarms_with_writes: bool,
+    /// The same store as [`Harness::store`] as a [`WebhookStore`] (a trait
+    /// of its own, not part of [`Backend`]); the webhook cases need it.
+    pub webhooks: Option<Arc<dyn WebhookStore>>,
     /// Whatever must outlive the store (a temporary folder, a server process).
     guard: Option<Box<dyn Any + Send + Sync>>,
 }
@@ -63,6 +72,7 @@ impl Harness {
             store,
             purges_expired: true,
             alarms_with_writes: true,
+            webhooks: None,
             guard: None,
         }
     }
@@ -80,6 +90,13 @@ impl Harness {
         self
     }
 
+    /// Gives the webhook cases the store (the same one as [`Harness::store`]:
+    /// the outbox is what its writes keep).
+    pub fn with_webhooks(mut self, webhooks: Arc<dyn WebhookStore>) -> Self {
+        self.webhooks = Some(webhooks);
+        self
+    }
+
     /// Keeps `guard` alive as long as the case runs (dropped after it).
     pub fn keep_alive(mut self, guard: impl Any + Send + Sync) -> Self {
         self.guard = Some(Box::new(guard));
@@ -92,6 +109,7 @@ impl std::fmt::Debug for Harness {
         f.debug_struct("Harness")
             .field("purges_expired", &self.purges_expired)
             .field("alarms_with_writes", &self.alarms_with_writes)
+            .field("webhooks", &self.webhooks.is_some())
             .field("guard", &self.guard.is_some())
             .finish_non_exhaustive()
     }
@@ -165,6 +183,14 @@ macro_rules! conformance_tests {
             many_concurrent_alarm_writes_write_once,
             purge_closed_calls_removes_their_alarms,
             purge_expired_removes_a_visitors_staff_and_alarms,
+            webhook_endpoints_are_created_listed_updated_and_deleted,
+            outbox_keeps_the_events_of_an_alarm_write,
+            outbox_keeps_the_call_closed_of_a_close,
+            a_conflicting_alarm_write_keeps_no_event,
+            outbox_events_come_back_in_write_order,
+            finish_events_takes_events_out,
+            concurrent_alarm_writes_keep_only_the_winners_events,
+            the_delivery_log_keeps_every_attempt,
         );
     };
     (@cases $make_store:expr; $($case:ident),* $(,)?) => {

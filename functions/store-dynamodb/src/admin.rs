@@ -6,9 +6,7 @@
 use std::collections::BTreeSet;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete, DeleteRequest, Put, TransactWriteItem, WriteRequest,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 use chrono::{DateTime, Utc};
 
 use nurse_call_core::domain::model::{
@@ -20,41 +18,14 @@ use nurse_call_core::store::{Store, StoreError};
 
 use crate::alarm_items::is_staff_item;
 use crate::elements::ElementUpdate;
-use crate::error::{build_error, classify};
+use crate::error::{build_error, classify, condition_failed, existed};
 use crate::item::{
     CALL_SK, ELEMENT_SK, Item, OPEN_PREFIX, address_pk, call_from_item, call_pk, call_type_item,
     consumer_from_item, display_from_item, display_item, display_key, get_n, get_s, id_key,
     is_display_item, list_pk, n, open_index_pk, s,
 };
 use crate::tables::BY_SCOPE_INDEX;
-use crate::transaction::{TRANSACTION_ATTEMPTS, backoff};
 use crate::{DynamoStore, mismatches};
-
-/// Most keys one `BatchWriteItem` takes.
-const BATCH_WRITE_LIMIT: usize = 25;
-
-/// Whether an SDK error is a failed condition (the item was not as expected).
-macro_rules! condition_failed {
-    ($error:expr) => {
-        $error
-            .as_service_error()
-            .is_some_and(|e| e.is_conditional_check_failed_exception())
-    };
-}
-
-/// The answer of a write conditioned on `attribute_exists(…)`: whether the
-/// item was there (and so written), or the store's failure. A macro because
-/// each operation has its own error type, each with its own
-/// `is_conditional_check_failed_exception`.
-macro_rules! existed {
-    ($result:expr) => {
-        match $result {
-            Ok(_) => Ok(true),
-            Err(error) if condition_failed!(error) => Ok(false),
-            Err(error) => Err(classify(error)),
-        }
-    };
-}
 
 #[async_trait]
 impl AdminStore for DynamoStore {
@@ -282,7 +253,8 @@ impl AdminStore for DynamoStore {
             .chain(call_keys)
             .chain(mismatch_keys)
             .collect();
-        self.delete_keys(keys).await?;
+        self.delete_keys(keys, "running the erase again is safe")
+            .await?;
         Ok(erased)
     }
 
@@ -439,49 +411,5 @@ impl DynamoStore {
             .iter()
             .filter_map(|item| get_n::<i64>(item, "id"))
             .collect())
-    }
-
-    /// Deletes the data-table items of `keys` (`pk`, `sk`), in order, 25 per
-    /// `BatchWriteItem`; what DynamoDB leaves unprocessed is sent again.
-    async fn delete_keys(&self, keys: Vec<(String, String)>) -> Result<(), StoreError> {
-        for chunk in keys.chunks(BATCH_WRITE_LIMIT) {
-            let mut requests = chunk
-                .iter()
-                .map(|(pk, sk)| {
-                    let delete = DeleteRequest::builder()
-                        .key("pk", s(pk))
-                        .key("sk", s(sk))
-                        .build()
-                        .map_err(build_error)?;
-                    Ok(WriteRequest::builder().delete_request(delete).build())
-                })
-                .collect::<Result<Vec<_>, StoreError>>()?;
-            let mut attempts = 0;
-            while !requests.is_empty() {
-                attempts += 1;
-                if attempts > TRANSACTION_ATTEMPTS {
-                    return Err(StoreError::Unavailable(
-                        "batch delete left items unprocessed (running the erase again is safe)"
-                            .into(),
-                    ));
-                }
-                let output = self
-                    .client
-                    .batch_write_item()
-                    .request_items(&self.tables.data, std::mem::take(&mut requests))
-                    .send()
-                    .await
-                    .map_err(classify)?;
-                if let Some(unprocessed) = output
-                    .unprocessed_items
-                    .and_then(|mut u| u.remove(&self.tables.data))
-                    .filter(|u| !u.is_empty())
-                {
-                    requests = unprocessed;
-                    backoff(attempts).await;
-                }
-            }
-        }
-        Ok(())
     }
 }

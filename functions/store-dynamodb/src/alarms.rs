@@ -4,7 +4,8 @@
 //! has a `next_at`, the keys of the sparse due index `by_due`; the lock and
 //! the open-call index entry of an open call carry a copy, so that every
 //! read of calls (the displays' one `Query` among them) has it. Staff and
-//! duties are in `staff`.
+//! duties are in `staff`; each write's webhook events go into its own
+//! transaction (`webhooks`, the outbox).
 //!
 //! Round trips: `alarm` 1 (`GetItem`), `write_alarm` 1 (`TransactWriteItems`),
 //! `due_alarms` 1 (`Query` of `by_due`, per 1 MB page), `alarm_audit` 1
@@ -16,7 +17,8 @@ use chrono::{DateTime, Utc};
 
 use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::{Alarm, Duty, Staff};
-use nurse_call_core::domain::model::Scope;
+use nurse_call_core::domain::model::{Call, Scope};
+use nurse_call_core::domain::webhooks::outbox;
 use nurse_call_core::store::StoreError;
 use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm, KeptAlarm};
 
@@ -127,7 +129,8 @@ impl AlarmStore for DynamoStore {
     /// One `TransactWriteItems`: the record (only if its alarm's version is
     /// still `kept.version`), for an open call its lock and index entry
     /// (only if they still are that call's: a close meanwhile cancels it
-    /// too), and the audit items. Cancelled by a condition: `Conflict`.
+    /// too), the audit items and the write's webhook events (the outbox).
+    /// Cancelled by a condition: `Conflict`.
     async fn write_alarm(
         &self,
         kept: &KeptAlarm,
@@ -328,12 +331,24 @@ impl DynamoStore {
                 .map_err(build_error)?;
             items.push(TransactWriteItem::builder().put(put).build());
         }
+        // Its webhook events (DECISIONS §16) in the same transaction: a
+        // committed write has them, a conflicting one none. A write's
+        // events are few (one per kind and level of its lines, one per
+        // answer), each at most the size of the call record plus its staff.
+        let written = Call {
+            alarm: Some(alarm.clone()),
+            ..call.clone()
+        };
+        let events = outbox::events_of_write(scope, &written, audit);
+        items.extend(self.outbox_puts(&events, self.outbox_stamp(), 0)?);
         if items.len() > TRANSACTION_LIMIT {
-            // 97 audit items of 200 events: far more than a step of the
-            // largest house writes (one alert per person on duty).
+            // 97 items of audit (200 lines each) and webhook events: far
+            // more than a step of the largest house writes (one alert per
+            // person on duty, one event per kind and level).
             return Err(StoreError::Internal(format!(
-                "an alarm write of {} audit events exceeds one transaction",
-                audit.len()
+                "an alarm write of {} audit lines and {} webhook events exceeds one transaction",
+                audit.len(),
+                events.len()
             )));
         }
         Ok(items)

@@ -10,6 +10,7 @@ use chrono::{DateTime, TimeZone, Utc};
 
 use nurse_call_core::domain::alarm::Alarm;
 use nurse_call_core::domain::model::{Call, NewCall, Scope};
+use nurse_call_core::domain::webhooks::outbox;
 use nurse_call_core::domain::wire_time::to_stored;
 use nurse_call_core::store::{
     AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome, StoreError,
@@ -113,8 +114,9 @@ impl DynamoStore {
     }
 
     /// [`nurse_call_core::Store::close_calls`]: per call its record closed,
-    /// its lock and index entry deleted, and the element (when written), in
-    /// one transaction.
+    /// its lock and index entry deleted, the element (when written), and
+    /// per call with a shown alarm its `call.closed` event, in one
+    /// transaction.
     pub(crate) async fn close(
         &self,
         snapshot: &AddressSnapshot,
@@ -156,7 +158,7 @@ impl DynamoStore {
                 return Ok(CloseOutcome::Closed(Vec::new()));
             }
             let element_index = closing.len() * 3;
-            let mut items = Vec::with_capacity(closing.len() * 3 + 1);
+            let mut items = Vec::with_capacity(closing.len() * 4 + 1);
             for call in &closing {
                 // From its close on, the call counts down to its deletion
                 // (TTL): the installation's retention (docs/security.md).
@@ -211,18 +213,27 @@ impl DynamoStore {
             if element.writes_element {
                 items.push(ElementUpdate::new(element).into_transact_item(&self.tables.data)?);
             }
+            let closed: Vec<Call> = closing
+                .iter()
+                .map(|call| Call {
+                    closed_at: Some(closed_at),
+                    closed_by: closed_by.map(str::to_string),
+                    ..call.clone()
+                })
+                .collect();
+            // Each call's `call.closed` (DECISIONS §16) last, in the same
+            // transaction, after the element so that its index above stays
+            // put: at most 4 items per call and the element, 24 calls in
+            // one transaction, where an address has one open call per event
+            // (a handful).
+            let events: Vec<_> = closed
+                .iter()
+                .filter_map(|call| outbox::closed(scope, call))
+                .collect();
+            items.extend(self.outbox_puts(&events, self.outbox_stamp(), 0)?);
             match self.transact(items).await? {
                 Transaction::Committed => {
-                    return Ok(CloseOutcome::Closed(
-                        closing
-                            .into_iter()
-                            .map(|call| Call {
-                                closed_at: Some(closed_at),
-                                closed_by: closed_by.map(str::to_string),
-                                ..call
-                            })
-                            .collect(),
-                    ));
+                    return Ok(CloseOutcome::Closed(closed));
                 }
                 Transaction::Cancelled(reasons) => {
                     if element.writes_element && condition_failed_at(&reasons, element_index) {

@@ -38,3 +38,28 @@ where
 pub fn build_error(error: aws_sdk_dynamodb::error::BuildError) -> StoreError {
     StoreError::Internal(format!("DynamoDB request could not be built: {error}"))
 }
+
+/// Whether an SDK error is a failed condition (the item was not as expected).
+macro_rules! condition_failed {
+    ($error:expr) => {
+        $error
+            .as_service_error()
+            .is_some_and(|e| e.is_conditional_check_failed_exception())
+    };
+}
+
+/// The answer of a write conditioned on `attribute_exists(…)`: whether the
+/// item was there (and so written), or the store's failure. A macro because
+/// each operation has its own error type, each with its own
+/// `is_conditional_check_failed_exception`.
+macro_rules! existed {
+    ($result:expr) => {
+        match $result {
+            Ok(_) => Ok(true),
+            Err(error) if $crate::error::condition_failed!(error) => Ok(false),
+            Err(error) => Err($crate::error::classify(error)),
+        }
+    };
+}
+
+pub(crate) use {condition_failed, existed};

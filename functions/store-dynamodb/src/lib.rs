@@ -3,7 +3,8 @@
 //! Three tables (docs/data-model.md): call types and consumers, which admins
 //! edit, and one data table holding per address an `element` item and one
 //! `open#<event>` lock item per open call, plus one `call#<id>` item per call
-//! with its alarm (and its audit), and the staff and duties of alarm routing.
+//! with its alarm (and its audit), the staff and duties of alarm routing,
+//! and the webhook endpoints, outbox and delivery log.
 //! The open-call rule, id uniqueness and the alarm's version are conditional
 //! writes inside one transaction, so concurrent requests can neither
 //! duplicate nor half-write.
@@ -22,11 +23,15 @@
 //! (each call's alarm, its audit, the due index), `staff` (staff members and
 //! duties), `item` and `alarm_items` (the items' keys and attributes),
 //! `tables` (their names and creation),
+//! `webhooks` and `webhook_items` (outbound webhooks: endpoints, the outbox
+//! that `alarms` and `calls` write in their transactions, the delivery
+//! log), `batch` (`BatchWriteItem`),
 //! `client` and `error` (the SDK's setup and its failures).
 
 mod admin;
 mod alarm_items;
 mod alarms;
+mod batch;
 mod calls;
 mod client;
 mod elements;
@@ -38,6 +43,8 @@ mod sandbox;
 mod staff;
 pub mod tables;
 mod transaction;
+mod webhook_items;
+mod webhooks;
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;

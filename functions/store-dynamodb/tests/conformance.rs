@@ -25,7 +25,9 @@ async fn make_store() -> Harness {
         .await
         .expect("seed the call types");
     // Expired sandbox data is left to DynamoDB's TTL.
-    Harness::new(Arc::new(store))
+    let store = Arc::new(store);
+    Harness::new(store.clone())
+        .with_webhooks(store)
         .with_purges_expired(false)
         .with_alarms_with_writes(false)
 }

@@ -300,6 +300,9 @@ impl WebhookStore for SqliteStore {
                     found.push(row?);
                 }
             }
+            // Each chunk is in order; the whole answer must be too (the
+            // contract), also for more than one chunk's ids.
+            found.sort_by(|a: &Attempt, b: &Attempt| a.at.cmp(&b.at).then(a.number.cmp(&b.number)));
             Ok(found)
         })
         .await

@@ -15,7 +15,10 @@ async fn make_store() -> Harness {
         .seed_call_types(&default_call_types())
         .await
         .expect("seed the call types");
-    Harness::new(Arc::new(store)).keep_alive(dir)
+    let store = Arc::new(store);
+    Harness::new(store.clone())
+        .with_webhooks(store)
+        .keep_alive(dir)
 }
 
 store_conformance::conformance_tests!(make_store());

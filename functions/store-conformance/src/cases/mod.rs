@@ -16,6 +16,9 @@ mod listing;
 mod mismatches;
 mod retention;
 mod staff;
+mod webhook_endpoints;
+mod webhook_log;
+mod webhook_outbox;
 
 pub use alarm_races::*;
 pub use alarm_retention::*;
@@ -32,3 +35,6 @@ pub use listing::*;
 pub use mismatches::*;
 pub use retention::*;
 pub use staff::*;
+pub use webhook_endpoints::*;
+pub use webhook_log::*;
+pub use webhook_outbox::*;
