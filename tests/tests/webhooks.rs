@@ -22,6 +22,22 @@ const TWO_LEVELS: &str = r#"[{"after":0,"to":"section"},{"after":2,"to":"house"}
 /// Only the section: no escalation events in between.
 const ONE_LEVEL: &str = r#"[{"after":0,"to":"section"}]"#;
 
+/// Notruf with `levels`, re-alerts only after an hour: no repeat among
+/// the events a test counts (moto can make a test last past 15 s).
+fn policy(server: &Server, levels: &str) {
+    server
+        .admin(&[
+            "call-types",
+            "set",
+            "Notruf",
+            "--escalation",
+            levels,
+            "--notification-interval",
+            "3600",
+        ])
+        .success();
+}
+
 fn kinds(deliveries: &[Delivery]) -> Vec<&str> {
     deliveries
         .iter()
@@ -40,10 +56,9 @@ fn names(people: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn every_event_of_a_call_arrives_verified_in_order_the_first_within_a_second() {
+    let _serial = SERIAL.lock().await;
     let server = Server::start(production_options(2));
-    server
-        .admin(&["call-types", "set", "Notruf", "--escalation", TWO_LEVELS])
-        .success();
+    policy(&server, TWO_LEVELS);
     let receiver = Receiver::start(None);
     endpoint(&server, &receiver, &[]).await;
     let (_, anna) = staff_member(&server, "Anna", "DECT-101");
@@ -131,10 +146,9 @@ async fn every_event_of_a_call_arrives_verified_in_order_the_first_within_a_seco
 
 #[tokio::test]
 async fn the_receiver_refuses_a_tampered_body_and_a_stale_timestamp() {
+    let _serial = SERIAL.lock().await;
     let server = Server::start(production_options(1));
-    server
-        .admin(&["call-types", "set", "Notruf", "--escalation", ONE_LEVEL])
-        .success();
+    policy(&server, ONE_LEVEL);
     let receiver = Receiver::start(None);
     let (_, secret) = endpoint(&server, &receiver, &[]).await;
     let (_, anna) = staff_member(&server, "Anna", "DECT-101");
@@ -197,10 +211,9 @@ async fn the_receiver_refuses_a_tampered_body_and_a_stale_timestamp() {
 
 #[tokio::test]
 async fn three_503s_then_200_is_four_attempts_after_1_2_and_4_seconds_with_one_id() {
+    let _serial = SERIAL.lock().await;
     let server = Server::start(production_options(1));
-    server
-        .admin(&["call-types", "set", "Notruf", "--escalation", ONE_LEVEL])
-        .success();
+    policy(&server, ONE_LEVEL);
     let receiver = Receiver::start(None);
     endpoint(&server, &receiver, &[]).await;
     receiver.answers(&[503, 503, 503]).await;
@@ -238,10 +251,9 @@ async fn three_503s_then_200_is_four_attempts_after_1_2_and_4_seconds_with_one_i
 
 #[tokio::test]
 async fn an_alert_is_no_longer_retried_once_accepted_but_the_accept_and_cancel_are() {
+    let _serial = SERIAL.lock().await;
     let server = Server::start(production_options(1));
-    server
-        .admin(&["call-types", "set", "Notruf", "--escalation", ONE_LEVEL])
-        .success();
+    policy(&server, ONE_LEVEL);
     let receiver = Receiver::start(None);
     endpoint(&server, &receiver, &[]).await;
     receiver.answers(&[503; 6]).await;
@@ -295,10 +307,9 @@ async fn an_alert_is_no_longer_retried_once_accepted_but_the_accept_and_cancel_a
 
 #[tokio::test]
 async fn rotation_filters_and_disabled_endpoints() {
+    let _serial = SERIAL.lock().await;
     let server = Server::start(production_options(2));
-    server
-        .admin(&["call-types", "set", "Notruf", "--escalation", ONE_LEVEL])
-        .success();
+    policy(&server, ONE_LEVEL);
     let (_, anna) = staff_member(&server, "Anna", "DECT-101");
     sign_on(&server, &anna, &[]).await;
     // Section 1 only; alerts only; disabled; rotated (the receiver knows
@@ -363,13 +374,12 @@ async fn rotation_filters_and_disabled_endpoints() {
 
 #[tokio::test]
 async fn a_kill_9_with_500_undelivered_events_loses_none() {
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("temp dir");
     let calls = 500;
     let options = production_options(calls).data_dir(dir.path());
     let mut server = Server::start(options.clone());
-    server
-        .admin(&["call-types", "set", "Notruf", "--escalation", ONE_LEVEL])
-        .success();
+    policy(&server, ONE_LEVEL);
     let receiver = Receiver::start(None);
     endpoint(&server, &receiver, &[]).await;
     // Every attempt fails until the restart.
@@ -416,13 +426,12 @@ async fn a_kill_9_with_500_undelivered_events_loses_none() {
 
 #[tokio::test]
 async fn displays_say_weiterleitung_gestoert_after_a_minute_of_failing_until_it_works() {
+    let _serial = SERIAL.lock().await;
     if skip_unless_sqlite("the failing minute is made to pass by a hand edit of the SQLite file") {
         return;
     }
     let server = Server::start(production_options(1));
-    server
-        .admin(&["call-types", "set", "Notruf", "--escalation", ONE_LEVEL])
-        .success();
+    policy(&server, ONE_LEVEL);
     let display = server
         .admin(&["displays", "create", "--name", "Flur", "--json"])
         .success()

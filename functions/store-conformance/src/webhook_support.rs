@@ -76,6 +76,7 @@ pub fn event_ids(events: &[OutboxEvent]) -> Vec<String> {
 pub fn without_id(event: &OutboxEvent) -> OutboxEvent {
     OutboxEvent {
         id: String::new(),
+        position: String::new(),
         ..event.clone()
     }
 }

@@ -40,7 +40,7 @@ use crate::tables::BY_SCOPE_INDEX;
 use crate::webhook_items::{
     DELIVERIES_LIST, ENDPOINTS_PK, OUTBOX_PK, attempt_from_item, attempt_item, attempts_pk,
     delivery_list_from, endpoint_from_item, endpoint_item, endpoint_settings, outbox_from_item,
-    outbox_item, write_stamp,
+    outbox_item, outbox_lookback, write_stamp,
 };
 
 impl DynamoStore {
@@ -245,17 +245,31 @@ impl WebhookStore for DynamoStore {
 
     /// A consistent `Query` of `webhook#outbox` in sort-key order: by the
     /// stamp of each write, then the event's place in it. Paged until
-    /// `limit`.
-    async fn outbox(&self, limit: usize) -> Result<Vec<OutboxEvent>, StoreError> {
+    /// `limit`. A write is stamped before its transaction commits, so one
+    /// stamped earlier may commit after a later one was read: from `after`
+    /// on means from `webhook_items::OUTBOX_LOOKBACK` before its stamp on, and the
+    /// reader drops what it has (the trait says so).
+    async fn outbox_after(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OutboxEvent>, StoreError> {
         let mut events = Vec::new();
         let mut start = None;
+        let from = after.map(outbox_lookback);
         while events.len() < limit {
-            let page = self
+            let mut query = self
                 .client
                 .query()
                 .table_name(&self.tables.data)
-                .key_condition_expression("pk = :pk")
-                .expression_attribute_values(":pk", s(OUTBOX_PK))
+                .expression_attribute_values(":pk", s(OUTBOX_PK));
+            query = match &from {
+                Some(from) => query
+                    .key_condition_expression("pk = :pk AND sk > :from")
+                    .expression_attribute_values(":from", s(from.clone())),
+                None => query.key_condition_expression("pk = :pk"),
+            };
+            let page = query
                 .consistent_read(true)
                 .limit(i32::try_from(limit - events.len()).unwrap_or(i32::MAX))
                 .set_exclusive_start_key(start)

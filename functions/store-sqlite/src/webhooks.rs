@@ -91,13 +91,19 @@ fn type_names(endpoint: &Endpoint) -> Vec<String> {
         .collect()
 }
 
-const OUTBOX_COLUMNS: &str = "id, scope, kind, at, call_id, section, facts";
+const OUTBOX_COLUMNS: &str = "id, scope, kind, at, call_id, section, facts, seq";
+
+/// A position is `seq`, zero-padded so that text order is its order.
+fn position(seq: i64) -> String {
+    format!("{seq:020}")
+}
 
 fn outbox_from_row(row: &Row<'_>) -> rusqlite::Result<OutboxEvent> {
     let kind: String = row.get(2)?;
     let facts: String = row.get(6)?;
     Ok(OutboxEvent {
         id: row.get(0)?,
+        position: position(row.get(7)?),
         scope: Scope::from_key(&row.get::<_, String>(1)?),
         kind: EventType::parse(&kind)
             .ok_or_else(|| conversion(2, format!("unknown event type {kind:?}")))?,
@@ -247,12 +253,19 @@ impl WebhookStore for SqliteStore {
         .await
     }
 
-    async fn outbox(&self, limit: usize) -> Result<Vec<OutboxEvent>, StoreError> {
+    /// `seq` is given at the commit by the one writer, so positions never
+    /// commit out of order: no event before `after` is given again.
+    async fn outbox_after(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OutboxEvent>, StoreError> {
+        let after: i64 = after.and_then(|a| a.parse().ok()).unwrap_or(0);
         self.read(move |c| {
             c.prepare_cached(&format!(
-                "SELECT {OUTBOX_COLUMNS} FROM webhook_outbox ORDER BY seq LIMIT ?1"
+                "SELECT {OUTBOX_COLUMNS} FROM webhook_outbox WHERE seq > ?1 ORDER BY seq LIMIT ?2"
             ))?
-            .query_map(params![limit as i64], outbox_from_row)?
+            .query_map(params![after, limit as i64], outbox_from_row)?
             .collect()
         })
         .await

@@ -11,6 +11,11 @@ use std::time::{Duration, Instant};
 
 use blackbox_tests::*;
 
+/// The webhook tests run one at a time: each measures times (the first
+/// attempt within 1 s, the backoff ± 20 %), and the kill test's 500 calls
+/// would take the machine (or moto) from the others.
+pub static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The consumer of the central system in these tests.
 pub const CENTRAL: &str = "6a0f7f0e-2b1c-4d3e-8f4a-5b6c7d8e9f01";
 pub const CENTRAL_SECRET: &str = "central-secret";

@@ -27,13 +27,51 @@ use crate::domain::alarm::AlarmStatus;
 use crate::domain::webhooks::outbox::OutboxEvent;
 use crate::domain::webhooks::schedule::{self, GiveUp, Next, Outcome};
 use crate::domain::webhooks::signing::sign;
-use crate::domain::webhooks::{Endpoint, Event};
+use crate::domain::webhooks::{Endpoint, Event, EventType};
 use crate::store::StoreError;
 use crate::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 use crate::wire::webhooks::event_of;
 
-/// Events read from the outbox per round.
-pub const ROUND: usize = 1_000;
+/// Events read from the outbox per page, and pages per round at most.
+pub const ROUND: usize = 200;
+const PAGES: usize = 5;
+
+/// How long a finished event's id is remembered, to drop it when a store
+/// gives it again (longer than DynamoDB's look back of 90 s).
+const FINISHED_KEPT: chrono::Duration = chrono::Duration::seconds(300);
+
+/// How long "this call's alert is current" is believed without asking the
+/// store again (an ended alert is mostly known from its own events first;
+/// otherwise it may be tried once more within this time: rather once too
+/// often than silent).
+const CURRENT_KEPT: chrono::Duration = chrono::Duration::seconds(5);
+
+/// How long a call whose alert ended is remembered.
+const ENDED_KEPT: chrono::Duration = chrono::Duration::hours(1);
+
+/// Whether `event` ends its call's alert for everyone.
+fn ends_alert(event: &OutboxEvent) -> bool {
+    match event.kind {
+        EventType::CallAccepted | EventType::CallClosed => true,
+        EventType::CallCancelled => event.facts.reason.as_deref().is_some_and(|reason| {
+            reason == "present" || reason == "ended" || reason.starts_with("accepted by")
+        }),
+        _ => false,
+    }
+}
+
+/// How long the endpoints read stay in use: a new or changed endpoint is
+/// seen within this (its events wait in the outbox meanwhile).
+pub const ENDPOINTS_KEPT: chrono::Duration = chrono::Duration::seconds(1);
+
+/// While no endpoint is enabled the outbox is not read each round, only
+/// emptied this often (a store that keeps events regardless, DynamoDB).
+pub const DRAIN_EVERY: chrono::Duration = chrono::Duration::seconds(60);
+
+/// How much older than an endpoint an event may be and still go to it:
+/// an endpoint gets the events of changes from its creation on (the
+/// admin's and the server's clocks may differ a little).
+pub const CREATED_GRACE: chrono::Duration = chrono::Duration::seconds(5);
 
 /// Sends one attempt and says what came of it, within
 /// [`schedule::ATTEMPT_TIMEOUT`]. The local server's is an HTTP client.
@@ -65,6 +103,25 @@ struct Memory {
     /// Attempts made and not yet in the delivery log: written together at
     /// the next round (one store job, not one per attempt).
     unlogged: Vec<Attempt>,
+    /// The endpoints as last read, and when.
+    endpoints: Option<(DateTime<Utc>, Vec<Endpoint>)>,
+    /// When the outbox was last emptied without an enabled endpoint.
+    drained_at: Option<DateTime<Utc>>,
+    /// The outbox's events not yet finished, in its order, as read so far,
+    /// and the position read up to: a round reads only what is new, so
+    /// events waiting for a retry never hide newer ones.
+    pending: Vec<Arc<OutboxEvent>>,
+    cursor: Option<String>,
+    /// Events finished lately (a store may give them again, see
+    /// [`WebhookStore::outbox_after`]), with when.
+    finished_lately: HashMap<String, DateTime<Utc>>,
+    /// Calls whose alert an event read from the outbox ended (accepted,
+    /// a presence, closed), with when it was read: their alert events are
+    /// given up without asking the store.
+    ended_calls: HashMap<i64, DateTime<Utc>>,
+    /// Calls whose alert the store said was current, and when it was
+    /// asked: asked again only after [`CURRENT_KEPT`].
+    current_calls: HashMap<i64, DateTime<Utc>>,
 }
 
 pub struct Dispatcher {
@@ -118,72 +175,50 @@ impl Dispatcher {
     /// leave the outbox. Returns how many attempts were started.
     pub async fn round(self: &Arc<Self>, now: DateTime<Utc>) -> Result<usize, StoreError> {
         self.flush_log().await?;
-        let endpoints = self.store.endpoints().await?;
+        let endpoints = self.endpoints(now).await?;
         self.publish_failing(&endpoints);
-        let outbox = self.store.outbox(ROUND).await?;
+        if !endpoints.iter().any(|e| !e.disabled) && !self.drain_due(now) {
+            // Nobody to send to: the store is not asked every round.
+            return Ok(0);
+        }
+        let outbox = self.read_outbox(now).await?;
         if outbox.is_empty() {
             return Ok(0);
         }
         self.restore(&outbox).await?;
-        let alerts = self.alerts_current(&outbox).await;
-        let devices = self.devices(&outbox).await;
-        let types = self.store.call_types().await?.types;
 
-        let started_at = std::time::Instant::now();
+        // First what may go now (no store read under the lock), then what
+        // those need: the alarms of their calls, the people's devices and
+        // the call types are read only for events about to be sent.
         let mut finished = Vec::new();
-        let mut given_up = Vec::new();
-        let mut jobs = Vec::new();
+        let mut candidates: Vec<(&OutboxEvent, &Endpoint)> = Vec::new();
         {
-            let mut memory = self.memory.lock().expect("dispatcher memory");
+            let memory = &mut *self.memory.lock().expect("dispatcher memory");
             // Per endpoint and call: an earlier event not finished holds
             // the later ones back (the outbox is in write order).
             let mut held: HashSet<(String, i64)> = HashSet::new();
             for kept in &outbox {
-                // The body is rendered once, and only for an event that goes
-                // out in this round (most rounds find most events in flight
-                // or waiting).
-                let mut rendered: Option<Event> = None;
-                let mut render = || {
-                    rendered
-                        .get_or_insert_with(|| event_of(kept, self.zone, &devices, &types))
-                        .clone()
-                };
                 let mut open = false;
                 let section = kept.section.as_deref();
-                for endpoint in endpoints.iter().filter(|e| e.wants_kind(kept.kind, section)) {
+                let wanting = endpoints.iter().filter(|e| {
+                    e.wants_kind(kept.kind, section) && kept.at + CREATED_GRACE >= e.created_at
+                });
+                for endpoint in wanting {
                     let key = (kept.id.clone(), endpoint.id.clone());
                     let delivery = memory.deliveries.entry(key).or_default();
                     if delivery.finished {
                         continue;
                     }
                     open = true;
-                    let line = kept.call_id.map(|call| (endpoint.id.clone(), call));
-                    if let Some(line) = &line
-                        && !held.insert(line.clone())
+                    if let Some(call) = kept.call_id
+                        && !held.insert((endpoint.id.clone(), call))
                     {
                         continue;
                     }
                     if delivery.in_flight || delivery.not_before.is_some_and(|t| t > now) {
                         continue;
                     }
-                    let alert_current = kept
-                        .call_id
-                        .is_some_and(|call| alerts.get(&call).copied().unwrap_or(false));
-                    if let Err(why) = schedule::still_due(kept.kind, kept.at, now, alert_current) {
-                        delivery.finished = true;
-                        delivery.attempts += 1;
-                        given_up.push(not_sent(&render(), endpoint, delivery.attempts, now, why));
-                        // The next of its call may go in the next round.
-                        continue;
-                    }
-                    delivery.in_flight = true;
-                    jobs.push(Job {
-                        round: (now, started_at),
-                        event: render(),
-                        endpoint: endpoint.clone(),
-                        number: delivery.attempts + 1,
-                        alert_current,
-                    });
+                    candidates.push((kept, endpoint));
                 }
                 // Finished only once its last attempt is in the log (an
                 // attempt that ended during this round is written next).
@@ -195,6 +230,55 @@ impl Dispatcher {
             for id in &finished {
                 memory.restored.remove(id);
                 memory.deliveries.retain(|(event, _), _| event != id);
+                memory.finished_lately.insert(id.clone(), now);
+            }
+            let done: HashSet<&String> = finished.iter().collect();
+            memory.pending.retain(|e| !done.contains(&e.id));
+        }
+        let (alerts, devices, types) = if candidates.is_empty() {
+            (HashMap::new(), HashMap::new(), Vec::new())
+        } else {
+            let going: Vec<&OutboxEvent> = candidates.iter().map(|(kept, _)| *kept).collect();
+            (
+                self.alerts_current(&going, now).await,
+                self.devices(&going).await,
+                self.store.call_types().await?.types,
+            )
+        };
+
+        let started_at = std::time::Instant::now();
+        let mut given_up = Vec::new();
+        let mut jobs = Vec::new();
+        {
+            let mut memory = self.memory.lock().expect("dispatcher memory");
+            // The body is rendered once per event, and only for one that
+            // goes out (or is given up) in this round.
+            let mut rendered: HashMap<&str, Event> = HashMap::new();
+            for (kept, endpoint) in candidates {
+                let event = rendered
+                    .entry(kept.id.as_str())
+                    .or_insert_with(|| event_of(kept, self.zone, &devices, &types))
+                    .clone();
+                let key = (kept.id.clone(), endpoint.id.clone());
+                let delivery = memory.deliveries.entry(key).or_default();
+                let alert_current = kept
+                    .call_id
+                    .is_some_and(|call| alerts.get(&call).copied().unwrap_or(false));
+                if let Err(why) = schedule::still_due(kept.kind, kept.at, now, alert_current) {
+                    delivery.finished = true;
+                    delivery.attempts += 1;
+                    given_up.push(not_sent(&event, endpoint, delivery.attempts, now, why));
+                    // The next of its call may go in the next round.
+                    continue;
+                }
+                delivery.in_flight = true;
+                jobs.push(Job {
+                    round: (now, started_at),
+                    event,
+                    endpoint: endpoint.clone(),
+                    number: delivery.attempts + 1,
+                    alert_current,
+                });
             }
         }
         self.store.log_attempts(&given_up).await?;
@@ -209,6 +293,84 @@ impl Dispatcher {
             });
         }
         Ok(started)
+    }
+
+    /// The events not finished: those read before, and what the store has
+    /// after them (at most [`PAGES`] pages of [`ROUND`] a round).
+    async fn read_outbox(&self, now: DateTime<Utc>) -> Result<Vec<Arc<OutboxEvent>>, StoreError> {
+        for _ in 0..PAGES {
+            let cursor = self
+                .memory
+                .lock()
+                .expect("dispatcher memory")
+                .cursor
+                .clone();
+            let page = self.store.outbox_after(cursor.as_deref(), ROUND).await?;
+            let full = page.len() == ROUND;
+            let mut memory = self.memory.lock().expect("dispatcher memory");
+            let memory = &mut *memory;
+            memory
+                .finished_lately
+                .retain(|_, at| *at <= now && now - *at < FINISHED_KEPT);
+            let known: HashSet<String> = memory.pending.iter().map(|e| e.id.clone()).collect();
+            memory
+                .ended_calls
+                .retain(|_, at| *at <= now && now - *at < ENDED_KEPT);
+            for event in page {
+                if memory
+                    .cursor
+                    .as_deref()
+                    .is_none_or(|c| event.position.as_str() > c)
+                {
+                    memory.cursor = Some(event.position.clone());
+                }
+                if let Some(call) = event.call_id
+                    && ends_alert(&event)
+                {
+                    memory.ended_calls.insert(call, now);
+                }
+                if !known.contains(&event.id) && !memory.finished_lately.contains_key(&event.id) {
+                    memory.pending.push(Arc::new(event));
+                }
+            }
+            if !full {
+                break;
+            }
+        }
+        Ok(self
+            .memory
+            .lock()
+            .expect("dispatcher memory")
+            .pending
+            .clone())
+    }
+
+    /// The endpoints, read again once [`ENDPOINTS_KEPT`] has passed.
+    async fn endpoints(&self, now: DateTime<Utc>) -> Result<Vec<Endpoint>, StoreError> {
+        {
+            let memory = self.memory.lock().expect("dispatcher memory");
+            if let Some((read_at, endpoints)) = &memory.endpoints
+                && now >= *read_at
+                && now - *read_at < ENDPOINTS_KEPT
+            {
+                return Ok(endpoints.clone());
+            }
+        }
+        let endpoints = self.store.endpoints().await?;
+        self.memory.lock().expect("dispatcher memory").endpoints = Some((now, endpoints.clone()));
+        Ok(endpoints)
+    }
+
+    /// Whether to empty the outbox although no endpoint is enabled.
+    fn drain_due(&self, now: DateTime<Utc>) -> bool {
+        let mut memory = self.memory.lock().expect("dispatcher memory");
+        let due = memory
+            .drained_at
+            .is_none_or(|at| now < at || now - at >= DRAIN_EVERY);
+        if due {
+            memory.drained_at = Some(now);
+        }
+        due
     }
 
     /// Writes the attempts made since the last round to the delivery log.
@@ -270,7 +432,7 @@ impl Dispatcher {
 
     /// Reads where the deliveries of events not seen before stand (after a
     /// restart: the delivery log).
-    async fn restore(&self, outbox: &[OutboxEvent]) -> Result<(), StoreError> {
+    async fn restore(&self, outbox: &[Arc<OutboxEvent>]) -> Result<(), StoreError> {
         let new: Vec<String> = {
             let memory = self.memory.lock().expect("dispatcher memory");
             outbox
@@ -300,11 +462,31 @@ impl Dispatcher {
     /// Whether each call's alert is current: the call open and its alarm
     /// alerting or unattended. A call that cannot be read counts as
     /// current: rather one attempt too many than an alert dropped.
-    async fn alerts_current(&self, outbox: &[OutboxEvent]) -> HashMap<i64, bool> {
+    async fn alerts_current(
+        &self,
+        outbox: &[&OutboxEvent],
+        now: DateTime<Utc>,
+    ) -> HashMap<i64, bool> {
         let mut current = HashMap::new();
         for kept in outbox.iter().filter(|e| e.kind.is_alarm()) {
             let Some(call) = kept.call_id else { continue };
             if current.contains_key(&call) {
+                continue;
+            }
+            let known = {
+                let memory = self.memory.lock().expect("dispatcher memory");
+                if memory.ended_calls.contains_key(&call) {
+                    Some(false)
+                } else {
+                    memory
+                        .current_calls
+                        .get(&call)
+                        .filter(|at| **at <= now && now - **at < CURRENT_KEPT)
+                        .map(|_| true)
+                }
+            };
+            if let Some(known) = known {
+                current.insert(call, known);
                 continue;
             }
             let is_current = match self.store.alarm(&kept.scope, call).await {
@@ -321,13 +503,22 @@ impl Dispatcher {
                     true
                 }
             };
+            let mut memory = self.memory.lock().expect("dispatcher memory");
+            if is_current {
+                memory.current_calls.insert(call, now);
+            } else {
+                memory.current_calls.remove(&call);
+            }
+            memory
+                .current_calls
+                .retain(|_, at| *at <= now && now - *at < CURRENT_KEPT);
             current.insert(call, is_current);
         }
         current
     }
 
     /// The handsets and pagers of the people the events name.
-    async fn devices(&self, outbox: &[OutboxEvent]) -> HashMap<String, String> {
+    async fn devices(&self, outbox: &[&OutboxEvent]) -> HashMap<String, String> {
         let mut devices = HashMap::new();
         let mut scopes: Vec<_> = outbox.iter().map(|e| e.scope.clone()).collect();
         scopes.dedup();

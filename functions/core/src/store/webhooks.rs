@@ -90,7 +90,21 @@ pub trait WebhookStore: AlarmStore {
 
     /// The events not yet finished, in the order they were written (a
     /// call's events in the order they happened), at most `limit`.
-    async fn outbox(&self, limit: usize) -> Result<Vec<OutboxEvent>, StoreError>;
+    async fn outbox(&self, limit: usize) -> Result<Vec<OutboxEvent>, StoreError> {
+        self.outbox_after(None, limit).await
+    }
+
+    /// [`WebhookStore::outbox`] from after `after` (a
+    /// [`position`](OutboxEvent::position) read before) on: what a reader
+    /// has not seen, so that events waiting for a retry never hide newer
+    /// ones. A store whose positions may commit out of order (DynamoDB:
+    /// stamped before the commit) gives some events before `after` again;
+    /// the reader drops those it has by id.
+    async fn outbox_after(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OutboxEvent>, StoreError>;
 
     /// Takes events out of the outbox: every endpoint that wanted them has
     /// them or gave up on them. An id no longer there is no error.

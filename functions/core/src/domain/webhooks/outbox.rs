@@ -35,6 +35,9 @@ use crate::domain::model::{Call, Scope};
 pub struct OutboxEvent {
     /// The `webhook-id`: unique per event, the same on every retry.
     pub id: String,
+    /// Its place in the outbox as the store gave it (opaque; ordered as
+    /// the outbox is): where a reader goes on from. Empty until stored.
+    pub position: String,
     pub scope: Scope,
     pub kind: EventType,
     /// When the change happened.
@@ -214,6 +217,7 @@ impl OutboxEvent {
     fn new(scope: &Scope, kind: EventType, at: DateTime<Utc>, call: &Call, facts: Facts) -> Self {
         OutboxEvent {
             id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
+            position: String::new(),
             scope: scope.clone(),
             kind,
             at,
