@@ -9,6 +9,7 @@ pub mod alarm_looks;
 pub mod alarm_start;
 pub mod alarms;
 pub mod forwarding;
+pub mod webhook_attempts;
 pub mod webhooks;
 
 use std::sync::Arc;

@@ -54,23 +54,6 @@ pub fn write_stamp(now: DateTime<Utc>) -> DateTime<Utc> {
     }
 }
 
-/// How far before a position [`outbox_lookback`] reads again: longer than
-/// a transaction takes from its stamp to its commit (the SDK gives up on
-/// one long before).
-pub const OUTBOX_LOOKBACK: chrono::Duration = chrono::Duration::seconds(90);
-
-/// The sort key to read on from, for a reader at position `after` (an
-/// outbox sort key): its stamp less [`OUTBOX_LOOKBACK`]. A position that
-/// is not a sort key of ours reads from the start.
-pub fn outbox_lookback(after: &str) -> String {
-    after
-        .split('#')
-        .next()
-        .and_then(from_precise)
-        .map(|stamp| precise(stamp - OUTBOX_LOOKBACK))
-        .unwrap_or_default()
-}
-
 /// Sort key of an outbox event: the write's stamp, the event's place in
 /// that write (its events share the stamp), and its id (unique even when
 /// two processes stamp alike).

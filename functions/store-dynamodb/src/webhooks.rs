@@ -40,7 +40,7 @@ use crate::tables::BY_SCOPE_INDEX;
 use crate::webhook_items::{
     DELIVERIES_LIST, ENDPOINTS_PK, OUTBOX_PK, attempt_from_item, attempt_item, attempts_pk,
     delivery_list_from, endpoint_from_item, endpoint_item, endpoint_settings, outbox_from_item,
-    outbox_item, outbox_lookback, write_stamp,
+    outbox_item, write_stamp,
 };
 
 impl DynamoStore {
@@ -246,9 +246,9 @@ impl WebhookStore for DynamoStore {
     /// A consistent `Query` of `webhook#outbox` in sort-key order: by the
     /// stamp of each write, then the event's place in it. Paged until
     /// `limit`. A write is stamped before its transaction commits, so one
-    /// stamped earlier may commit after a later one was read: from `after`
-    /// on means from `webhook_items::OUTBOX_LOOKBACK` before its stamp on, and the
-    /// reader drops what it has (the trait says so).
+    /// stamped earlier may commit after a later one was read: the reader
+    /// reads again from an earlier position now and then (the trait says
+    /// so).
     async fn outbox_after(
         &self,
         after: Option<&str>,
@@ -256,7 +256,7 @@ impl WebhookStore for DynamoStore {
     ) -> Result<Vec<OutboxEvent>, StoreError> {
         let mut events = Vec::new();
         let mut start = None;
-        let from = after.map(outbox_lookback);
+        let from = after.map(str::to_string);
         while events.len() < limit {
             let mut query = self
                 .client

@@ -23,11 +23,12 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::app::forwarding::{Failing, Forwarding};
+use crate::app::webhook_attempts::{describe, ends_alert, health_change, log_attempt, not_sent};
 use crate::domain::alarm::AlarmStatus;
 use crate::domain::webhooks::outbox::OutboxEvent;
-use crate::domain::webhooks::schedule::{self, GiveUp, Next, Outcome};
+use crate::domain::webhooks::schedule::{self, Next, Outcome};
 use crate::domain::webhooks::signing::sign;
-use crate::domain::webhooks::{Endpoint, Event, EventType};
+use crate::domain::webhooks::{Endpoint, Event};
 use crate::store::StoreError;
 use crate::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 use crate::wire::webhooks::event_of;
@@ -37,8 +38,15 @@ pub const ROUND: usize = 200;
 const PAGES: usize = 5;
 
 /// How long a finished event's id is remembered, to drop it when a store
-/// gives it again (longer than DynamoDB's look back of 90 s).
+/// gives it again (longer than [`LOOK_BACK`]).
 const FINISHED_KEPT: chrono::Duration = chrono::Duration::seconds(300);
+
+/// Every [`LOOK_BACK_EVERY`] the outbox is read again from where the cursor
+/// stood [`LOOK_BACK`] before: an event of a store whose positions commit
+/// out of order (DynamoDB stamps a write before it commits; the SDK gives
+/// up on a write long before 90 s) is found then, at most 10 s late.
+const LOOK_BACK: chrono::Duration = chrono::Duration::seconds(90);
+const LOOK_BACK_EVERY: chrono::Duration = chrono::Duration::seconds(10);
 
 /// How long "this call's alert is current" is believed without asking the
 /// store again (an ended alert is mostly known from its own events first;
@@ -48,17 +56,6 @@ const CURRENT_KEPT: chrono::Duration = chrono::Duration::seconds(5);
 
 /// How long a call whose alert ended is remembered.
 const ENDED_KEPT: chrono::Duration = chrono::Duration::hours(1);
-
-/// Whether `event` ends its call's alert for everyone.
-fn ends_alert(event: &OutboxEvent) -> bool {
-    match event.kind {
-        EventType::CallAccepted | EventType::CallClosed => true,
-        EventType::CallCancelled => event.facts.reason.as_deref().is_some_and(|reason| {
-            reason == "present" || reason == "ended" || reason.starts_with("accepted by")
-        }),
-        _ => false,
-    }
-}
 
 /// How long the endpoints read stay in use: a new or changed endpoint is
 /// seen within this (its events wait in the outbox meanwhile).
@@ -112,6 +109,10 @@ struct Memory {
     /// events waiting for a retry never hide newer ones.
     pending: Vec<Arc<OutboxEvent>>,
     cursor: Option<String>,
+    /// Where the cursor stood when (the last [`LOOK_BACK`] and a little),
+    /// and when the outbox was last read again from there.
+    cursor_history: std::collections::VecDeque<(DateTime<Utc>, Option<String>)>,
+    looked_back_at: Option<DateTime<Utc>>,
     /// Events finished lately (a store may give them again, see
     /// [`WebhookStore::outbox_after`]), with when.
     finished_lately: HashMap<String, DateTime<Utc>>,
@@ -298,14 +299,12 @@ impl Dispatcher {
     /// The events not finished: those read before, and what the store has
     /// after them (at most [`PAGES`] pages of [`ROUND`] a round).
     async fn read_outbox(&self, now: DateTime<Utc>) -> Result<Vec<Arc<OutboxEvent>>, StoreError> {
+        let mut from = self.read_from(now);
         for _ in 0..PAGES {
-            let cursor = self
-                .memory
-                .lock()
-                .expect("dispatcher memory")
-                .cursor
-                .clone();
-            let page = self.store.outbox_after(cursor.as_deref(), ROUND).await?;
+            let page = self.store.outbox_after(from.as_deref(), ROUND).await?;
+            if let Some(last) = page.last() {
+                from = Some(last.position.clone());
+            }
             let full = page.len() == ROUND;
             let mut memory = self.memory.lock().expect("dispatcher memory");
             let memory = &mut *memory;
@@ -343,6 +342,35 @@ impl Dispatcher {
             .expect("dispatcher memory")
             .pending
             .clone())
+    }
+
+    /// Where this round reads from: the cursor, or every
+    /// [`LOOK_BACK_EVERY`] where it stood [`LOOK_BACK`] before.
+    fn read_from(&self, now: DateTime<Utc>) -> Option<String> {
+        let mut memory = self.memory.lock().expect("dispatcher memory");
+        let memory = &mut *memory;
+        let cursor = memory.cursor.clone();
+        memory.cursor_history.push_back((now, cursor.clone()));
+        while memory
+            .cursor_history
+            .front()
+            .is_some_and(|(at, _)| *at > now || now - *at > LOOK_BACK + LOOK_BACK_EVERY)
+        {
+            memory.cursor_history.pop_front();
+        }
+        let due = memory
+            .looked_back_at
+            .is_none_or(|at| now < at || now - at >= LOOK_BACK_EVERY);
+        if !due {
+            return cursor;
+        }
+        memory.looked_back_at = Some(now);
+        memory
+            .cursor_history
+            .iter()
+            .find(|(at, _)| now - *at <= LOOK_BACK)
+            .map(|(_, position)| position.clone())
+            .unwrap_or(cursor)
     }
 
     /// The endpoints, read again once [`ENDPOINTS_KEPT`] has passed.
@@ -610,105 +638,5 @@ impl Dispatcher {
                 tracing::warn!(%error, endpoint = %endpoint.id, "endpoint health not stored");
             }
         }
-    }
-}
-
-/// What to store of an endpoint's health after an attempt, if it changed:
-/// `Some(Some(since))` it fails from then on, `Some(None)` it works again.
-/// `endpoint.failing_since` is what the store said when the round began
-/// (it may say failing from before a restart, when memory knows nothing).
-fn health_change(
-    failing: &mut HashMap<String, DateTime<Utc>>,
-    endpoint: &Endpoint,
-    outcome: Outcome,
-    attempted_at: DateTime<Utc>,
-) -> Option<Option<DateTime<Utc>>> {
-    if outcome.delivered() {
-        let was_failing =
-            failing.remove(&endpoint.id).is_some() || endpoint.failing_since.is_some();
-        return was_failing.then_some(None);
-    }
-    if failing.contains_key(&endpoint.id) {
-        return None;
-    }
-    let since = endpoint.failing_since.unwrap_or(attempted_at);
-    failing.insert(endpoint.id.clone(), since);
-    endpoint.failing_since.is_none().then_some(Some(since))
-}
-
-/// The log line of an event given up before an attempt.
-fn not_sent(
-    event: &Event,
-    endpoint: &Endpoint,
-    number: u32,
-    now: DateTime<Utc>,
-    why: GiveUp,
-) -> Attempt {
-    tracing::warn!(
-        event = %event.id,
-        event_type = event.kind.as_str(),
-        endpoint = %endpoint.id,
-        reason = why.as_str(),
-        "webhook given up before it could be delivered"
-    );
-    Attempt {
-        event_id: event.id.clone(),
-        endpoint_id: endpoint.id.clone(),
-        event_type: event.kind.as_str().to_string(),
-        call_id: event.call_id,
-        number,
-        at: now,
-        status: None,
-        outcome: format!("not sent: {}", why.as_str()),
-        end: AttemptEnd::GivenUp(why.as_str().to_string()),
-    }
-}
-
-fn describe(outcome: Outcome) -> String {
-    match outcome {
-        Outcome::Status(0) => "not signed".to_string(),
-        Outcome::Status(status) if outcome.delivered() => format!("delivered ({status})"),
-        Outcome::Status(status) => format!("status {status}"),
-        Outcome::NetworkError => "network error".to_string(),
-        Outcome::TimedOut => "timed out".to_string(),
-    }
-}
-
-/// One structured line per attempt: an operator alarms on
-/// `webhook_given_up` and on `endpoint_failing` (the URL is the admin's,
-/// never a secret or a signature).
-fn log_attempt(event: &Event, endpoint: &Endpoint, attempt: &Attempt) {
-    match &attempt.end {
-        // A delivery is the normal case: debug, so that a busy installation's
-        // log carries the failures, not one line per success.
-        AttemptEnd::Delivered => tracing::debug!(
-            event = %event.id,
-            event_type = event.kind.as_str(),
-            endpoint = %endpoint.id,
-            attempt = attempt.number,
-            "webhook delivered"
-        ),
-        AttemptEnd::RetryAt(at) => tracing::warn!(
-            event = %event.id,
-            event_type = event.kind.as_str(),
-            endpoint = %endpoint.id,
-            endpoint_name = %endpoint.name,
-            attempt = attempt.number,
-            outcome = %attempt.outcome,
-            retry_at = %at,
-            endpoint_failing = true,
-            "webhook attempt failed"
-        ),
-        AttemptEnd::GivenUp(reason) => tracing::error!(
-            event = %event.id,
-            event_type = event.kind.as_str(),
-            endpoint = %endpoint.id,
-            endpoint_name = %endpoint.name,
-            attempt = attempt.number,
-            outcome = %attempt.outcome,
-            reason = %reason,
-            webhook_given_up = true,
-            "webhook given up"
-        ),
     }
 }

@@ -98,8 +98,10 @@ pub trait WebhookStore: AlarmStore {
     /// [`position`](OutboxEvent::position) read before) on: what a reader
     /// has not seen, so that events waiting for a retry never hide newer
     /// ones. A store whose positions may commit out of order (DynamoDB:
-    /// stamped before the commit) gives some events before `after` again;
-    /// the reader drops those it has by id.
+    /// stamped before the commit) may add an event before a position
+    /// already read: a reader reads again from an earlier position now and
+    /// then, and drops by id what it has (the dispatcher: every 10 s from
+    /// where it stood 90 s before).
     async fn outbox_after(
         &self,
         after: Option<&str>,
