@@ -58,15 +58,16 @@ pub fn from_precise(text: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-fn get_precise(item: &Item, key: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn get_precise(item: &Item, key: &str) -> Option<DateTime<Utc>> {
     get_s(item, key).and_then(|text| from_precise(&text))
 }
 
-fn texts(values: &[String]) -> AttributeValue {
+/// A list of texts as a DynamoDB list (groups, sections, secrets).
+pub(crate) fn texts(values: &[String]) -> AttributeValue {
     AttributeValue::L(values.iter().map(s).collect())
 }
 
-fn get_texts(item: &Item, key: &str) -> Option<Vec<String>> {
+pub(crate) fn get_texts(item: &Item, key: &str) -> Option<Vec<String>> {
     match item.get(key) {
         Some(AttributeValue::L(values)) => values
             .iter()

@@ -14,7 +14,7 @@ use nurse_call_core::domain::webhooks::{Endpoint, EventType};
 use nurse_call_core::store::StoreError;
 use nurse_call_core::store::webhooks::{Attempt, AttemptEnd};
 
-use crate::alarm_items::{from_precise, precise};
+use crate::alarm_items::{get_precise, get_texts, precise, texts};
 use crate::item::{Item, get_bool, get_n, get_s, n, required, s};
 
 /// The one partition of every endpoint (an installation has a handful).
@@ -59,24 +59,6 @@ pub fn write_stamp(now: DateTime<Utc>) -> DateTime<Utc> {
 /// two processes stamp alike).
 pub fn outbox_sk(stamp: DateTime<Utc>, index: usize, id: &str) -> String {
     format!("{}#{index:03}#{id}", precise(stamp))
-}
-
-fn texts(values: &[String]) -> AttributeValue {
-    AttributeValue::L(values.iter().map(s).collect())
-}
-
-fn get_texts(item: &Item, key: &str) -> Option<Vec<String>> {
-    match item.get(key) {
-        Some(AttributeValue::L(values)) => values
-            .iter()
-            .map(|v| v.as_s().ok().cloned())
-            .collect::<Option<Vec<_>>>(),
-        _ => None,
-    }
-}
-
-fn get_precise(item: &Item, key: &str) -> Option<DateTime<Utc>> {
-    get_s(item, key).and_then(|text| from_precise(&text))
 }
 
 fn epoch_seconds(at: DateTime<Utc>, days: i64) -> i64 {

@@ -56,6 +56,11 @@ pub(crate) fn precise_at(row: &Row<'_>, index: usize) -> rusqlite::Result<DateTi
         })
 }
 
+/// A list of texts as kept: JSON (read back by [`texts_at`]).
+pub(crate) fn texts_json(texts: &[String]) -> String {
+    serde_json::to_string(texts).expect("strings serialise")
+}
+
 /// A list of texts kept as JSON (a staff member's groups, a duty's
 /// sections); a conversion failure names the column.
 pub(crate) fn texts_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Vec<String>> {

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use nurse_call_core::domain::alarm::{Duty, Staff};
 use nurse_call_core::domain::model::Scope;
 
-use crate::rows::{precise_at, texts_at, to_precise};
+use crate::rows::{precise_at, texts_at, texts_json as json, to_precise};
 
 const STAFF_COLUMNS: &str = "id, scope, name, groups, device, token_hash, created_at, revoked";
 
@@ -35,10 +35,6 @@ fn duty_from_row(row: &Row<'_>) -> rusqlite::Result<Duty> {
         since: precise_at(row, 3)?,
         until: precise_at(row, 4)?,
     })
-}
-
-fn json(texts: &[String]) -> String {
-    serde_json::to_string(texts).expect("strings serialise")
 }
 
 pub(crate) fn create(c: &Connection, staff: &Staff) -> rusqlite::Result<()> {

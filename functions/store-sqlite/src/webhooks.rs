@@ -14,7 +14,7 @@ use nurse_call_core::store::StoreError;
 use nurse_call_core::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 
 use crate::SqliteStore;
-use crate::rows::{precise_at, texts_at, to_precise};
+use crate::rows::{precise_at, texts_at, texts_json as json, to_precise};
 
 /// Keeps `events` in the outbox, in the caller's transaction, when at
 /// least one endpoint is enabled: without one nobody would ever take them
@@ -49,10 +49,6 @@ pub(crate) fn keep(c: &Connection, events: &[OutboxEvent]) -> rusqlite::Result<(
 
 fn conversion(index: usize, problem: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, problem.into())
-}
-
-fn json(texts: &[String]) -> String {
-    serde_json::to_string(texts).expect("strings serialise")
 }
 
 const ENDPOINT_COLUMNS: &str =
