@@ -387,6 +387,28 @@ async fn scan(table: &str) -> Vec<Value> {
     }
 }
 
+/// Waits until call `id`'s first alarm look is stored: the call record no
+/// longer due (a look in doubt is done again by the server's timer).
+async fn wait_for_first_look(table: &str, id: i64) {
+    let key = format!("call#{id}");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let looked = scan(table).await.iter().any(|item| {
+            text_of(item, "pk").as_deref() == Some(key.as_str())
+                && text_of(item, "sk").as_deref() == Some("call")
+                && item.get("due_pk").is_none()
+        });
+        if looked {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "call {id}: its first alarm look was not stored within 15 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 fn text_of(item: &Value, key: &str) -> Option<String> {
     item[key]["S"].as_str().map(str::to_string)
 }
@@ -568,11 +590,12 @@ async fn faults_on_the_way_to_dynamodb_lose_nothing() {
             seed: SEED,
             only: Some("TransactWriteItems"),
         };
-        // A presence: a type without alarm, so the alarm look after the
-        // open (a transaction of its own, in doubt too) never changes what
-        // the close checks, and the first close's fate is only its own.
-        // A Notruf's look can land between the close's read and its write,
-        // which then cancels, in doubt, and the second close does it.
+        // A presence: a type without alarm, whose first look (a
+        // transaction of its own, in doubt too, then done again by the
+        // timer) only ends the alarm it was opened with. The close waits
+        // for it: a look landing between the close's read and its write
+        // cancels the close (it checks the alarm's changes), and the
+        // second close would do it instead of finding it done.
         let open = c.body(PROBE_CALL, r#"{"event":"Anwesenheit"}"#);
         proxy.inject(Some(in_doubt.clone()));
         let first = server.post(DISPLAY, open.clone()).await;
@@ -583,6 +606,7 @@ async fn faults_on_the_way_to_dynamodb_lose_nothing() {
         // transactions and now answers the repeated request.
         again.expect_status(200);
         let id = again.data()["id"].as_i64().expect("the call's id");
+        wait_for_first_look(&format!("{}data", server.table_prefix()), id).await;
         let close = c.body(PROBE_CALL, r#"{"closed":true}"#);
         proxy.inject(Some(in_doubt));
         let first = server.post(DISPLAY, close.clone()).await;

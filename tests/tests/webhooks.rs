@@ -331,6 +331,8 @@ async fn rotation_filters_and_disabled_endpoints() {
         .json();
     assert_eq!(rotated["secrets"], 2);
     let new_secret = rotated["secret"].as_str().expect("secret").to_string();
+    // The dispatcher reads the endpoints once a second (docs/webhooks.md).
+    tokio::time::sleep(ENDPOINT_SEEN_WITHIN).await;
 
     open_notruf(&server, &room(1), "1").await;
     open_notruf(&server, &room(2), "2").await;

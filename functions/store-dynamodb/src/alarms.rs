@@ -137,7 +137,8 @@ impl AlarmStore for DynamoStore {
         alarm: &Alarm,
         audit: &[AuditEvent],
     ) -> Result<AlarmWrite, StoreError> {
-        let items = self.alarm_write_items(kept, alarm, audit)?;
+        let keep_events = self.webhook_events_wanted().await;
+        let items = self.alarm_write_items(kept, alarm, audit, keep_events)?;
         for attempt in 1..=TRANSACTION_ATTEMPTS {
             match self.transact(items.clone()).await? {
                 Transaction::Committed => return Ok(AlarmWrite::Written),
@@ -258,6 +259,7 @@ impl DynamoStore {
         kept: &KeptAlarm,
         alarm: &Alarm,
         audit: &[AuditEvent],
+        keep_events: bool,
     ) -> Result<Vec<TransactWriteItem>, StoreError> {
         let (scope, call) = (&kept.scope, &kept.call);
         let version = kept.version + 1;
@@ -335,11 +337,16 @@ impl DynamoStore {
         // committed write has them, a conflicting one none. A write's
         // events are few (one per kind and level of its lines, one per
         // answer), each at most the size of the call record plus its staff.
-        let written = Call {
-            alarm: Some(alarm.clone()),
-            ..call.clone()
+        // None while no endpoint is enabled (`webhook_gate`).
+        let events = if keep_events {
+            let written = Call {
+                alarm: Some(alarm.clone()),
+                ..call.clone()
+            };
+            outbox::events_of_write(scope, &written, audit)
+        } else {
+            Vec::new()
         };
-        let events = outbox::events_of_write(scope, &written, audit);
         items.extend(self.outbox_puts(&events, self.outbox_stamp(), 0)?);
         if items.len() > TRANSACTION_LIMIT {
             // 97 items of audit (200 lines each) and webhook events: far

@@ -43,8 +43,11 @@ mod sandbox;
 mod staff;
 pub mod tables;
 mod transaction;
+mod webhook_gate;
 mod webhook_items;
 mod webhooks;
+
+pub use webhook_gate::SEEN_WITHIN as WEBHOOK_ENDPOINTS_SEEN_WITHIN;
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
@@ -74,6 +77,8 @@ pub struct DynamoStore {
     requests: RequestCounter,
     /// A closed call's item expires (TTL) this long after its close.
     call_retention: CallRetention,
+    /// Whether writes keep webhook events now (`webhook_gate`).
+    webhook_gate: std::sync::Arc<webhook_gate::WebhookGate>,
 }
 
 impl DynamoStore {
@@ -85,6 +90,7 @@ impl DynamoStore {
             tables,
             requests,
             call_retention: CallRetention::default(),
+            webhook_gate: std::sync::Arc::default(),
         }
     }
 

@@ -7,10 +7,9 @@
 //! The outbox's events are put by the writes that cause them, in their own
 //! transaction ([`DynamoStore::outbox_puts`]: `write_alarm` in `alarms`,
 //! the close in `calls`), so a committed write has its events and a
-//! cancelled one none. Unlike the embedded store, which keeps them only
-//! while an endpoint is enabled, this store puts them always: a
-//! transaction cannot ask whether any endpoint exists, and reading the
-//! endpoints first would cost every alarm write a round trip. The
+//! cancelled one none. Like the embedded store, it keeps them only while
+//! an endpoint is enabled; a transaction cannot ask that, so the writer
+//! knows it from a read at most a second old (`webhook_gate`). The
 //! dispatcher drops an event nobody wants, and the outbox's TTL bounds an
 //! outbox nobody reads.
 //!
@@ -159,7 +158,10 @@ impl WebhookStore for DynamoStore {
             .send()
             .await;
         match result {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.webhook_endpoints_changed((!endpoint.disabled).then_some(true));
+                Ok(())
+            }
             Err(error) if condition_failed!(error) => Err(StoreError::Internal(format!(
                 "an endpoint with id {} exists already",
                 endpoint.id
@@ -168,7 +170,8 @@ impl WebhookStore for DynamoStore {
         }
     }
 
-    /// One consistent `Query` of `webhook#endpoints`, sorted here.
+    /// One consistent `Query` of `webhook#endpoints`, sorted here; what
+    /// it says is what this process's writes go by for a second.
     async fn endpoints(&self) -> Result<Vec<Endpoint>, StoreError> {
         let mut endpoints = self
             .query_partition(ENDPOINTS_PK)
@@ -177,6 +180,9 @@ impl WebhookStore for DynamoStore {
             .map(endpoint_from_item)
             .collect::<Result<Vec<_>, _>>()?;
         endpoints.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        // The writers' gate learns from every read (the local server's
+        // dispatcher reads each second, so its writes rarely read again).
+        self.webhook_endpoints_changed(Some(endpoints.iter().any(|e| !e.disabled)));
         Ok(endpoints)
     }
 
@@ -201,6 +207,7 @@ impl WebhookStore for DynamoStore {
             .update_expression(format!("SET {}", sets.join(", ")))
             .send()
             .await;
+        self.webhook_endpoints_changed((!endpoint.disabled).then_some(true));
         existed!(result)
     }
 
@@ -240,6 +247,7 @@ impl WebhookStore for DynamoStore {
             .condition_expression("attribute_exists(pk)")
             .send()
             .await;
+        self.webhook_endpoints_changed(None);
         existed!(result)
     }
 

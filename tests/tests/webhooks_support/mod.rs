@@ -20,6 +20,10 @@ pub static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 pub const CENTRAL: &str = "6a0f7f0e-2b1c-4d3e-8f4a-5b6c7d8e9f01";
 pub const CENTRAL_SECRET: &str = "central-secret";
 
+/// How long until the server's writes keep events for a new endpoint
+/// (DynamoDB: its store's `WEBHOOK_ENDPOINTS_SEEN_WITHIN`, 1 s, and a margin).
+pub const ENDPOINT_SEEN_WITHIN: Duration = Duration::from_millis(1200);
+
 pub fn central() -> Consumer {
     Consumer::new(CENTRAL, CENTRAL_SECRET)
 }
@@ -189,7 +193,9 @@ impl Drop for Receiver {
 
 /// An endpoint for `receiver` made with `nurse-call-admin webhooks create`
 /// (`extra`: `--event …`, `--section …`); its id and secret, given to the
-/// receiver.
+/// receiver. On DynamoDB the server's writes learn of a new endpoint within
+/// a second (docs/webhooks.md): the helper waits that long, as an admin
+/// would before a test call.
 pub async fn endpoint(server: &Server, receiver: &Receiver, extra: &[&str]) -> (String, String) {
     let url = receiver.url();
     let mut args = vec!["webhooks", "create", "--url", url.as_str(), "--json"];
@@ -197,6 +203,9 @@ pub async fn endpoint(server: &Server, receiver: &Receiver, extra: &[&str]) -> (
     let created = server.admin(&args).success().json();
     let secret = created["secret"].as_str().expect("secret").to_string();
     receiver.secrets(&[&secret]).await;
+    if on_dynamodb() {
+        tokio::time::sleep(ENDPOINT_SEEN_WITHIN).await;
+    }
     (created["id"].as_str().expect("id").to_string(), secret)
 }
 
