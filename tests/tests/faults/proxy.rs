@@ -258,23 +258,7 @@ impl Shared {
                                    level with the UpdateTable API."}),
             )),
             Fault::InternalServerError => {
-                let dbg_body = body.clone();
-                let r = self.forward(&parts, body).await?;
-                if std::env::var("FAULTS_DEBUG").is_ok() {
-                    use http_body_util::BodyExt;
-                    let st = r.status();
-                    let b = r
-                        .into_body()
-                        .collect()
-                        .await
-                        .map(|c| c.to_bytes())
-                        .unwrap_or_default();
-                    eprintln!(
-                        "DBG {operation} -> {st} {} :: {}",
-                        String::from_utf8_lossy(&b),
-                        String::from_utf8_lossy(&dbg_body[..dbg_body.len().min(3000)])
-                    );
-                }
+                self.forward(&parts, body).await?;
                 Ok(error(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "InternalServerError",
