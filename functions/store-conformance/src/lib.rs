@@ -189,6 +189,7 @@ macro_rules! conformance_tests {
             a_conflicting_alarm_write_keeps_no_event,
             outbox_events_come_back_in_write_order,
             finish_events_takes_events_out,
+            log_and_finish_logs_then_takes_events_out,
             concurrent_alarm_writes_keep_only_the_winners_events,
             the_delivery_log_keeps_every_attempt,
         );

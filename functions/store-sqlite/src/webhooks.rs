@@ -162,6 +162,15 @@ fn log(c: &Connection, attempts: &[Attempt]) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Deletes these events from the outbox (an id not there is no error).
+fn finish(c: &Connection, ids: &[String]) -> rusqlite::Result<()> {
+    let mut delete = c.prepare_cached("DELETE FROM webhook_outbox WHERE id = ?1")?;
+    for id in ids {
+        delete.execute(params![id])?;
+    }
+    Ok(())
+}
+
 /// `?, ?, …` for `n` parameters.
 fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
@@ -272,14 +281,7 @@ impl WebhookStore for SqliteStore {
             return Ok(());
         }
         let ids = ids.to_vec();
-        self.with(move |c| {
-            let mut delete = c.prepare_cached("DELETE FROM webhook_outbox WHERE id = ?1")?;
-            for id in &ids {
-                delete.execute(params![id])?;
-            }
-            Ok(())
-        })
-        .await
+        self.with(move |c| finish(c, &ids)).await
     }
 
     async fn log_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError> {
@@ -288,6 +290,23 @@ impl WebhookStore for SqliteStore {
         }
         let attempts = attempts.to_vec();
         self.with(move |c| log(c, &attempts)).await
+    }
+
+    /// One job: the lines, then the deletes, in the batch's transaction.
+    async fn log_and_finish(
+        &self,
+        attempts: &[Attempt],
+        finished: &[String],
+    ) -> Result<(), StoreError> {
+        if attempts.is_empty() && finished.is_empty() {
+            return Ok(());
+        }
+        let (attempts, finished) = (attempts.to_vec(), finished.to_vec());
+        self.with(move |c| {
+            log(c, &attempts)?;
+            finish(c, &finished)
+        })
+        .await
     }
 
     async fn attempts_of(&self, event_ids: &[String]) -> Result<Vec<Attempt>, StoreError> {

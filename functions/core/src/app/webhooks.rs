@@ -23,8 +23,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::app::forwarding::{Failing, Forwarding};
-use crate::app::webhook_attempts::{describe, ends_alert, health_change, log_attempt, not_sent};
-use crate::domain::alarm::AlarmStatus;
+use crate::app::webhook_attempts::{describe, health_change, log_attempt, not_sent};
 use crate::domain::webhooks::outbox::OutboxEvent;
 use crate::domain::webhooks::schedule::{self, Next, Outcome};
 use crate::domain::webhooks::signing::sign;
@@ -33,13 +32,11 @@ use crate::store::StoreError;
 use crate::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 use crate::wire::webhooks::event_of;
 
+mod reads;
+
 /// Events read from the outbox per page, and pages per round at most.
 pub const ROUND: usize = 200;
 const PAGES: usize = 5;
-
-/// How long a finished event's id is remembered, to drop it when a store
-/// gives it again (longer than [`LOOK_BACK`]).
-const FINISHED_KEPT: chrono::Duration = chrono::Duration::seconds(300);
 
 /// Every [`LOOK_BACK_EVERY`] the outbox is read again from where the cursor
 /// stood [`LOOK_BACK`] before: an event of a store whose positions commit
@@ -54,8 +51,14 @@ const LOOK_BACK_EVERY: chrono::Duration = chrono::Duration::seconds(10);
 /// often than silent).
 const CURRENT_KEPT: chrono::Duration = chrono::Duration::seconds(5);
 
-/// How long a call whose alert ended is remembered.
-const ENDED_KEPT: chrono::Duration = chrono::Duration::hours(1);
+/// How long a call whose alert ended is remembered (its alarm events
+/// are given up without a read; later the store is asked).
+const ENDED_KEPT: chrono::Duration = chrono::Duration::minutes(10);
+
+/// How often what is remembered about calls is swept of what expired:
+/// not per read (at thousands of events a second a sweep per page of the
+/// outbox cost more than sending them).
+const SWEEP_EVERY: chrono::Duration = chrono::Duration::seconds(10);
 
 /// How long the endpoints read stay in use: a new or changed endpoint is
 /// seen within this (its events wait in the outbox meanwhile).
@@ -100,6 +103,12 @@ struct Memory {
     /// Attempts made and not yet in the delivery log: written together at
     /// the next round (one store job, not one per attempt).
     unlogged: Vec<Attempt>,
+    /// Events finished whose removal from the outbox failed: again with
+    /// the next round's write.
+    unfinished: Vec<String>,
+    /// The first round's time: an event written after it cannot have an
+    /// attempt of an earlier run in the delivery log.
+    started_at: Option<DateTime<Utc>>,
     /// The endpoints as last read, and when.
     endpoints: Option<(DateTime<Utc>, Vec<Endpoint>)>,
     /// When the outbox was last emptied without an enabled endpoint.
@@ -113,9 +122,8 @@ struct Memory {
     /// and when the outbox was last read again from there.
     cursor_history: std::collections::VecDeque<(DateTime<Utc>, Option<String>)>,
     looked_back_at: Option<DateTime<Utc>>,
-    /// Events finished lately (a store may give them again, see
-    /// [`WebhookStore::outbox_after`]), with when.
-    finished_lately: HashMap<String, DateTime<Utc>>,
+    /// When `ended_calls` and `current_calls` were last swept.
+    swept_at: Option<DateTime<Utc>>,
     /// Calls whose alert an event read from the outbox ended (accepted,
     /// a presence, closed), with when it was read: their alert events are
     /// given up without asking the store.
@@ -175,18 +183,19 @@ impl Dispatcher {
     /// tasks of its own, bounded); events every endpoint has finished
     /// leave the outbox. Returns how many attempts were started.
     pub async fn round(self: &Arc<Self>, now: DateTime<Utc>) -> Result<usize, StoreError> {
-        self.flush_log().await?;
         let endpoints = self.endpoints(now).await?;
         self.publish_failing(&endpoints);
         if !endpoints.iter().any(|e| !e.disabled) && !self.drain_due(now) {
             // Nobody to send to: the store is not asked every round.
+            self.write_round(Vec::new(), Vec::new()).await?;
             return Ok(0);
         }
         let outbox = self.read_outbox(now).await?;
         if outbox.is_empty() {
+            self.write_round(Vec::new(), Vec::new()).await?;
             return Ok(0);
         }
-        self.restore(&outbox).await?;
+        self.restore(&outbox, now).await?;
 
         // First what may go now (no store read under the lock), then what
         // those need: the alarms of their calls, the people's devices and
@@ -221,20 +230,22 @@ impl Dispatcher {
                     }
                     candidates.push((kept, endpoint));
                 }
-                // Finished only once its last attempt is in the log (an
-                // attempt that ended during this round is written next).
-                let unlogged = memory.unlogged.iter().any(|a| a.event_id == kept.id);
-                if !open && !unlogged {
+                // Its attempts not yet in the log are written in the same
+                // step that finishes it (`write_round`), before it.
+                if !open {
                     finished.push(kept.id.clone());
                 }
             }
+            let done: HashSet<&String> = finished.iter().collect();
             for id in &finished {
                 memory.restored.remove(id);
-                memory.deliveries.retain(|(event, _), _| event != id);
-                memory.finished_lately.insert(id.clone(), now);
             }
-            let done: HashSet<&String> = finished.iter().collect();
-            memory.pending.retain(|e| !done.contains(&e.id));
+            if !done.is_empty() {
+                memory
+                    .deliveries
+                    .retain(|(event, _), _| !done.contains(event));
+                memory.pending.retain(|e| !done.contains(&e.id));
+            }
         }
         let (alerts, devices, types) = if candidates.is_empty() {
             (HashMap::new(), HashMap::new(), Vec::new())
@@ -282,8 +293,7 @@ impl Dispatcher {
                 });
             }
         }
-        self.store.log_attempts(&given_up).await?;
-        self.store.finish_events(&finished).await?;
+        self.write_round(given_up, finished).await?;
         let started = jobs.len();
         for job in jobs {
             let permit = self.slots.clone().acquire_owned().await;
@@ -296,127 +306,33 @@ impl Dispatcher {
         Ok(started)
     }
 
-    /// The events not finished: those read before, and what the store has
-    /// after them (at most [`PAGES`] pages of [`ROUND`] a round).
-    async fn read_outbox(&self, now: DateTime<Utc>) -> Result<Vec<Arc<OutboxEvent>>, StoreError> {
-        let mut from = self.read_from(now);
-        for _ in 0..PAGES {
-            let page = self.store.outbox_after(from.as_deref(), ROUND).await?;
-            if let Some(last) = page.last() {
-                from = Some(last.position.clone());
-            }
-            let full = page.len() == ROUND;
+    /// The round's one write: the attempts made since the last round and
+    /// `given_up` into the delivery log, then `finished` out of the outbox
+    /// (with those not finished after an earlier failure), in one store
+    /// step. Until then an event stays in the outbox, so a crash in between
+    /// makes the attempt again: at least once, never lost.
+    async fn write_round(
+        &self,
+        given_up: Vec<Attempt>,
+        finished: Vec<String>,
+    ) -> Result<(), StoreError> {
+        let (attempts, finished) = {
             let mut memory = self.memory.lock().expect("dispatcher memory");
-            let memory = &mut *memory;
-            memory
-                .finished_lately
-                .retain(|_, at| *at <= now && now - *at < FINISHED_KEPT);
-            let known: HashSet<String> = memory.pending.iter().map(|e| e.id.clone()).collect();
-            memory
-                .ended_calls
-                .retain(|_, at| *at <= now && now - *at < ENDED_KEPT);
-            for event in page {
-                if memory
-                    .cursor
-                    .as_deref()
-                    .is_none_or(|c| event.position.as_str() > c)
-                {
-                    memory.cursor = Some(event.position.clone());
-                }
-                if let Some(call) = event.call_id
-                    && ends_alert(&event)
-                {
-                    memory.ended_calls.insert(call, now);
-                }
-                if !known.contains(&event.id) && !memory.finished_lately.contains_key(&event.id) {
-                    memory.pending.push(Arc::new(event));
-                }
-            }
-            if !full {
-                break;
-            }
-        }
-        Ok(self
-            .memory
-            .lock()
-            .expect("dispatcher memory")
-            .pending
-            .clone())
-    }
-
-    /// Where this round reads from: the cursor, or every
-    /// [`LOOK_BACK_EVERY`] where it stood [`LOOK_BACK`] before.
-    fn read_from(&self, now: DateTime<Utc>) -> Option<String> {
-        let mut memory = self.memory.lock().expect("dispatcher memory");
-        let memory = &mut *memory;
-        let cursor = memory.cursor.clone();
-        memory.cursor_history.push_back((now, cursor.clone()));
-        while memory
-            .cursor_history
-            .front()
-            .is_some_and(|(at, _)| *at > now || now - *at > LOOK_BACK + LOOK_BACK_EVERY)
-        {
-            memory.cursor_history.pop_front();
-        }
-        let due = memory
-            .looked_back_at
-            .is_none_or(|at| now < at || now - at >= LOOK_BACK_EVERY);
-        if !due {
-            return cursor;
-        }
-        memory.looked_back_at = Some(now);
-        memory
-            .cursor_history
-            .iter()
-            .find(|(at, _)| now - *at <= LOOK_BACK)
-            .map(|(_, position)| position.clone())
-            .unwrap_or(cursor)
-    }
-
-    /// The endpoints, read again once [`ENDPOINTS_KEPT`] has passed.
-    async fn endpoints(&self, now: DateTime<Utc>) -> Result<Vec<Endpoint>, StoreError> {
-        {
-            let memory = self.memory.lock().expect("dispatcher memory");
-            if let Some((read_at, endpoints)) = &memory.endpoints
-                && now >= *read_at
-                && now - *read_at < ENDPOINTS_KEPT
-            {
-                return Ok(endpoints.clone());
-            }
-        }
-        let endpoints = self.store.endpoints().await?;
-        self.memory.lock().expect("dispatcher memory").endpoints = Some((now, endpoints.clone()));
-        Ok(endpoints)
-    }
-
-    /// Whether to empty the outbox although no endpoint is enabled.
-    fn drain_due(&self, now: DateTime<Utc>) -> bool {
-        let mut memory = self.memory.lock().expect("dispatcher memory");
-        let due = memory
-            .drained_at
-            .is_none_or(|at| now < at || now - at >= DRAIN_EVERY);
-        if due {
-            memory.drained_at = Some(now);
-        }
-        due
-    }
-
-    /// Writes the attempts made since the last round to the delivery log.
-    /// Until then an event finished by them stays in the outbox (a round
-    /// finishes events only after this), so a crash in between makes the
-    /// attempt again: at least once, never lost.
-    async fn flush_log(&self) -> Result<(), StoreError> {
-        let unlogged = std::mem::take(&mut self.memory.lock().expect("dispatcher memory").unlogged);
-        if unlogged.is_empty() {
+            let mut attempts = std::mem::take(&mut memory.unlogged);
+            attempts.extend(given_up);
+            let mut unfinished = std::mem::take(&mut memory.unfinished);
+            unfinished.extend(finished);
+            (attempts, unfinished)
+        };
+        if attempts.is_empty() && finished.is_empty() {
             return Ok(());
         }
-        if let Err(error) = self.store.log_attempts(&unlogged).await {
-            // Kept for the next round: the log misses nothing.
-            self.memory
-                .lock()
-                .expect("dispatcher memory")
-                .unlogged
-                .splice(0..0, unlogged);
+        if let Err(error) = self.store.log_and_finish(&attempts, &finished).await {
+            // Kept for the next round: the log misses nothing, and no event
+            // stays in the outbox for good.
+            let mut memory = self.memory.lock().expect("dispatcher memory");
+            memory.unlogged.splice(0..0, attempts);
+            memory.unfinished.splice(0..0, finished);
             tracing::error!(%error, "delivery attempts not logged yet");
             return Err(error);
         }
@@ -456,109 +372,6 @@ impl Dispatcher {
             .deliveries
             .values()
             .any(|d| !d.finished && !d.in_flight && d.not_before.is_some_and(|at| at <= now))
-    }
-
-    /// Reads where the deliveries of events not seen before stand (after a
-    /// restart: the delivery log).
-    async fn restore(&self, outbox: &[Arc<OutboxEvent>]) -> Result<(), StoreError> {
-        let new: Vec<String> = {
-            let memory = self.memory.lock().expect("dispatcher memory");
-            outbox
-                .iter()
-                .filter(|e| !memory.restored.contains(&e.id))
-                .map(|e| e.id.clone())
-                .collect()
-        };
-        if new.is_empty() {
-            return Ok(());
-        }
-        let attempts = self.store.attempts_of(&new).await?;
-        let mut memory = self.memory.lock().expect("dispatcher memory");
-        for attempt in attempts {
-            let key = (attempt.event_id.clone(), attempt.endpoint_id.clone());
-            let delivery = memory.deliveries.entry(key).or_default();
-            delivery.attempts = delivery.attempts.max(attempt.number);
-            match attempt.end {
-                AttemptEnd::RetryAt(at) => delivery.not_before = Some(at),
-                _ => delivery.finished = true,
-            }
-        }
-        memory.restored.extend(new);
-        Ok(())
-    }
-
-    /// Whether each call's alert is current: the call open and its alarm
-    /// alerting or unattended. A call that cannot be read counts as
-    /// current: rather one attempt too many than an alert dropped.
-    async fn alerts_current(
-        &self,
-        outbox: &[&OutboxEvent],
-        now: DateTime<Utc>,
-    ) -> HashMap<i64, bool> {
-        let mut current = HashMap::new();
-        for kept in outbox.iter().filter(|e| e.kind.is_alarm()) {
-            let Some(call) = kept.call_id else { continue };
-            if current.contains_key(&call) {
-                continue;
-            }
-            let known = {
-                let memory = self.memory.lock().expect("dispatcher memory");
-                if memory.ended_calls.contains_key(&call) {
-                    Some(false)
-                } else {
-                    memory
-                        .current_calls
-                        .get(&call)
-                        .filter(|at| **at <= now && now - **at < CURRENT_KEPT)
-                        .map(|_| true)
-                }
-            };
-            if let Some(known) = known {
-                current.insert(call, known);
-                continue;
-            }
-            let is_current = match self.store.alarm(&kept.scope, call).await {
-                Ok(Some(now)) => {
-                    now.call.closed_at.is_none()
-                        && matches!(
-                            now.alarm.status,
-                            AlarmStatus::Alerting | AlarmStatus::Unattended
-                        )
-                }
-                Ok(None) => false,
-                Err(error) => {
-                    tracing::warn!(call, %error, "alarm not read for a webhook retry: sent anyway");
-                    true
-                }
-            };
-            let mut memory = self.memory.lock().expect("dispatcher memory");
-            if is_current {
-                memory.current_calls.insert(call, now);
-            } else {
-                memory.current_calls.remove(&call);
-            }
-            memory
-                .current_calls
-                .retain(|_, at| *at <= now && now - *at < CURRENT_KEPT);
-            current.insert(call, is_current);
-        }
-        current
-    }
-
-    /// The handsets and pagers of the people the events name.
-    async fn devices(&self, outbox: &[&OutboxEvent]) -> HashMap<String, String> {
-        let mut devices = HashMap::new();
-        let mut scopes: Vec<_> = outbox.iter().map(|e| e.scope.clone()).collect();
-        scopes.dedup();
-        for scope in scopes {
-            match self.store.staff_of(&scope).await {
-                Ok(staff) => {
-                    devices.extend(staff.into_iter().filter_map(|s| Some((s.id, s.device?))))
-                }
-                Err(error) => tracing::warn!(%error, "staff not read: events go without devices"),
-            }
-        }
-        devices
     }
 
     /// One attempt: signed, sent, logged; the endpoint's health kept.

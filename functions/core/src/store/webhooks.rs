@@ -115,6 +115,20 @@ pub trait WebhookStore: AlarmStore {
     /// Adds attempts to the delivery log.
     async fn log_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError>;
 
+    /// Adds `attempts` to the delivery log, then takes `finished` out of
+    /// the outbox: the dispatcher's one write of a round. An event is never
+    /// finished without its attempts logged (a failure finishes nothing).
+    /// A store that can do both in one step does (the embedded store: one
+    /// job, one transaction).
+    async fn log_and_finish(
+        &self,
+        attempts: &[Attempt],
+        finished: &[String],
+    ) -> Result<(), StoreError> {
+        self.log_attempts(attempts).await?;
+        self.finish_events(finished).await
+    }
+
     /// Every logged attempt of these events, in the order made: where each
     /// delivery stands after a restart.
     async fn attempts_of(&self, event_ids: &[String]) -> Result<Vec<Attempt>, StoreError>;

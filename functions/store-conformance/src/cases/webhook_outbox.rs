@@ -13,6 +13,7 @@ use nurse_call_core::domain::model::{Call, Scope};
 use nurse_call_core::domain::webhooks::EventType;
 use nurse_call_core::domain::webhooks::outbox::{CallFacts, OutboxEvent, events_of_write};
 use nurse_call_core::store::alarms::AlarmWrite;
+use nurse_call_core::store::webhooks::AttemptEnd;
 
 use crate::Harness;
 use crate::alarm_support::*;
@@ -370,5 +371,52 @@ async fn write_or_panic(
         AlarmWrite::Written,
         "writing the alarm of call {}",
         call.id
+    );
+}
+
+/// `log_and_finish` (the dispatcher's one write of a round) logs the
+/// attempts and takes the finished events out; nothing at all is no error.
+pub async fn log_and_finish_logs_then_takes_events_out(harness: Harness) {
+    let (store, hooks) = (harness.store.as_ref(), webhooks(&harness));
+    an_endpoint_wants_events(hooks.as_ref()).await;
+    let scope = Scope::installation();
+    let anna = staff(1, &scope, "Anna", &[]);
+    let call = open(store, &scope, &new_call("W-1", "Notruf", t(0))).await;
+    let alarm = alerting(1, &anna, t(1), Some(t(31)));
+    write_or_panic(
+        store,
+        &scope,
+        &call,
+        &alarm,
+        &[line("alert", 1, Some(&anna), t(1))],
+    )
+    .await;
+    let events = outbox(hooks.as_ref()).await;
+    assert_eq!(events.len(), 1, "the alert: {events:#?}");
+    let delivered = attempt(
+        &events[0].id,
+        "endpoint-a",
+        1,
+        t(2),
+        Some(200),
+        AttemptEnd::Delivered,
+    );
+
+    hooks
+        .log_and_finish(&[], &[])
+        .await
+        .expect("writing nothing");
+    hooks
+        .log_and_finish(std::slice::from_ref(&delivered), &event_ids(&events))
+        .await
+        .expect("log_and_finish");
+    assert!(outbox(hooks.as_ref()).await.is_empty(), "finished");
+    assert_eq!(
+        hooks
+            .attempts_of(&event_ids(&events))
+            .await
+            .expect("attempts_of"),
+        [delivered],
+        "its attempt logged"
     );
 }
