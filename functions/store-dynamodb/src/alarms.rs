@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::{Alarm, Duty, Staff};
 use nurse_call_core::domain::model::{Call, Scope};
-use nurse_call_core::domain::webhooks::outbox;
+use nurse_call_core::domain::webhooks::outbox::{self, OutboxEvent};
 use nurse_call_core::store::StoreError;
 use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm, KeptAlarm};
 
@@ -137,8 +137,17 @@ impl AlarmStore for DynamoStore {
         alarm: &Alarm,
         audit: &[AuditEvent],
     ) -> Result<AlarmWrite, StoreError> {
-        let keep_events = self.webhook_events_wanted().await;
-        let items = self.alarm_write_items(kept, alarm, audit, keep_events)?;
+        // Its webhook events (DECISIONS §16) go into the same transaction:
+        // a committed write has them, a conflicting one none. None while no
+        // endpoint is enabled (`webhook_gate`).
+        let written = Call {
+            alarm: Some(alarm.clone()),
+            ..kept.call.clone()
+        };
+        let events = self
+            .webhook_events_to_keep(outbox::events_of_write(&kept.scope, &written, audit))
+            .await;
+        let items = self.alarm_write_items(kept, alarm, audit, &events)?;
         for attempt in 1..=TRANSACTION_ATTEMPTS {
             match self.transact(items.clone()).await? {
                 Transaction::Committed => return Ok(AlarmWrite::Written),
@@ -259,7 +268,7 @@ impl DynamoStore {
         kept: &KeptAlarm,
         alarm: &Alarm,
         audit: &[AuditEvent],
-        keep_events: bool,
+        events: &[OutboxEvent],
     ) -> Result<Vec<TransactWriteItem>, StoreError> {
         let (scope, call) = (&kept.scope, &kept.call);
         let version = kept.version + 1;
@@ -333,21 +342,10 @@ impl DynamoStore {
                 .map_err(build_error)?;
             items.push(TransactWriteItem::builder().put(put).build());
         }
-        // Its webhook events (DECISIONS §16) in the same transaction: a
-        // committed write has them, a conflicting one none. A write's
-        // events are few (one per kind and level of its lines, one per
-        // answer), each at most the size of the call record plus its staff.
-        // None while no endpoint is enabled (`webhook_gate`).
-        let events = if keep_events {
-            let written = Call {
-                alarm: Some(alarm.clone()),
-                ..call.clone()
-            };
-            outbox::events_of_write(scope, &written, audit)
-        } else {
-            Vec::new()
-        };
-        items.extend(self.outbox_puts(&events, self.outbox_stamp(), 0)?);
+        // Its webhook events: few (one per kind and level of its lines, one
+        // per answer), each at most the size of the call record plus its
+        // staff.
+        items.extend(self.outbox_puts(events, self.outbox_stamp(), 0)?);
         if items.len() > TRANSACTION_LIMIT {
             // 97 items of audit (200 lines each) and webhook events: far
             // more than a step of the largest house writes (one alert per

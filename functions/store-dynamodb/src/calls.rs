@@ -140,7 +140,6 @@ impl DynamoStore {
         let mut closing: Vec<Call> = snapshot.closable(closed_at).cloned().collect();
         let events: HashSet<&str> = closing.iter().map(|call| call.event.as_str()).collect();
         let read_first = events.len() != closing.len();
-        let keep_events = self.webhook_events_wanted().await;
         for attempt in 1..=TRANSACTION_ATTEMPTS {
             if attempt > 1 || read_first {
                 // Another close got some of them first: read again, close the rest.
@@ -227,11 +226,14 @@ impl DynamoStore {
             // put: at most 4 items per call and the element, 24 calls in
             // one transaction, where an address has one open call per event
             // (a handful). None while no endpoint is enabled (`webhook_gate`).
-            let events: Vec<_> = closed
-                .iter()
-                .filter(|_| keep_events)
-                .filter_map(|call| outbox::closed(scope, call))
-                .collect();
+            let events = self
+                .webhook_events_to_keep(
+                    closed
+                        .iter()
+                        .filter_map(|call| outbox::closed(scope, call))
+                        .collect(),
+                )
+                .await;
             items.extend(self.outbox_puts(&events, self.outbox_stamp(), 0)?);
             match self.transact(items).await? {
                 Transaction::Committed => {

@@ -16,6 +16,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use nurse_call_core::domain::webhooks::outbox::OutboxEvent;
 use nurse_call_core::store::webhooks::WebhookStore;
 
 use crate::DynamoStore;
@@ -43,7 +44,7 @@ impl WebhookGate {
 
 impl DynamoStore {
     /// Whether a write now keeps its webhook events (see the module).
-    pub(crate) async fn webhook_events_wanted(&self) -> bool {
+    async fn webhook_events_wanted(&self) -> bool {
         if let Some(enabled) = self.webhook_gate.known() {
             return enabled;
         }
@@ -58,6 +59,18 @@ impl DynamoStore {
                 true
             }
         }
+    }
+
+    /// `events` if a write now keeps them (see the module), else none; the
+    /// endpoints are asked only when there is something to keep.
+    pub(crate) async fn webhook_events_to_keep(
+        &self,
+        events: Vec<OutboxEvent>,
+    ) -> Vec<OutboxEvent> {
+        if events.is_empty() || !self.webhook_events_wanted().await {
+            return Vec::new();
+        }
+        events
     }
 
     /// This process read or changed the endpoints: `Some(enabled)` what

@@ -35,7 +35,7 @@ use nurse_call_core::store::cache::DEFAULT_TTL;
 use nurse_call_core::store::webhooks::WebhookStore;
 use nurse_call_core::{AppState, Mode, Settings, serve};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
-use store_conformance::moto;
+use store_conformance::{alarm_support, moto};
 use support::{CONSUMER, SECRET, json, signed_post};
 
 async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
@@ -274,11 +274,16 @@ async fn alarm_operations_take_one_request_and_the_displays_read_stays_at_two() 
     alarm.changes = 1;
     let (written, write) = sent(&store, store.write_alarm(&kept, &alarm, &[])).await;
     assert_eq!(written.unwrap(), AlarmWrite::Written);
-    // A second later the write reads the endpoints once more first.
+    // A second later a write with a webhook event to keep (an alert) reads
+    // the endpoints once more first.
     let kept = store.alarm(&scope, id).await.unwrap().expect("the alarm");
     tokio::time::sleep(nurse_call_dynamodb::WEBHOOK_ENDPOINTS_SEEN_WITHIN).await;
     let before = store.requests_sent();
-    let written = store.write_alarm(&kept, &kept.alarm, &[]).await.unwrap();
+    let alert = alarm_support::line("alert", 1, Some(&anna), Utc::now());
+    let written = store
+        .write_alarm(&kept, &kept.alarm, std::slice::from_ref(&alert))
+        .await
+        .unwrap();
     assert_eq!(written, AlarmWrite::Written);
     assert_eq!(
         store.requests_sent() - before,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use tokio::sync::Barrier;
 
-use nurse_call_core::domain::alarm::Staff;
 use nurse_call_core::domain::alarm::StaffRef;
+use nurse_call_core::domain::alarm::{Alarm, Staff};
 use nurse_call_core::domain::model::{Call, Scope};
 use nurse_call_core::domain::webhooks::EventType;
 use nurse_call_core::domain::webhooks::outbox::{CallFacts, OutboxEvent, events_of_write};
@@ -255,19 +255,8 @@ pub async fn outbox_events_come_back_in_write_order(harness: Harness) {
 /// longer) there is no error.
 pub async fn finish_events_takes_events_out(harness: Harness) {
     let (store, hooks) = (harness.store.as_ref(), webhooks(&harness));
-    an_endpoint_wants_events(hooks.as_ref()).await;
-    let scope = Scope::installation();
+    let (scope, call, alarm) = a_call_alerting_anna(&harness).await;
     let (anna, ben) = (staff(1, &scope, "Anna", &[]), staff(2, &scope, "Ben", &[]));
-    let call = open(store, &scope, &new_call("W-1", "Notruf", t(0))).await;
-    let alarm = alerting(1, &anna, t(1), Some(t(31)));
-    write_or_panic(
-        store,
-        &scope,
-        &call,
-        &alarm,
-        &[line("alert", 1, Some(&anna), t(1))],
-    )
-    .await;
     write_or_panic(
         store,
         &scope,
@@ -377,20 +366,8 @@ async fn write_or_panic(
 /// `log_and_finish` (the dispatcher's one write of a round) logs the
 /// attempts and takes the finished events out; nothing at all is no error.
 pub async fn log_and_finish_logs_then_takes_events_out(harness: Harness) {
-    let (store, hooks) = (harness.store.as_ref(), webhooks(&harness));
-    an_endpoint_wants_events(hooks.as_ref()).await;
-    let scope = Scope::installation();
-    let anna = staff(1, &scope, "Anna", &[]);
-    let call = open(store, &scope, &new_call("W-1", "Notruf", t(0))).await;
-    let alarm = alerting(1, &anna, t(1), Some(t(31)));
-    write_or_panic(
-        store,
-        &scope,
-        &call,
-        &alarm,
-        &[line("alert", 1, Some(&anna), t(1))],
-    )
-    .await;
+    let hooks = webhooks(&harness);
+    a_call_alerting_anna(&harness).await;
     let events = outbox(hooks.as_ref()).await;
     assert_eq!(events.len(), 1, "the alert: {events:#?}");
     let delivered = attempt(
@@ -419,4 +396,25 @@ pub async fn log_and_finish_logs_then_takes_events_out(harness: Harness) {
         [delivered],
         "its attempt logged"
     );
+}
+
+/// With an endpoint that wants every event: a Notruf (`W-1`) of the
+/// installation whose level 1 alerts Anna (one `call.alert` in the outbox);
+/// its scope, the call and the alarm written.
+async fn a_call_alerting_anna(harness: &Harness) -> (Scope, Call, Alarm) {
+    let (store, hooks) = (harness.store.as_ref(), webhooks(harness));
+    an_endpoint_wants_events(hooks.as_ref()).await;
+    let scope = Scope::installation();
+    let anna = staff(1, &scope, "Anna", &[]);
+    let call = open(store, &scope, &new_call("W-1", "Notruf", t(0))).await;
+    let alarm = alerting(1, &anna, t(1), Some(t(31)));
+    write_or_panic(
+        store,
+        &scope,
+        &call,
+        &alarm,
+        &[line("alert", 1, Some(&anna), t(1))],
+    )
+    .await;
+    (scope, call, alarm)
 }
