@@ -166,6 +166,7 @@ async fn run(args: Args) -> Result<(), String> {
         Arc::new(webhooks::HttpSender::new()?),
         settings.time_zone,
         webhooks::CONCURRENCY,
+        settings.supervision,
     );
     let state = local_state(store, settings.clone())
         .with_live(LiveHub::new())

@@ -14,6 +14,7 @@ use chrono::{DateTime, Duration, Utc};
 use nurse_call_core::app::webhooks::{Dispatcher, Sender};
 use nurse_call_core::config::CallRetention;
 use nurse_call_core::domain::model::Scope;
+use nurse_call_core::domain::supervision::Thresholds;
 use nurse_call_core::domain::webhooks::{Endpoint, Outcome, new_secret};
 use nurse_call_core::store::Backend;
 use nurse_call_core::store::webhooks::{AttemptEnd, WebhookStore};
@@ -148,7 +149,13 @@ async fn a_receiver_down_for_an_hour_gets_what_is_still_due_and_the_rest_is_logg
 
     let receiver = Arc::new(Receiver::default());
     let webhooks: Arc<dyn WebhookStore> = store.clone();
-    let dispatcher = Dispatcher::new(webhooks, receiver.clone(), berlin(), 8);
+    let dispatcher = Dispatcher::new(
+        webhooks,
+        receiver.clone(),
+        berlin(),
+        8,
+        Thresholds::default(),
+    );
 
     // Down for an hour.
     rounds(&dispatcher, t0, t0 + Duration::hours(1)).await;
@@ -248,7 +255,13 @@ async fn a_close_not_delivered_within_24_hours_is_given_up_and_logged() {
 
     let receiver = Arc::new(Receiver::default());
     let webhooks: Arc<dyn WebhookStore> = store.clone();
-    let dispatcher = Dispatcher::new(webhooks, receiver.clone(), berlin(), 8);
+    let dispatcher = Dispatcher::new(
+        webhooks,
+        receiver.clone(),
+        berlin(),
+        8,
+        Thresholds::default(),
+    );
     // Down for a day and a bit (rounds every 30 s of made-up time would be
     // 3,000 rounds: every 10 minutes is enough, the backoff is 30 s).
     let mut at = t0;

@@ -192,6 +192,7 @@ macro_rules! conformance_tests {
             log_and_finish_logs_then_takes_events_out,
             concurrent_alarm_writes_keep_only_the_winners_events,
             the_delivery_log_keeps_every_attempt,
+            attention_marks_move_with_their_event_once,
         );
     };
     (@cases $make_store:expr; $($case:ident),* $(,)?) => {

@@ -31,6 +31,7 @@
 mod admin;
 mod alarm_items;
 mod alarms;
+mod attention;
 mod batch;
 mod calls;
 mod client;

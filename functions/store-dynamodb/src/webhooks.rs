@@ -28,6 +28,7 @@ use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 use chrono::{DateTime, Utc};
 
 use nurse_call_core::domain::webhooks::Endpoint;
+use nurse_call_core::domain::webhooks::attention::AttentionChange;
 use nurse_call_core::domain::webhooks::outbox::OutboxEvent;
 use nurse_call_core::store::StoreError;
 use nurse_call_core::store::webhooks::{Attempt, WebhookStore};
@@ -386,5 +387,13 @@ impl WebhookStore for DynamoStore {
         let pruned = keys.len();
         self.delete_keys(keys, "pruning again is safe").await?;
         Ok(pruned)
+    }
+
+    async fn attention_marks(&self) -> Result<HashMap<String, Vec<String>>, StoreError> {
+        self.read_attention_marks().await
+    }
+
+    async fn mark_attention(&self, change: &AttentionChange) -> Result<bool, StoreError> {
+        self.write_attention_mark(change).await
     }
 }

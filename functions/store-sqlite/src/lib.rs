@@ -21,6 +21,7 @@
 mod address;
 mod admin;
 mod alarms;
+mod attention;
 mod config_cache;
 mod mismatches;
 mod rows;

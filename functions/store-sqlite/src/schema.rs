@@ -19,7 +19,8 @@ use crate::rows::to_precise;
 /// consumers (`config_cache`).
 /// 8: outbound webhooks (DECISIONS §16): endpoints, the outbox, the
 /// delivery log (`webhooks`).
-const SCHEMA_VERSION: i64 = 8;
+/// 9: what `element.attention` last announced per element (`attention`).
+const SCHEMA_VERSION: i64 = 9;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -66,7 +67,25 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 8 {
         version_8(connection)?;
     }
+    if version < 9 {
+        version_9(connection)?;
+    }
     Ok(())
+}
+
+/// `element_attention`: per element of the installation, the reasons
+/// `element.attention` last announced (a JSON list of wire names), moved
+/// in the same transaction as the event that announces news.
+fn version_9(connection: &Connection) -> rusqlite::Result<()> {
+    connection.execute_batch(
+        "BEGIN;
+         CREATE TABLE IF NOT EXISTS element_attention (
+             address TEXT PRIMARY KEY,
+             reasons TEXT NOT NULL
+         );
+         PRAGMA user_version = 9;
+         COMMIT;",
+    )
 }
 
 /// Outbound webhooks:

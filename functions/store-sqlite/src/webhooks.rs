@@ -3,11 +3,14 @@
 //! write that appends a call's alarm audit, or closes a call, keeps its
 //! events in its own transaction.
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, Row, params, params_from_iter};
 
 use nurse_call_core::domain::model::Scope;
+use nurse_call_core::domain::webhooks::attention::AttentionChange;
 use nurse_call_core::domain::webhooks::outbox::{Facts, OutboxEvent};
 use nurse_call_core::domain::webhooks::{Endpoint, EventType};
 use nurse_call_core::store::StoreError;
@@ -365,5 +368,14 @@ impl WebhookStore for SqliteStore {
             )
         })
         .await
+    }
+
+    async fn attention_marks(&self) -> Result<HashMap<String, Vec<String>>, StoreError> {
+        self.read(crate::attention::marks).await
+    }
+
+    async fn mark_attention(&self, change: &AttentionChange) -> Result<bool, StoreError> {
+        let change = change.clone();
+        self.with(move |c| crate::attention::mark(c, &change)).await
     }
 }

@@ -102,7 +102,7 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 8);
+    assert_eq!(version, 9);
     // Opening a current file again changes nothing.
     SqliteStore::open(&path).expect("the migrated file opens again");
 }
@@ -221,7 +221,7 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 8);
+    assert_eq!(version, 9);
 }
 
 #[tokio::test]
@@ -442,5 +442,5 @@ async fn a_version_5_file_keeps_its_data_and_its_open_calls_get_pending_alarms()
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 8);
+    assert_eq!(version, 9);
 }

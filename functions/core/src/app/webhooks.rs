@@ -12,6 +12,8 @@
 //! but not yet logged when the process died is made again: at least once,
 //! the same `webhook-id`, for the receiver to drop.
 //!
+//! It also sweeps the elements for `element.attention` ([`attention`]).
+//!
 //! It never slows a write: it runs on its own task, reads the outbox on the
 //! store's reader, and sends with bounded concurrency.
 
@@ -24,6 +26,7 @@ use chrono_tz::Tz;
 
 use crate::app::forwarding::{Failing, Forwarding};
 use crate::app::webhook_attempts::{describe, health_change, log_attempt, not_sent};
+use crate::domain::supervision::Thresholds;
 use crate::domain::webhooks::outbox::OutboxEvent;
 use crate::domain::webhooks::schedule::{self, Next, Outcome};
 use crate::domain::webhooks::signing::sign;
@@ -32,7 +35,10 @@ use crate::store::StoreError;
 use crate::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 use crate::wire::webhooks::event_of;
 
+mod attention;
 mod reads;
+
+pub use attention::ATTENTION_EVERY;
 
 /// Events read from the outbox per page, and pages per round at most.
 pub const ROUND: usize = 200;
@@ -131,6 +137,8 @@ struct Memory {
     /// Calls whose alert the store said was current, and when it was
     /// asked: asked again only after [`CURRENT_KEPT`].
     current_calls: HashMap<i64, DateTime<Utc>>,
+    /// When the elements were last swept for `element.attention`.
+    attention_swept_at: Option<DateTime<Utc>>,
 }
 
 pub struct Dispatcher {
@@ -139,6 +147,8 @@ pub struct Dispatcher {
     forwarding: Arc<Forwarding>,
     sender: Arc<dyn Sender>,
     zone: Tz,
+    /// When an element needs attention (`element.attention`).
+    supervision: Thresholds,
     memory: Mutex<Memory>,
     /// Attempts on their way at once, at most.
     slots: Arc<tokio::sync::Semaphore>,
@@ -162,12 +172,14 @@ impl Dispatcher {
         sender: Arc<dyn Sender>,
         zone: Tz,
         concurrency: usize,
+        supervision: Thresholds,
     ) -> Arc<Self> {
         Arc::new(Dispatcher {
             store,
             forwarding: Arc::new(Forwarding::default()),
             sender,
             zone,
+            supervision,
             memory: Mutex::new(Memory::default()),
             slots: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
         })
@@ -185,6 +197,9 @@ impl Dispatcher {
     pub async fn round(self: &Arc<Self>, now: DateTime<Utc>) -> Result<usize, StoreError> {
         let endpoints = self.endpoints(now).await?;
         self.publish_failing(&endpoints);
+        if let Err(error) = self.sweep_attention_when_due(&endpoints, now).await {
+            tracing::warn!(%error, "elements not swept for element.attention");
+        }
         if !endpoints.iter().any(|e| !e.disabled) && !self.drain_due(now) {
             // Nobody to send to: the store is not asked every round.
             self.write_round(Vec::new(), Vec::new()).await?;

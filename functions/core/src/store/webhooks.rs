@@ -8,6 +8,8 @@
 //! close's quiet end) it also keeps
 //! [`events_of_write`](crate::domain::webhooks::outbox::events_of_write),
 //! and a close keeps [`closed`](crate::domain::webhooks::outbox::closed).
+//! `element.attention` is kept with the element's mark
+//! ([`WebhookStore::mark_attention`]) by the dispatcher's sweep.
 //! So a committed change always has its events, whatever happens to the
 //! process after the commit, and a write that fails keeps none. A store may
 //! leave them out while no endpoint is enabled (the embedded store checks
@@ -15,10 +17,13 @@
 //!
 //! [`AlarmStore::write_alarm`]: crate::store::alarms::AlarmStore::write_alarm
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::domain::webhooks::Endpoint;
+use crate::domain::webhooks::attention::AttentionChange;
 use crate::domain::webhooks::outbox::OutboxEvent;
 use crate::store::StoreError;
 use crate::store::alarms::AlarmStore;
@@ -144,4 +149,14 @@ pub trait WebhookStore: AlarmStore {
 
     /// Deletes the delivery log's lines made before `before`; how many.
     async fn prune_deliveries(&self, before: DateTime<Utc>) -> Result<usize, StoreError>;
+
+    /// What `element.attention` last announced per element of the
+    /// installation: address → reasons (wire names).
+    async fn attention_marks(&self) -> Result<HashMap<String, Vec<String>>, StoreError>;
+
+    /// Moves one element's mark from `change.before` to `change.after` and
+    /// keeps `change.event` in the outbox, in one atomic step; `false`, and
+    /// nothing written, when the mark is no longer `before` (another
+    /// process announced it first).
+    async fn mark_attention(&self, change: &AttentionChange) -> Result<bool, StoreError>;
 }

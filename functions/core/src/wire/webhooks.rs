@@ -2,7 +2,8 @@
 //! `data` has the call as displays get it (wire times in the installation's
 //! zone, its `type` object with name, priority and urgency, its version),
 //! its alarm, and per event type the level, the recipients or the person
-//! who answered, each with their id, name and device.
+//! who answered, each with their id, name and device. `element.attention`
+//! has the element as displays get it with its reasons (DECISIONS §12).
 
 use std::collections::HashMap;
 
@@ -13,7 +14,7 @@ use crate::domain::alarm::StaffRef;
 use crate::domain::model::CallType;
 use crate::domain::webhooks::outbox::OutboxEvent;
 use crate::domain::webhooks::{Event, EventType};
-use crate::wire::{AlarmRecord, CallRecord};
+use crate::wire::{AlarmRecord, CallRecord, ElementRecord};
 
 /// The event as endpoints get it. `devices` maps a staff id to their
 /// handset or pager, read when it is sent (an admin may have changed it
@@ -25,13 +26,26 @@ pub fn event_of(
     devices: &HashMap<String, String>,
     types: &[CallType],
 ) -> Event {
-    let call = kept.facts.call.to_call();
-    let mut record = CallRecord::new(&call, Some(types), zone, kept.at);
-    record.version = Some(call.version());
-    let mut data = json!({
-        "call": record,
-        "alarm": AlarmRecord::of(call.alarm.as_ref(), zone),
-    });
+    let mut data = match (&kept.facts.call, &kept.facts.element) {
+        (Some(call), _) => {
+            let call = call.to_call();
+            let mut record = CallRecord::new(&call, Some(types), zone, kept.at);
+            record.version = Some(call.version());
+            json!({
+                "call": record,
+                "alarm": AlarmRecord::of(call.alarm.as_ref(), zone),
+            })
+        }
+        (None, Some(element)) => {
+            let kept_element = element.to_element();
+            let mut record = serde_json::to_value(ElementRecord::for_display(&kept_element, zone))
+                .expect("an element record serialises");
+            record["reasons"] = json!(element.reasons);
+            json!({ "element": record })
+        }
+        // Neither: a hand-edited row; sent as it is rather than not at all.
+        (None, None) => json!({}),
+    };
     let people = |staff: &[StaffRef]| -> Vec<Value> {
         staff
             .iter()

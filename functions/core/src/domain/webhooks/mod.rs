@@ -4,12 +4,14 @@
 //! events each one wants ([`endpoint`]), when a delivery is tried again or
 //! given up, and which of a call's deliveries may go next ([`schedule`]),
 //! the Standard Webhooks headers of an attempt ([`signing`]), and the
-//! events a write of an alarm or a close puts in the outbox ([`outbox`]).
+//! events a write of an alarm or a close puts in the outbox ([`outbox`]),
+//! and when an element's need of attention is news ([`attention`]).
 //!
 //! Nothing here sends, stores or reads a clock: the outbox, the dispatcher
 //! and the delivery log (issue 27) sit around these, as the alarm runner
 //! sits around the alarm engine.
 
+pub mod attention;
 pub mod endpoint;
 pub mod event;
 pub mod outbox;

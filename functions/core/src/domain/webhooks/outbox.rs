@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::attention::ElementFacts;
 use super::event::EventType;
 use crate::domain::alarm::Alarm;
 use crate::domain::alarm::audit::AuditEvent;
@@ -50,7 +51,12 @@ pub struct OutboxEvent {
 /// The change an event tells of, as it was at the write.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Facts {
-    pub call: CallFacts,
+    /// The call (every `call.*` event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<CallFacts>,
+    /// The element (`element.attention`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<ElementFacts>,
     /// The level alerted or started (`call.alert`, `call.escalated`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<usize>,
@@ -121,6 +127,30 @@ impl CallFacts {
 }
 
 impl Facts {
+    /// The facts of a call's event, before its level, people and reason.
+    fn of_call(call: &Call) -> Self {
+        Facts {
+            call: Some(CallFacts::of(call)),
+            element: None,
+            level: None,
+            staff: Vec::new(),
+            repeat: false,
+            reason: None,
+        }
+    }
+
+    /// The facts of an `element.attention`.
+    pub fn of_element(element: ElementFacts) -> Self {
+        Facts {
+            call: None,
+            element: Some(element),
+            level: None,
+            staff: Vec::new(),
+            repeat: false,
+            reason: None,
+        }
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("facts serialise")
     }
@@ -146,7 +176,6 @@ pub fn events_of_write(scope: &Scope, call: &Call, audit: &[AuditEvent]) -> Vec<
     // the first of them is.
     let mut events: Vec<(EventType, Facts, DateTime<Utc>)> = Vec::new();
     let mut grouped: HashMap<(EventType, usize, bool, Option<String>), usize> = HashMap::new();
-    let call_facts = CallFacts::of(call);
     for line in audit {
         let (kind, level, repeat, reason) = match line.kind.as_str() {
             "escalated" => (EventType::CallEscalated, line.level, false, None),
@@ -165,12 +194,11 @@ pub fn events_of_write(scope: &Scope, call: &Call, audit: &[AuditEvent]) -> Vec<
                 events.push((
                     kind,
                     Facts {
-                        call: call_facts.clone(),
                         level: matches!(kind, EventType::CallAlert | EventType::CallEscalated)
                             .then_some(level),
-                        staff: Vec::new(),
                         repeat,
                         reason,
+                        ..Facts::of_call(call)
                     },
                     line.at,
                 ));
@@ -197,19 +225,12 @@ pub fn closed(scope: &Scope, call: &Call) -> Option<OutboxEvent> {
     if !is_forwarded(scope) || !has_alarm {
         return None;
     }
-    let facts = Facts {
-        call: CallFacts::of(call),
-        level: None,
-        staff: Vec::new(),
-        repeat: false,
-        reason: None,
-    };
     Some(OutboxEvent::new(
         scope,
         EventType::CallClosed,
         closed_at,
         call,
-        facts,
+        Facts::of_call(call),
     ))
 }
 
