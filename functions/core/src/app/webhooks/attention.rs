@@ -18,12 +18,12 @@ use crate::domain::webhooks::attention::attention_changes;
 pub const ATTENTION_EVERY: chrono::Duration = chrono::Duration::seconds(10);
 
 impl Dispatcher {
-    /// Sweeps when due and wanted; how many elements were announced.
+    /// Sweeps when due and wanted.
     pub(super) async fn sweep_attention_when_due(
         &self,
         endpoints: &[Endpoint],
         now: DateTime<Utc>,
-    ) -> Result<usize, StoreError> {
+    ) -> Result<(), StoreError> {
         let wanted = endpoints
             .iter()
             .any(|e| e.wants_kind(EventType::ElementAttention, None));
@@ -33,7 +33,7 @@ impl Dispatcher {
                 .attention_swept_at
                 .is_none_or(|at| now - at >= ATTENTION_EVERY || now < at);
             if !wanted || !due {
-                return Ok(0);
+                return Ok(());
             }
             memory.attention_swept_at = Some(now);
         }
@@ -48,22 +48,18 @@ impl Dispatcher {
         result
     }
 
-    async fn sweep_attention(&self, now: DateTime<Utc>) -> Result<usize, StoreError> {
+    async fn sweep_attention(&self, now: DateTime<Utc>) -> Result<(), StoreError> {
         let elements = self.store.elements(&Scope::installation()).await?;
         let marks = self.store.attention_marks().await?;
-        let mut announced = 0;
         for change in attention_changes(&elements, &marks, now, &self.supervision) {
             let moved = self.store.mark_attention(&change).await?;
             match (&change.event, moved) {
-                (Some(event), true) => {
-                    announced += 1;
-                    tracing::info!(
-                        event_id = %event.id,
-                        address = %change.address,
-                        reasons = ?change.after,
-                        "element needs attention: element.attention kept for the endpoints"
-                    );
-                }
+                (Some(event), true) => tracing::info!(
+                    event_id = %event.id,
+                    address = %change.address,
+                    reasons = ?change.after,
+                    "element needs attention: element.attention kept for the endpoints"
+                ),
                 (None, true) => tracing::info!(
                     address = %change.address,
                     reasons = ?change.after,
@@ -75,6 +71,6 @@ impl Dispatcher {
                 ),
             }
         }
-        Ok(announced)
+        Ok(())
     }
 }

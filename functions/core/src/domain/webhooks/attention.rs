@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::event::EventType;
 use super::outbox::{Facts, OutboxEvent};
 use crate::domain::model::{Element, Scope};
-use crate::domain::supervision::{AttentionReason, Thresholds, attention_reasons};
+use crate::domain::supervision::{Thresholds, attention_reasons};
 
 /// An element as an `element.attention` event keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,7 +39,8 @@ pub struct ElementFacts {
 }
 
 impl ElementFacts {
-    pub fn of(element: &Element, reasons: &[AttentionReason]) -> Self {
+    /// `element` needing attention for `reasons` (wire names).
+    pub fn of(element: &Element, reasons: Vec<String>) -> Self {
         ElementFacts {
             address: element.address.clone(),
             code: element.code.clone(),
@@ -49,7 +50,7 @@ impl ElementFacts {
             reachable: element.reachable,
             updated_at: element.updated_at,
             version: element.version,
-            reasons: reasons.iter().map(|r| r.as_str().to_string()).collect(),
+            reasons,
         }
     }
 
@@ -91,8 +92,10 @@ pub fn attention_changes(
 ) -> Vec<AttentionChange> {
     let mut changes = Vec::new();
     for element in elements {
-        let reasons = attention_reasons(element, now, thresholds);
-        let after: Vec<String> = reasons.iter().map(|r| r.as_str().to_string()).collect();
+        let after: Vec<String> = attention_reasons(element, now, thresholds)
+            .iter()
+            .map(|r| r.as_str().to_string())
+            .collect();
         let before = marks.get(&element.address);
         let announced = before.map(Vec::as_slice).unwrap_or_default();
         let news = after.iter().any(|reason| !announced.contains(reason));
@@ -100,14 +103,14 @@ pub fn attention_changes(
             continue;
         }
         let event = news.then(|| OutboxEvent {
-            id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
+            id: super::event::new_event_id(),
             position: String::new(),
             scope: Scope::installation(),
             kind: EventType::ElementAttention,
             at: now,
             call_id: None,
             section: None,
-            facts: Facts::of_element(ElementFacts::of(element, &reasons)),
+            facts: Facts::of_element(ElementFacts::of(element, after.clone())),
         });
         changes.push(AttentionChange {
             address: element.address.clone(),

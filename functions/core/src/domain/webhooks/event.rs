@@ -67,6 +67,12 @@ impl std::fmt::Display for EventType {
     }
 }
 
+/// A fresh `webhook-id`: `msg_` and a random UUID (the Standard Webhooks
+/// convention), unique per event, the same on every retry of it.
+pub fn new_event_id() -> String {
+    format!("msg_{}", uuid::Uuid::new_v4().simple())
+}
+
 /// One event as the outbox keeps it: written in the same atomic step as
 /// the change that caused it, delivered to every endpoint that wants it.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,8 +94,7 @@ pub struct Event {
 }
 
 impl Event {
-    /// A new event with a fresh id (`msg_` and a random UUID, the Standard
-    /// Webhooks convention).
+    /// A new event with a fresh id ([`new_event_id`]).
     pub fn new(
         kind: EventType,
         at: DateTime<Utc>,
@@ -98,7 +103,7 @@ impl Event {
         data: Value,
     ) -> Event {
         Event {
-            id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
+            id: new_event_id(),
             kind,
             at,
             call_id,

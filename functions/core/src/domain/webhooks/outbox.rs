@@ -237,7 +237,7 @@ pub fn closed(scope: &Scope, call: &Call) -> Option<OutboxEvent> {
 impl OutboxEvent {
     fn new(scope: &Scope, kind: EventType, at: DateTime<Utc>, call: &Call, facts: Facts) -> Self {
         OutboxEvent {
-            id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
+            id: super::event::new_event_id(),
             position: String::new(),
             scope: scope.clone(),
             kind,
