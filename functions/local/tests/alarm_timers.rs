@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 
 use nurse_call_core::config::{CallRetention, Settings};
 use nurse_call_core::domain::alarm::{Duty, Policy, Staff};
@@ -49,8 +49,9 @@ fn member(n: u32, name: &str) -> Staff {
 }
 
 /// Notruf with section at once and the house after `house_after` seconds;
-/// Anna on duty for section 1, Ben for section 2; `CALLS` calls of section 1.
-async fn prepare(store: &dyn Backend, house_after: i64) -> Vec<i64> {
+/// Anna on duty for section 1, Ben for section 2; `CALLS` calls of section 1,
+/// all opened at the time returned with their ids.
+async fn prepare(store: &dyn Backend, house_after: i64) -> (Vec<i64>, DateTime<Utc>) {
     let mut notruf = default_call_types()
         .into_iter()
         .find(|t| t.name == "Notruf")
@@ -108,7 +109,7 @@ async fn prepare(store: &dyn Backend, house_after: i64) -> Vec<i64> {
             other => panic!("not opened: {other:?}"),
         }
     }
-    ids
+    (ids, now)
 }
 
 /// The audit's lines of `kind` for a call, as `(level, staff name)`.
@@ -129,20 +130,32 @@ async fn two_workers_on_one_store_fire_each_level_once() {
     let first = open_store(dir.path()).await;
     // The second worker's own connection to the same file.
     let second = open_store(dir.path()).await;
-    let ids = prepare(first.as_ref(), 1).await;
+    let (ids, opened_at) = prepare(first.as_ref(), 1).await;
     let (one, two) = (state(first.clone()), state(second));
 
     // Both look at once, again and again, until the house level is due
     // and past: the opens' pending alarms, then level 2 of every call.
     let until = std::time::Instant::now() + StdDuration::from_millis(2600);
+    let mut first_round = None;
     while std::time::Instant::now() < until {
         let now = wire_time::now();
+        first_round.get_or_insert(now);
         let (a, b) = tokio::join!(one.run_due_alarms(now, 100), two.run_due_alarms(now, 100));
         a.expect("first worker");
         b.expect("second worker");
         tokio::time::sleep(StdDuration::from_millis(20)).await;
     }
 
+    // A slow machine (CI: a debug build among other tests) may take longer
+    // than the house level's second to open the calls; then the first round
+    // already finds both levels due and starts them in one write, as a
+    // restarted server would (the next test). The round's own `now` decides.
+    let first_round = first_round.expect("at least one round");
+    let writes = if first_round < opened_at + Duration::seconds(1) {
+        2
+    } else {
+        1
+    };
     for id in ids {
         let kept = first
             .alarm(&Scope::installation(), id)
@@ -161,8 +174,8 @@ async fn two_workers_on_one_store_fire_each_level_once() {
             "call {id}: each person alerted once, by their level"
         );
         assert_eq!(
-            kept.version, 2,
-            "call {id}: two writes (level 1, level 2), no lost or doubled one"
+            kept.version, writes,
+            "call {id}: {writes} write(s) (level 1, level 2), no lost or doubled one"
         );
     }
 }
@@ -171,7 +184,7 @@ async fn two_workers_on_one_store_fire_each_level_once() {
 async fn a_level_that_fell_due_while_no_worker_ran_starts_in_the_first_round() {
     let dir = tempfile::tempdir().expect("temp folder");
     let store = open_store(dir.path()).await;
-    let ids = prepare(store.as_ref(), 1).await;
+    let (ids, _) = prepare(store.as_ref(), 1).await;
     // Nobody looked at the opens, and the house level's time passes.
     tokio::time::sleep(StdDuration::from_millis(2100)).await;
 
