@@ -3,12 +3,14 @@
 //! works on ([`AppState::scope_for`]) and what happens to an unknown element
 //! ([`AppState::element_policy`]). [`alarms`] runs the alarm engine against
 //! the store (DECISIONS §14), [`alarm_looks`] says when, and
-//! [`alarm_start`] takes an alarm's first step and end with the writes.
+//! [`alarm_start`] takes an alarm's first step and end with the writes;
+//! [`push`] turns its alerts and cancels into Web Push jobs (DECISIONS §15).
 
 pub mod alarm_looks;
 pub mod alarm_start;
 pub mod alarms;
 pub mod forwarding;
+pub mod push;
 pub mod webhook_attempts;
 pub mod webhooks;
 
@@ -21,6 +23,7 @@ use crate::domain::model::{Call, CallType, Consumer, Element, ElementPolicy, Sco
 use crate::store::alarms::AlarmStore;
 use crate::store::cache::{Cache, DEFAULT_TTL};
 use crate::store::fallbacks::FallbackLog;
+use crate::store::push::PushStore;
 use crate::store::{SandboxStore, Store, StoreError};
 use crate::wire::live::LiveHub;
 
@@ -48,6 +51,12 @@ pub struct AppState {
     /// server's dispatcher; `None` where nothing sends webhooks (the Lambda
     /// functions until issue 28), and displays then show no such line.
     pub forwarding: Option<Arc<forwarding::Forwarding>>,
+    /// The same store, for the staff's push subscriptions and the VAPID
+    /// keys (DECISIONS §15): every service sets it ([`AppState::with_push`]).
+    pub push: Option<Arc<dyn PushStore>>,
+    /// Where the alarm's pushes go: the local server's push adapter; `None`
+    /// where nothing sends pushes (the Lambda functions until issue 28).
+    pub pushes: Option<Arc<dyn push::PushSink>>,
 }
 
 impl AppState {
@@ -62,6 +71,8 @@ impl AppState {
             live: None,
             alarms: None,
             forwarding: None,
+            push: None,
+            pushes: None,
         }
     }
 
@@ -70,6 +81,23 @@ impl AppState {
     pub fn with_alarms(self, store: Arc<dyn AlarmStore>) -> Self {
         AppState {
             alarms: Some(store),
+            ..self
+        }
+    }
+
+    /// The same state, keeping push subscriptions and the VAPID keys in
+    /// `store` (the same store as the state's).
+    pub fn with_push(self, store: Arc<dyn PushStore>) -> Self {
+        AppState {
+            push: Some(store),
+            ..self
+        }
+    }
+
+    /// The same state, handing the alarm's alerts and cancels to `sink`.
+    pub fn with_pushes(self, sink: Arc<dyn push::PushSink>) -> Self {
+        AppState {
+            pushes: Some(sink),
             ..self
         }
     }

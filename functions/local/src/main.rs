@@ -168,9 +168,16 @@ async fn run(args: Args) -> Result<(), String> {
         webhooks::CONCURRENCY,
         settings.supervision,
     );
+    // The alarm's alerts and cancels to the phones' browsers (DECISIONS
+    // §15); the VAPID key pair is made now on a first start.
+    let pusher = nurse_call_push::Pusher::new(store.clone(), &settings.staff.vapid_subject)?;
+    if let Err(error) = pusher.prepare().await {
+        tracing::error!(%error, "web push: no VAPID key pair yet; tried again with the first push");
+    }
     let state = local_state(store, settings.clone())
         .with_live(LiveHub::new())
-        .with_forwarding(dispatcher.forwarding());
+        .with_forwarding(dispatcher.forwarding())
+        .with_pushes(Arc::new(pusher));
     // Alarms whose level or re-alert is due, including whatever fell due
     // while the server was down (DECISIONS §14).
     tokio::spawn(timers::run(state.clone()));

@@ -3,7 +3,9 @@
 //! `GET /api/v1/staff/calls` and `POST /api/v1/staff/calls/{id}/responses`;
 //! and the alarm servers' signed responses, `POST /api/v1/response`
 //! (DECISIONS §16): the same response path with another sender, so the
-//! same function and the same store access.
+//! same function and the same store access. And the staff's phones'
+//! Web Push registration (DECISIONS §15): `GET /api/v1/staff/push-key`,
+//! `POST`/`DELETE /api/v1/staff/push-subscriptions`.
 
 use nurse_call_core::Endpoint;
 
@@ -15,6 +17,8 @@ async fn main() -> Result<(), lambda_http::Error> {
         Endpoint::StaffCalls,
         Endpoint::StaffResponses,
         Endpoint::AlarmResponse,
+        Endpoint::StaffPushKey,
+        Endpoint::StaffPushSubscriptions,
     ])
     .await
 }

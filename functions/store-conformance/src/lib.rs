@@ -193,6 +193,9 @@ macro_rules! conformance_tests {
             concurrent_alarm_writes_keep_only_the_winners_events,
             the_delivery_log_keeps_every_attempt,
             attention_marks_move_with_their_event_once,
+            vapid_keys_are_kept_once,
+            push_subscriptions_are_kept_per_person_and_endpoint,
+            push_subscriptions_go_with_their_person,
         );
     };
     (@cases $make_store:expr; $($case:ident),* $(,)?) => {

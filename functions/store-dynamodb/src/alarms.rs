@@ -77,11 +77,15 @@ impl AlarmStore for DynamoStore {
     }
 
     async fn revoke_staff(&self, id: &str) -> Result<bool, StoreError> {
-        self.remove_staff(id, false).await
+        let revoked = self.remove_staff(id, false).await?;
+        self.forget_push_subscriptions(id).await?;
+        Ok(revoked)
     }
 
     async fn erase_staff(&self, id: &str) -> Result<bool, StoreError> {
-        self.remove_staff(id, true).await
+        let erased = self.remove_staff(id, true).await?;
+        self.forget_push_subscriptions(id).await?;
+        Ok(erased)
     }
 
     async fn put_duty(&self, duty: &Duty) -> Result<(), StoreError> {

@@ -39,6 +39,7 @@ mod elements;
 mod error;
 pub mod item;
 mod mismatches;
+mod push;
 mod reads;
 mod sandbox;
 mod staff;

@@ -24,6 +24,7 @@ mod alarms;
 mod attention;
 mod config_cache;
 mod mismatches;
+mod push;
 mod rows;
 mod sandbox;
 mod schema;

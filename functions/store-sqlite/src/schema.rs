@@ -20,7 +20,9 @@ use crate::rows::to_precise;
 /// 8: outbound webhooks (DECISIONS §16): endpoints, the outbox, the
 /// delivery log (`webhooks`).
 /// 9: what `element.attention` last announced per element (`attention`).
-const SCHEMA_VERSION: i64 = 9;
+/// 10: Web Push (DECISIONS §15): the VAPID key pair, the staff's browser
+/// subscriptions (`push`).
+const SCHEMA_VERSION: i64 = 10;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -70,7 +72,38 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 9 {
         version_9(connection)?;
     }
+    if version < 10 {
+        version_10(connection)?;
+    }
     Ok(())
+}
+
+/// Web Push:
+/// - `vapid_keys`: the installation's one key pair (`id` is always 1);
+/// - `push_subscriptions`: a staff member's browsers, one row per endpoint;
+///   deleted with the person (revoke, erase, a visitor's scope).
+fn version_10(connection: &Connection) -> rusqlite::Result<()> {
+    connection.execute_batch(
+        "BEGIN;
+         CREATE TABLE IF NOT EXISTS vapid_keys (
+             id INTEGER PRIMARY KEY CHECK (id = 1),
+             public_key TEXT NOT NULL,
+             private_key TEXT NOT NULL,
+             created_at TEXT NOT NULL
+         );
+         CREATE TABLE IF NOT EXISTS push_subscriptions (
+             staff_id TEXT NOT NULL,
+             endpoint TEXT NOT NULL,
+             scope TEXT NOT NULL,
+             p256dh TEXT NOT NULL,
+             auth TEXT NOT NULL,
+             created_at TEXT NOT NULL,
+             PRIMARY KEY (staff_id, endpoint)
+         );
+         CREATE INDEX IF NOT EXISTS push_subscriptions_by_scope ON push_subscriptions (scope);
+         PRAGMA user_version = 10;
+         COMMIT;",
+    )
 }
 
 /// `element_attention`: per element of the installation, the reasons

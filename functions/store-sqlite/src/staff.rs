@@ -78,16 +78,19 @@ pub(crate) fn replace_token(c: &Connection, id: &str, token_hash: &str) -> rusql
     )? > 0)
 }
 
-/// Revokes a member and ends their duty (one job: both or neither).
+/// Revokes a member, ends their duty and forgets their phones' push
+/// subscriptions (one job: all or nothing).
 pub(crate) fn revoke(c: &Connection, id: &str) -> rusqlite::Result<bool> {
     let revoked = c.execute("UPDATE staff SET revoked = 1 WHERE id = ?1", params![id])? > 0;
     c.execute("DELETE FROM duties WHERE staff_id = ?1", params![id])?;
+    c.execute("DELETE FROM push_subscriptions WHERE staff_id = ?1", params![id])?;
     Ok(revoked)
 }
 
-/// Deletes a member and their duty (one job: both or neither).
+/// Deletes a member, their duty and their push subscriptions (one job).
 pub(crate) fn erase(c: &Connection, id: &str) -> rusqlite::Result<bool> {
     c.execute("DELETE FROM duties WHERE staff_id = ?1", params![id])?;
+    c.execute("DELETE FROM push_subscriptions WHERE staff_id = ?1", params![id])?;
     Ok(c.execute("DELETE FROM staff WHERE id = ?1", params![id])? > 0)
 }
 
@@ -96,6 +99,10 @@ pub(crate) fn erase(c: &Connection, id: &str) -> rusqlite::Result<bool> {
 pub(crate) fn erase_scopes(c: &Connection, scopes: &str, parameter: &str) -> rusqlite::Result<()> {
     c.execute(
         &format!("DELETE FROM duties WHERE scope IN ({scopes})"),
+        params![parameter],
+    )?;
+    c.execute(
+        &format!("DELETE FROM push_subscriptions WHERE scope IN ({scopes})"),
         params![parameter],
     )?;
     c.execute(

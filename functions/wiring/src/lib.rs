@@ -216,7 +216,8 @@ async fn connect_dynamodb(
 /// edits visible within 60 s, DECISIONS §7).
 pub fn lambda_state(store: Arc<dyn ServiceStore>, settings: Settings) -> AppState {
     AppState::new(store.clone(), settings)
-        .with_alarms(store)
+        .with_alarms(store.clone())
+        .with_push(store)
         .with_cache(DEFAULT_TTL)
 }
 
@@ -224,7 +225,9 @@ pub fn lambda_state(store: Arc<dyn ServiceStore>, settings: Settings) -> AppStat
 /// (the embedded store keeps call types and consumers in memory itself,
 /// checked against the file's generation of them on every read).
 pub fn local_state(store: Arc<dyn Backend>, settings: Settings) -> AppState {
-    AppState::new(store.clone(), settings).with_alarms(store)
+    AppState::new(store.clone(), settings)
+        .with_alarms(store.clone())
+        .with_push(store)
 }
 
 fn non_empty(value: Option<String>) -> Option<String> {

@@ -341,7 +341,9 @@ impl AppState {
             .min())
     }
 
-    /// Tells displays and staff pages what a written step changed.
+    /// Tells displays and staff pages what a written step changed, and
+    /// hands its alerts and cancels to the push adapter (phones whose page
+    /// is closed).
     pub(crate) fn publish_alarm(
         &self,
         scope: &Scope,
@@ -351,6 +353,7 @@ impl AppState {
         types: &[CallType],
         now: DateTime<Utc>,
     ) {
+        self.push_alarm(scope, call, next, types, now);
         let Some(hub) = self.listened_hub() else {
             return;
         };

@@ -7,7 +7,9 @@
 //! ([`raw`]) and what the service makes of them: call types with their
 //! fail-safe fallbacks ([`call_type_items`]), consumers and displays
 //! ([`credentials`]); alarm routing ([`alarm`]) and the outbound webhooks'
-//! events, endpoints, retries and signatures ([`webhooks`]). Nothing here
+//! events, endpoints, retries and signatures ([`webhooks`]); the staff's
+//! browsers' Web Push subscriptions and the installation's VAPID keys
+//! ([`push`]). Nothing here
 //! reads a store or speaks HTTP.
 
 pub mod alarm;
@@ -15,6 +17,7 @@ pub mod call_type_items;
 pub mod call_types;
 pub mod credentials;
 pub mod model;
+pub mod push;
 pub mod raw;
 pub mod report;
 pub mod supervision;

@@ -47,6 +47,11 @@ pub enum Endpoint {
     StaffResponses,
     /// An alarm server's response to a call, signed (DECISIONS §16).
     AlarmResponse,
+    /// Staff: the installation's VAPID public key (DECISIONS §15).
+    StaffPushKey,
+    /// Staff: register (`POST`) or remove (`DELETE`) a browser's push
+    /// subscription.
+    StaffPushSubscriptions,
 }
 
 /// The one path with a parameter: `{id}` between these two.
@@ -54,7 +59,7 @@ const RESPONSES_PREFIX: &str = "/api/v1/staff/calls/";
 const RESPONSES_SUFFIX: &str = "/responses";
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 16] = [
+    pub const ALL: [Endpoint; 18] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
@@ -71,6 +76,8 @@ impl Endpoint {
         Endpoint::StaffCalls,
         Endpoint::StaffResponses,
         Endpoint::AlarmResponse,
+        Endpoint::StaffPushKey,
+        Endpoint::StaffPushSubscriptions,
     ];
 
     pub fn path(self) -> &'static str {
@@ -92,11 +99,15 @@ impl Endpoint {
             // The template, as the interface document and API Gateway name it.
             Endpoint::StaffResponses => "/api/v1/staff/calls/{id}/responses",
             Endpoint::AlarmResponse => "/api/v1/response",
+            Endpoint::StaffPushKey => "/api/v1/staff/push-key",
+            Endpoint::StaffPushSubscriptions => "/api/v1/staff/push-subscriptions",
         }
     }
 
     /// The endpoint's first method (its only one but for
-    /// [`Endpoint::StaffDuty`]'s `PUT` and `DELETE`, [`Endpoint::methods`]).
+    /// [`Endpoint::StaffDuty`]'s `PUT` and `DELETE` and
+    /// [`Endpoint::StaffPushSubscriptions`]' `POST` and `DELETE`,
+    /// [`Endpoint::methods`]).
     pub fn method(self) -> Method {
         self.methods()[0].clone()
     }
@@ -111,6 +122,7 @@ impl Endpoint {
             | Endpoint::StaffResponses
             | Endpoint::AlarmResponse => &[Method::POST],
             Endpoint::StaffDuty => &[Method::PUT, Method::DELETE],
+            Endpoint::StaffPushSubscriptions => &[Method::POST, Method::DELETE],
             Endpoint::CallTypes
             | Endpoint::SandboxState
             | Endpoint::TestPage
@@ -119,13 +131,15 @@ impl Endpoint {
             | Endpoint::DisplayElements
             | Endpoint::OpenApi
             | Endpoint::StaffMe
-            | Endpoint::StaffCalls => &[Method::GET],
+            | Endpoint::StaffCalls
+            | Endpoint::StaffPushKey => &[Method::GET],
         }
     }
 
     fn allow_header(self) -> &'static str {
         match self.methods() {
             [Method::PUT, Method::DELETE] => "PUT, DELETE",
+            [Method::POST, Method::DELETE] => "POST, DELETE",
             [Method::POST] => "POST",
             _ => "GET",
         }
@@ -238,6 +252,10 @@ pub async fn serve_endpoint(
             Endpoint::StaffCalls => handlers::staff_calls::calls(state, &request).await,
             Endpoint::StaffResponses => handlers::staff_calls::respond(state, &request).await,
             Endpoint::AlarmResponse => handlers::alarm_response::handle(state, &request).await,
+            Endpoint::StaffPushKey => handlers::staff_push::push_key(state, &request).await,
+            Endpoint::StaffPushSubscriptions => {
+                handlers::staff_push::subscriptions(state, &request).await
+            }
         }
     };
     let response = result.unwrap_or_else(|error| error_response(&error));

@@ -4,8 +4,10 @@
 //! [`Store`] is what the request path uses: the API's writes and the
 //! displays' reads. The sandbox's bookkeeping ([`SandboxStore`]), the admin
 //! command's operations ([`admin::AdminStore`]) and alarm routing's records
-//! ([`alarms::AlarmStore`]) are traits of their own, so the request path
-//! keeps a small, audited surface. [`Backend`] is all four,
+//! ([`alarms::AlarmStore`]), the staff's Web Push subscriptions
+//! ([`push::PushStore`]) and the webhooks' records
+//! ([`webhooks::WebhookStore`]) are traits of their own, so the request path
+//! keeps a small, audited surface. [`Backend`] is all of them,
 //! what each store crate implements and the wiring hands out.
 //!
 //! Every method is one atomic step: a store never leaves a request half-written.
@@ -17,6 +19,7 @@ pub mod admin;
 pub mod alarms;
 pub mod cache;
 pub mod fallbacks;
+pub mod push;
 pub mod webhooks;
 
 pub use alarms::FirstAlarm;
@@ -336,17 +339,18 @@ pub trait SandboxStore: Store {
 }
 
 /// Everything a store crate implements: the request path, the sandbox's
-/// bookkeeping, the admin's operations, alarm routing's records and the
-/// webhooks' endpoints, outbox and delivery log. The wiring opens one and
+/// bookkeeping, the admin's operations, alarm routing's records, the Web
+/// Push subscriptions and the webhooks' endpoints, outbox and delivery log. The wiring opens one and
 /// hands each part the trait it needs.
 pub trait Backend: ServiceStore + admin::AdminStore + webhooks::WebhookStore {}
 
 impl<T: ServiceStore + admin::AdminStore + webhooks::WebhookStore> Backend for T {}
 
 /// What a service uses (the Lambda functions, the local server): the
-/// request path, the sandbox's bookkeeping and alarm routing, no admin
-/// operation (so none is linked into a function's zip). The state hands
-/// each handler the part it needs ([`crate::AppState`]).
-pub trait ServiceStore: SandboxStore + alarms::AlarmStore {}
+/// request path, the sandbox's bookkeeping, alarm routing and the staff's
+/// push subscriptions, no admin operation (so none is linked into a
+/// function's zip). The state hands each handler the part it needs
+/// ([`crate::AppState`]).
+pub trait ServiceStore: SandboxStore + alarms::AlarmStore + push::PushStore {}
 
-impl<T: SandboxStore + alarms::AlarmStore> ServiceStore for T {}
+impl<T: SandboxStore + alarms::AlarmStore + push::PushStore> ServiceStore for T {}

@@ -10,6 +10,7 @@ pub mod element;
 pub mod openapi;
 pub mod staff;
 pub mod staff_calls;
+pub mod staff_push;
 
 use crate::app::AppState;
 use crate::domain::model::{Consumer, HashMismatch, Scope};

@@ -1,0 +1,178 @@
+//! The alarm engine's alerts and cancels as Web Push jobs (DECISIONS §15).
+//! After a step is written, each `Alert` and `Cancel` effect becomes one
+//! [`PushJob`] for its person, handed to the state's [`PushSink`] without
+//! waiting: the sink (the push adapter, `functions/push`) finds the
+//! person's subscriptions, encrypts, signs and sends, and retries, all off
+//! the request path, so a push never delays a write.
+//!
+//! The payload is exactly the live message the person's open staff page
+//! gets (`call.alert`, `call.cancelled`), so the page and its service
+//! worker read one format.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use crate::app::AppState;
+use crate::domain::alarm::{Effect, Step};
+use crate::domain::model::{Call, CallType, Scope};
+use crate::wire::live::LiveMessage;
+
+/// Largest payload sent (DECISIONS §15: at most 3 KB; push services take
+/// 4,096 bytes after encryption, which adds 86).
+pub const MAX_PAYLOAD_BYTES: usize = 3 * 1024;
+
+/// What a push is about: the person is alerted, or their alert stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushKind {
+    Alert,
+    Cancel,
+}
+
+/// One push to every subscription of one person.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PushJob {
+    pub scope: Scope,
+    pub staff_id: String,
+    pub call_id: i64,
+    pub kind: PushKind,
+    /// The JSON sent, at most [`MAX_PAYLOAD_BYTES`].
+    pub payload: String,
+    /// When the step that made it was taken: the push's `TTL` runs from here.
+    pub made_at: DateTime<Utc>,
+}
+
+/// Where pushes go: takes a job at once and never waits (an adapter queues
+/// it); dropped jobs are the adapter's to log loudly.
+pub trait PushSink: Send + Sync {
+    fn send(&self, job: PushJob);
+}
+
+/// The pushes of a written step: one per `Alert` and `Cancel` effect, in
+/// the order the engine made them.
+pub fn jobs_of_step(
+    scope: &Scope,
+    call: &Call,
+    next: &Step,
+    types: &[CallType],
+    zone: chrono_tz::Tz,
+    now: DateTime<Utc>,
+) -> Vec<PushJob> {
+    next.effects
+        .iter()
+        .filter_map(|effect| {
+            let (staff, kind, message) = match effect {
+                Effect::Alert {
+                    staff,
+                    level,
+                    repeat,
+                } => (
+                    staff,
+                    PushKind::Alert,
+                    LiveMessage::alert(call, *level, *repeat, types, zone, now),
+                ),
+                Effect::Cancel { staff, reason } => (
+                    staff,
+                    PushKind::Cancel,
+                    LiveMessage::cancelled(call, reason, types, zone, now),
+                ),
+                _ => return None,
+            };
+            Some(PushJob {
+                scope: scope.clone(),
+                staff_id: staff.id.clone(),
+                call_id: call.id,
+                kind,
+                payload: fit_payload(message.to_json()),
+                made_at: now,
+            })
+        })
+        .collect()
+}
+
+/// The message as JSON, at most [`MAX_PAYLOAD_BYTES`]: a call whose texts
+/// make it longer (each may have 255 characters) keeps its id, address,
+/// section, call type and alarm, the rest shortened or left out: the page
+/// reads the whole call when it opens.
+fn fit_payload(message: String) -> String {
+    if message.len() <= MAX_PAYLOAD_BYTES {
+        return message;
+    }
+    let Ok(mut value) = serde_json::from_str::<Value>(&message) else {
+        return message;
+    };
+    if let Some(call) = value.get_mut("call").and_then(Value::as_object_mut) {
+        for key in ["attribute", "element_code", "element_name", "position"] {
+            call.remove(key);
+        }
+        for key in ["address", "section"] {
+            if let Some(Value::String(text)) = call.get_mut(key) {
+                *text = text.chars().take(60).collect();
+            }
+        }
+        if let Some(kind) = call.get_mut("type").and_then(Value::as_object_mut) {
+            kind.retain(|key, _| {
+                matches!(
+                    key.as_str(),
+                    "id" | "name" | "urgency" | "priority" | "type" | "color"
+                )
+            });
+        }
+        call.insert("shortened".into(), json!(true));
+    }
+    value.to_string()
+}
+
+impl AppState {
+    /// Hands the pushes of a written step to the push adapter, if this
+    /// process sends pushes.
+    pub(crate) fn push_alarm(
+        &self,
+        scope: &Scope,
+        call: &Call,
+        next: &Step,
+        types: &[CallType],
+        now: DateTime<Utc>,
+    ) {
+        let Some(sink) = &self.pushes else {
+            return;
+        };
+        for job in jobs_of_step(scope, call, next, types, self.settings.time_zone, now) {
+            sink.send(job);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_call_is_shortened_to_fit_and_keeps_what_identifies_it() {
+        let long = "Ü".repeat(255);
+        let message = json!({
+            "type": "call.alert", "version": 3, "level": 1, "repeat": false,
+            "call": {
+                "id": 7, "address": long, "position": long, "section": long,
+                "attribute": long, "element_code": long, "element_name": long,
+                "type": {"name": "Notruf", "urgency": "high", "color": "#ff0000", "sound": long},
+                "alarm": {"state": "alerting", "level": 1}
+            }
+        })
+        .to_string();
+        assert!(message.len() > MAX_PAYLOAD_BYTES);
+        let fitted: Value = serde_json::from_str(&fit_payload(message)).unwrap();
+        assert!(fitted.to_string().len() <= MAX_PAYLOAD_BYTES);
+        assert_eq!(fitted["call"]["id"], 7);
+        assert_eq!(fitted["call"]["type"]["name"], "Notruf");
+        assert_eq!(fitted["call"]["alarm"]["state"], "alerting");
+        assert_eq!(fitted["call"]["address"].as_str().unwrap().chars().count(), 60);
+        assert_eq!(fitted["type"], "call.alert");
+        assert_eq!(fitted["call"]["shortened"], true);
+    }
+
+    #[test]
+    fn a_short_message_is_sent_as_it_is() {
+        let message = json!({"type": "call.cancelled", "call": {"id": 1}}).to_string();
+        assert_eq!(fit_payload(message.clone()), message);
+    }
+}

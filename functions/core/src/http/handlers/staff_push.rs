@@ -1,0 +1,172 @@
+//! A staff member's phones for Web Push (DECISIONS §15):
+//! `GET /api/v1/staff/push-key` (the installation's VAPID public key, the
+//! `applicationServerKey` a browser subscribes with), `POST
+//! /api/v1/staff/push-subscriptions` (the browser's `PushSubscription`
+//! JSON) and `DELETE` of the same path (`{"endpoint": …}`). The staff
+//! bearer token authenticates all three, as every staff request; no log
+//! line names a token or a subscription's keys.
+
+use http::Method;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::app::AppState;
+use crate::domain::push::{MAX_SUBSCRIPTIONS_PER_STAFF, PushSubscription, check_subscription};
+use crate::domain::wire_time::{self, format_local};
+use crate::http::error::ApiError;
+use crate::http::handlers::staff::authenticate;
+use crate::http::io::{ApiRequest, ApiResponse, json_response};
+use crate::request::validation::{FieldErrors, message};
+use crate::wire::success;
+
+#[derive(Debug, Serialize)]
+struct PushKeyRecord<'a> {
+    /// base64url of the uncompressed P-256 point.
+    public_key: &'a str,
+}
+
+/// `GET /api/v1/staff/push-key`: the key pair is made on first use when
+/// the server has not made it at its start (a Lambda function's first
+/// request).
+pub async fn push_key(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+    authenticate(state, request).await?;
+    let store = state.push.as_ref().ok_or(ApiError::Internal)?;
+    let keys = store.vapid_keys_or_make(wire_time::now()).await?;
+    Ok(json_response(
+        200,
+        success(&PushKeyRecord {
+            public_key: &keys.public_key,
+        }),
+    ))
+}
+
+#[derive(Debug, Serialize)]
+struct SubscriptionRecord<'a> {
+    endpoint: &'a str,
+    created_at: String,
+}
+
+/// `POST` (register this browser) or `DELETE` (unregister it)
+/// `/api/v1/staff/push-subscriptions`.
+pub async fn subscriptions(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<ApiResponse, ApiError> {
+    let staff = authenticate(state, request).await?;
+    let store = state.push.as_ref().ok_or(ApiError::Internal)?;
+    let envelope = super::envelope(request)?;
+    if request.method() == Method::DELETE {
+        let endpoint = endpoint_of(envelope.get("endpoint"))?;
+        let removed = store.delete_push_subscription(&staff.id, &endpoint).await?;
+        tracing::info!(staff_id = %staff.id, removed, "push subscription removed");
+        return Ok(json_response(
+            200,
+            success(&serde_json::json!({ "removed": removed })),
+        ));
+    }
+    let (endpoint, p256dh, auth) = fields(envelope.get("endpoint"), envelope.get("keys"))?;
+    let known = store.push_subscriptions(&staff.id).await?;
+    let renewed = known.iter().any(|kept| kept.endpoint == endpoint);
+    if !renewed && known.len() >= MAX_SUBSCRIPTIONS_PER_STAFF {
+        let mut errors = FieldErrors::new();
+        errors.add(
+            "endpoint",
+            format!(
+                "Es sind höchstens {MAX_SUBSCRIPTIONS_PER_STAFF} Geräte je Person möglich; bitte ein altes abmelden."
+            ),
+        );
+        return Err(errors.into());
+    }
+    let subscription = PushSubscription {
+        staff_id: staff.id.clone(),
+        scope: staff.scope.clone(),
+        endpoint,
+        p256dh,
+        auth,
+        created_at: wire_time::now(),
+    };
+    store.put_push_subscription(&subscription).await?;
+    tracing::info!(
+        staff_id = %staff.id,
+        push_service = host_of(&subscription.endpoint),
+        renewed,
+        devices = known.len() + usize::from(!renewed),
+        "push subscription registered"
+    );
+    Ok(json_response(
+        201,
+        success(&SubscriptionRecord {
+            endpoint: &subscription.endpoint,
+            created_at: format_local(subscription.created_at, state.settings.time_zone),
+        }),
+    ))
+}
+
+/// The endpoint's host, for logs: the path is the subscription's secret
+/// capability at the push service.
+pub fn host_of(endpoint: &str) -> String {
+    url::Url::parse(endpoint)
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn endpoint_of(value: Option<&Value>) -> Result<String, ApiError> {
+    let mut errors = FieldErrors::new();
+    match value {
+        Some(Value::String(endpoint)) if !endpoint.trim().is_empty() => Ok(endpoint.clone()),
+        None | Some(Value::Null) | Some(Value::String(_)) => {
+            errors.add("endpoint", message::required("endpoint"));
+            Err(errors.into())
+        }
+        Some(_) => {
+            errors.add("endpoint", message::string("endpoint"));
+            Err(errors.into())
+        }
+    }
+}
+
+/// `endpoint`, `keys.p256dh` and `keys.auth`, every field's error at once.
+fn fields(
+    endpoint: Option<&Value>,
+    keys: Option<&Value>,
+) -> Result<(String, String, String), ApiError> {
+    let mut errors = FieldErrors::new();
+    let endpoint = match endpoint_of(endpoint) {
+        Ok(endpoint) => Some(endpoint),
+        Err(ApiError::Validation(fields)) => {
+            errors.extend(fields);
+            None
+        }
+        Err(other) => return Err(other),
+    };
+    let mut key = |name: &str| {
+        let path = format!("keys.{name}");
+        match keys.and_then(|keys| keys.get(name)) {
+            Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
+            Some(Value::String(_)) | None | Some(Value::Null) => {
+                errors.add(&path, message::required(&path));
+                None
+            }
+            Some(_) => {
+                errors.add(&path, message::string(&path));
+                None
+            }
+        }
+    };
+    let (p256dh, auth) = (key("p256dh"), key("auth"));
+    if let Some(keys) = keys
+        && !keys.is_object()
+    {
+        errors.add("keys", message::object("keys"));
+    }
+    let (Some(endpoint), Some(p256dh), Some(auth)) = (endpoint, p256dh, auth) else {
+        return Err(errors.into());
+    };
+    if let Err(faults) = check_subscription(&endpoint, &p256dh, &auth) {
+        for fault in faults {
+            errors.add(fault.key, fault.message);
+        }
+    }
+    Ok(errors.into_result((endpoint, p256dh, auth))?)
+}

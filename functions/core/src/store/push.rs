@@ -1,0 +1,52 @@
+//! What Web Push keeps (DECISIONS §15): the installation's VAPID key pair
+//! and each staff member's browser subscriptions (several devices each).
+//! A subscription goes with its person: revoking or erasing a staff member
+//! deletes theirs in the same step, and a push service's 404 or 410 deletes
+//! the one it names.
+
+use async_trait::async_trait;
+
+use crate::domain::push::{PushSubscription, VapidKeys};
+use crate::store::StoreError;
+
+#[async_trait]
+pub trait PushStore: Send + Sync {
+    /// The installation's key pair, if one was made.
+    async fn vapid_keys(&self) -> Result<Option<VapidKeys>, StoreError>;
+
+    /// Keeps `keys` unless a pair is kept already, and returns the pair
+    /// kept: two processes starting at once agree on the first one written.
+    async fn keep_vapid_keys(&self, keys: &VapidKeys) -> Result<VapidKeys, StoreError>;
+
+    /// Stores a subscription, replacing the person's one with the same
+    /// endpoint (a browser renews its keys under the same endpoint).
+    async fn put_push_subscription(&self, subscription: &PushSubscription)
+    -> Result<(), StoreError>;
+
+    /// Deletes the person's subscription with this endpoint; `false`: they
+    /// had none.
+    async fn delete_push_subscription(
+        &self,
+        staff_id: &str,
+        endpoint: &str,
+    ) -> Result<bool, StoreError>;
+
+    /// The person's subscriptions, oldest first.
+    async fn push_subscriptions(&self, staff_id: &str)
+    -> Result<Vec<PushSubscription>, StoreError>;
+
+    /// The key pair kept, made and kept now when there is none yet.
+    async fn vapid_keys_or_make(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<VapidKeys, StoreError> {
+        match self.vapid_keys().await? {
+            Some(keys) => Ok(keys),
+            None => {
+                let made = self.keep_vapid_keys(&VapidKeys::generate(now)).await?;
+                tracing::info!(public_key = %made.public_key, "web push: the installation's VAPID key pair is ready");
+                Ok(made)
+            }
+        }
+    }
+}

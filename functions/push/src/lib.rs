@@ -1,0 +1,21 @@
+//! Web Push for the staff's phones (DECISIONS §15): the adapter around the
+//! alarm engine that brings each alert, re-alert and cancel to the
+//! browsers a staff member registered, even with the page closed and the
+//! screen locked.
+//!
+//! - [`request`]: one push as an HTTP request, encrypted for the browser
+//!   (RFC 8291) and signed with the installation's VAPID key (RFC 8292) by
+//!   `web-push-native`, with `TTL` 60, `Urgency: high` and the call as
+//!   `Topic`;
+//! - [`queue`]: the [`Pusher`], which takes the engine's push jobs without
+//!   waiting (`PushSink`), keeps each person's pushes about a call in order,
+//!   retries and removes gone subscriptions.
+//!
+//! The jobs come from `nurse_call_core::app::push` after a step is written;
+//! the subscriptions and the key pair from the store
+//! (`nurse_call_core::store::push::PushStore`).
+
+pub mod queue;
+pub mod request;
+
+pub use queue::Pusher;

@@ -1,0 +1,328 @@
+//! The pushes' queue: takes the alarm's [`PushJob`]s without waiting
+//! ([`PushSink::send`]), and sends each to every subscription of its
+//! person, off the request path.
+//!
+//! One *lane* per person and call keeps that call's pushes to that person
+//! in order (an alert is never overtaken by its own cancel), and a newer
+//! push supersedes an older one still waiting for a retry: the phone would
+//! replace it anyway (same `Topic` and notification tag). Lanes of
+//! different people or calls run side by side, at most [`CONCURRENCY`]
+//! attempts at once. A lane lives while it has work and ends when idle.
+//!
+//! Per subscription: 2xx delivered; 404 or 410 the subscription is gone
+//! and deleted; a network error, a timeout, 408, 429 or 5xx tried again
+//! with DECISIONS §16's backoff while the push's `TTL` lasts; any other
+//! answer given up. What is not delivered is logged as an error: an alarm
+//! that may not have reached a phone must be visible to the operator.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use tokio::sync::{OnceCell, Semaphore, mpsc};
+use tokio::task::JoinSet;
+
+use nurse_call_core::app::push::{PushJob, PushSink};
+use nurse_call_core::domain::push::{PushNext, PushSubscription, after_push};
+use nurse_call_core::domain::webhooks::Outcome;
+use nurse_call_core::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
+use nurse_call_core::http::handlers::staff_push::host_of;
+use nurse_call_core::store::push::PushStore;
+
+use crate::request::Signer;
+
+/// Attempts on their way at once.
+pub const CONCURRENCY: usize = 32;
+
+/// A person's pushes about one call.
+type LaneKey = (String, i64);
+
+/// The local server's push sender.
+pub struct Pusher {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn PushStore>,
+    client: reqwest::Client,
+    signer: OnceCell<Arc<Signer>>,
+    vapid_subject: String,
+    lanes: Mutex<HashMap<LaneKey, mpsc::UnboundedSender<PushJob>>>,
+    permits: Semaphore,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Pusher {
+    /// A sender over `store`'s subscriptions and VAPID keys, signing with
+    /// `vapid_subject` as the VAPID `sub`, its lanes on the current runtime.
+    pub fn new(store: Arc<dyn PushStore>, vapid_subject: &str) -> Result<Self, String> {
+        let client = reqwest::Client::builder()
+            .timeout(ATTEMPT_TIMEOUT)
+            .connect_timeout(ATTEMPT_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("nurse-call-push/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("push client: {e}"))?;
+        Ok(Pusher {
+            inner: Arc::new(Inner {
+                store,
+                client,
+                signer: OnceCell::new(),
+                vapid_subject: vapid_subject.to_string(),
+                lanes: Mutex::new(HashMap::new()),
+                permits: Semaphore::new(CONCURRENCY),
+                runtime: tokio::runtime::Handle::try_current()
+                    .map_err(|_| "the push sender needs a running tokio runtime".to_string())?,
+            }),
+        })
+    }
+
+    /// Makes the installation's VAPID key pair now if there is none yet
+    /// (DECISIONS §15: on first start), so that the first alert does not
+    /// wait for it. A failure is retried with the first push.
+    pub async fn prepare(&self) -> Result<(), String> {
+        self.inner.signer().await.map(|_| ())
+    }
+}
+
+impl PushSink for Pusher {
+    fn send(&self, job: PushJob) {
+        let key = (job.staff_id.clone(), job.call_id);
+        let mut lanes = self.inner.lanes.lock().expect("lanes lock");
+        let job = match lanes.get(&key) {
+            Some(lane) => match lane.send(job) {
+                Ok(()) => return,
+                // Its task ended after the check below: a new lane.
+                Err(mpsc::error::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (sender, receiver) = mpsc::unbounded_channel();
+        lanes.insert(key.clone(), sender);
+        drop(lanes);
+        let inner = self.inner.clone();
+        self.inner
+            .runtime
+            .spawn(async move { inner.run_lane(key, job, receiver).await });
+    }
+}
+
+/// One subscription's attempts so far.
+struct Pending {
+    subscription: PushSubscription,
+    failed: u32,
+    due: DateTime<Utc>,
+}
+
+impl Inner {
+    async fn signer(&self) -> Result<Arc<Signer>, String> {
+        self.signer
+            .get_or_try_init(|| async {
+                let keys = self
+                    .store
+                    .vapid_keys_or_make(Utc::now())
+                    .await
+                    .map_err(|error| format!("VAPID keys not read: {error}"))?;
+                Signer::new(&keys, &self.vapid_subject).map(Arc::new)
+            })
+            .await
+            .cloned()
+    }
+
+    /// Sends `job`, then whatever comes for this lane, until it is idle.
+    async fn run_lane(
+        self: Arc<Self>,
+        key: LaneKey,
+        mut job: PushJob,
+        mut receiver: mpsc::UnboundedReceiver<PushJob>,
+    ) {
+        loop {
+            if let Some(newer) = self.deliver(&job, &mut receiver).await {
+                job = newer;
+                continue;
+            }
+            job = match receiver.try_recv() {
+                Ok(next) => next,
+                Err(_) => {
+                    // Idle: leave, unless a job came while the lock was free.
+                    let mut lanes = self.lanes.lock().expect("lanes lock");
+                    match receiver.try_recv() {
+                        Ok(next) => next,
+                        Err(_) => {
+                            lanes.remove(&key);
+                            return;
+                        }
+                    }
+                }
+            };
+            // Several waiting (the sends took a while): the newest is the
+            // call's state for this person; the older ones it replaces.
+            while let Ok(newer) = receiver.try_recv() {
+                job = newer;
+            }
+        }
+    }
+
+    /// Every subscription of the job's person, retried as the schedule
+    /// says. Returns a newer job of the lane that superseded this one while
+    /// it waited for a retry.
+    async fn deliver(
+        self: &Arc<Self>,
+        job: &PushJob,
+        receiver: &mut mpsc::UnboundedReceiver<PushJob>,
+    ) -> Option<PushJob> {
+        let mut failed_reads = 0;
+        let mut pending: Vec<Pending> = loop {
+            match self.store.push_subscriptions(&job.staff_id).await {
+                Ok(subscriptions) => {
+                    let now = Utc::now();
+                    break subscriptions
+                        .into_iter()
+                        .map(|subscription| Pending {
+                            subscription,
+                            failed: 0,
+                            due: now,
+                        })
+                        .collect();
+                }
+                Err(error) => {
+                    failed_reads += 1;
+                    match after_push(Outcome::NetworkError, failed_reads, job.made_at, Utc::now()) {
+                        PushNext::RetryAt(at) => {
+                            tracing::warn!(staff_id = %job.staff_id, call_id = job.call_id, %error, "push subscriptions not read; trying again");
+                            if let Some(newer) = wait_until(at, receiver).await {
+                                return Some(newer);
+                            }
+                        }
+                        _ => {
+                            tracing::error!(staff_id = %job.staff_id, call_id = job.call_id, %error, "push not sent: the subscriptions could not be read");
+                            return None;
+                        }
+                    }
+                }
+            }
+        };
+        if pending.is_empty() {
+            tracing::debug!(staff_id = %job.staff_id, call_id = job.call_id, "no phone registered for pushes");
+            return None;
+        }
+        let signer = match self.signer().await {
+            Ok(signer) => signer,
+            Err(error) => {
+                tracing::error!(staff_id = %job.staff_id, call_id = job.call_id, %error, "push not sent");
+                return None;
+            }
+        };
+        loop {
+            let now = Utc::now();
+            let (due, waiting): (Vec<_>, Vec<_>) = pending.into_iter().partition(|p| p.due <= now);
+            pending = waiting;
+            let mut attempts = JoinSet::new();
+            for entry in due {
+                let inner = self.clone();
+                let signer = signer.clone();
+                let job = job.clone();
+                attempts.spawn(async move {
+                    let outcome = inner.attempt(&signer, &entry.subscription, &job).await;
+                    (entry, outcome)
+                });
+            }
+            while let Some(result) = attempts.join_next().await {
+                let Ok((mut entry, outcome)) = result else {
+                    continue;
+                };
+                if let Some(retry) = self.settle(job, &mut entry, outcome).await {
+                    pending.push(Pending { due: retry, ..entry });
+                }
+            }
+            let Some(next) = pending.iter().map(|p| p.due).min() else {
+                return None;
+            };
+            if let Some(newer) = wait_until(next, receiver).await {
+                tracing::info!(staff_id = %job.staff_id, call_id = job.call_id, waiting = pending.len(), "push superseded by a newer one before its retry");
+                return Some(newer);
+            }
+        }
+    }
+
+    /// One attempt at one subscription.
+    async fn attempt(
+        &self,
+        signer: &Signer,
+        subscription: &PushSubscription,
+        job: &PushJob,
+    ) -> Result<Outcome, String> {
+        let request = signer.request(subscription, job.call_id, &job.payload)?;
+        let request = reqwest::Request::try_from(request)
+            .map_err(|error| format!("the push request could not be made: {error}"))?;
+        let _permit = self.permits.acquire().await.expect("never closed");
+        Ok(match self.client.execute(request).await {
+            Ok(response) => Outcome::Status(response.status().as_u16()),
+            Err(error) if error.is_timeout() => Outcome::TimedOut,
+            Err(_) => Outcome::NetworkError,
+        })
+    }
+
+    /// Logs and keeps what an attempt came to; the time of its retry, if any.
+    async fn settle(
+        &self,
+        job: &PushJob,
+        entry: &mut Pending,
+        outcome: Result<Outcome, String>,
+    ) -> Option<DateTime<Utc>> {
+        let push_service = host_of(&entry.subscription.endpoint);
+        let kind = format!("{:?}", job.kind).to_lowercase();
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                tracing::error!(staff_id = %job.staff_id, call_id = job.call_id, push_service, kind, %error, "push not delivered");
+                return None;
+            }
+        };
+        let status = match outcome {
+            Outcome::Status(status) => Some(status),
+            _ => None,
+        };
+        let failed = entry.failed + u32::from(!outcome.delivered());
+        let next = after_push(outcome, failed, job.made_at, Utc::now());
+        let elapsed_ms = (Utc::now() - job.made_at).num_milliseconds();
+        match next {
+            PushNext::Delivered => {
+                tracing::info!(staff_id = %job.staff_id, call_id = job.call_id, push_service, kind, status, attempt = failed + 1, elapsed_ms, "push delivered");
+                None
+            }
+            PushNext::Gone => {
+                tracing::warn!(staff_id = %job.staff_id, call_id = job.call_id, push_service, status, "push subscription gone: removed");
+                if let Err(error) = self
+                    .store
+                    .delete_push_subscription(&job.staff_id, &entry.subscription.endpoint)
+                    .await
+                {
+                    tracing::warn!(staff_id = %job.staff_id, %error, "gone push subscription not removed; tried again with the next push");
+                }
+                None
+            }
+            PushNext::RetryAt(at) => {
+                tracing::warn!(staff_id = %job.staff_id, call_id = job.call_id, push_service, kind, status, ?outcome, attempt = failed, "push failed; trying again");
+                entry.failed = failed;
+                Some(at)
+            }
+            PushNext::GiveUp(reason) => {
+                tracing::error!(staff_id = %job.staff_id, call_id = job.call_id, push_service, kind, status, ?outcome, attempts = failed, reason, "push not delivered");
+                None
+            }
+        }
+    }
+}
+
+/// Waits until `at`; a job arriving meanwhile ends the wait and is returned.
+async fn wait_until(
+    at: DateTime<Utc>,
+    receiver: &mut mpsc::UnboundedReceiver<PushJob>,
+) -> Option<PushJob> {
+    let wait = (at - Utc::now()).to_std().unwrap_or_default();
+    tokio::select! {
+        () = tokio::time::sleep(wait) => None,
+        newer = receiver.recv() => newer,
+    }
+}

@@ -1,0 +1,184 @@
+//! Web Push on DynamoDB (DECISIONS §15; docs/data-model.md "Web Push"):
+//! the installation's VAPID key pair, one item `push#vapid` / `key` put
+//! only where none is (the first pair written stays), and each staff
+//! member's browser subscriptions under `push#<staff id>`, one item per
+//! endpoint (its SHA-256 as the sort key: an endpoint may be longer than a
+//! sort key may be). A person's subscriptions are read with one consistent
+//! `Query`; sandbox items expire with their visitor (TTL).
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::ReturnValue;
+
+use nurse_call_core::domain::model::Scope;
+use nurse_call_core::domain::push::{PushSubscription, VapidKeys};
+use nurse_call_core::signing::tokens::token_hash as sha256_hex;
+use nurse_call_core::store::StoreError;
+use nurse_call_core::store::push::PushStore;
+
+use crate::DynamoStore;
+use crate::alarm_items::{get_precise, precise};
+use crate::error::{classify, condition_failed};
+use crate::item::{Item, expiry_for, get_s, n, required, s};
+
+const VAPID_PK: &str = "push#vapid";
+const VAPID_SK: &str = "key";
+
+fn subscriptions_pk(staff_id: &str) -> String {
+    format!("push#{staff_id}")
+}
+
+fn subscription_item(subscription: &PushSubscription) -> Item {
+    let mut item = Item::from([
+        ("pk".to_string(), s(subscriptions_pk(&subscription.staff_id))),
+        ("sk".to_string(), s(sha256_hex(&subscription.endpoint))),
+        ("staff_id".to_string(), s(&subscription.staff_id)),
+        ("scope".to_string(), s(subscription.scope.as_str())),
+        ("endpoint".to_string(), s(&subscription.endpoint)),
+        ("p256dh".to_string(), s(&subscription.p256dh)),
+        ("auth".to_string(), s(&subscription.auth)),
+        ("created_at".to_string(), s(precise(subscription.created_at))),
+    ]);
+    if let Some(ttl) = expiry_for(&subscription.scope, subscription.created_at) {
+        item.insert("ttl".to_string(), n(ttl));
+    }
+    item
+}
+
+fn subscription_from_item(item: &Item) -> Result<PushSubscription, StoreError> {
+    let text = |key: &str| required(get_s(item, key), "push subscription", key);
+    Ok(PushSubscription {
+        staff_id: text("staff_id")?,
+        scope: Scope::from_key(&text("scope")?),
+        endpoint: text("endpoint")?,
+        p256dh: text("p256dh")?,
+        auth: text("auth")?,
+        created_at: required(
+            get_precise(item, "created_at"),
+            "push subscription",
+            "created_at",
+        )?,
+    })
+}
+
+fn keys_from_item(item: &Item) -> Result<VapidKeys, StoreError> {
+    let text = |key: &str| required(get_s(item, key), "VAPID keys", key);
+    Ok(VapidKeys {
+        public_key: text("public_key")?,
+        private_key: text("private_key")?,
+        created_at: required(get_precise(item, "created_at"), "VAPID keys", "created_at")?,
+    })
+}
+
+impl DynamoStore {
+    /// Deletes every subscription of a staff member (revoke, erase): a
+    /// `Query` of their partition and `BatchWriteItem`s, after the
+    /// member's own transaction (repeating it is harmless).
+    pub(crate) async fn forget_push_subscriptions(&self, staff_id: &str) -> Result<(), StoreError> {
+        let pk = subscriptions_pk(staff_id);
+        let keys = self
+            .query_partition(&pk)
+            .await?
+            .iter()
+            .filter_map(|item| get_s(item, "sk"))
+            .map(|sk| (pk.clone(), sk))
+            .collect::<Vec<_>>();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        self.delete_keys(keys, "revoke or erase the staff member again")
+            .await
+    }
+}
+
+#[async_trait]
+impl PushStore for DynamoStore {
+    async fn vapid_keys(&self) -> Result<Option<VapidKeys>, StoreError> {
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.tables.data)
+            .key("pk", s(VAPID_PK))
+            .key("sk", s(VAPID_SK))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        output.item.as_ref().map(keys_from_item).transpose()
+    }
+
+    async fn keep_vapid_keys(&self, keys: &VapidKeys) -> Result<VapidKeys, StoreError> {
+        let item = Item::from([
+            ("pk".to_string(), s(VAPID_PK)),
+            ("sk".to_string(), s(VAPID_SK)),
+            ("public_key".to_string(), s(&keys.public_key)),
+            ("private_key".to_string(), s(&keys.private_key)),
+            ("created_at".to_string(), s(precise(keys.created_at))),
+        ]);
+        let put = self
+            .client
+            .put_item()
+            .table_name(&self.tables.data)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match put {
+            Ok(_) => Ok(keys.clone()),
+            // Another process made the pair first: theirs stays.
+            Err(error) if condition_failed!(error) => self.vapid_keys().await?.ok_or_else(|| {
+                StoreError::Internal("the VAPID keys vanished after a conflict".into())
+            }),
+            Err(error) => Err(classify(error)),
+        }
+    }
+
+    async fn put_push_subscription(
+        &self,
+        subscription: &PushSubscription,
+    ) -> Result<(), StoreError> {
+        self.client
+            .put_item()
+            .table_name(&self.tables.data)
+            .set_item(Some(subscription_item(subscription)))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn delete_push_subscription(
+        &self,
+        staff_id: &str,
+        endpoint: &str,
+    ) -> Result<bool, StoreError> {
+        let output = self
+            .client
+            .delete_item()
+            .table_name(&self.tables.data)
+            .key("pk", s(subscriptions_pk(staff_id)))
+            .key("sk", s(sha256_hex(endpoint)))
+            .return_values(ReturnValue::AllOld)
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(output.attributes.is_some_and(|old| !old.is_empty()))
+    }
+
+    async fn push_subscriptions(
+        &self,
+        staff_id: &str,
+    ) -> Result<Vec<PushSubscription>, StoreError> {
+        let mut subscriptions = self
+            .query_partition(&subscriptions_pk(staff_id))
+            .await?
+            .iter()
+            .map(subscription_from_item)
+            .collect::<Result<Vec<_>, _>>()?;
+        subscriptions.sort_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then(a.endpoint.cmp(&b.endpoint))
+        });
+        Ok(subscriptions)
+    }
+}
