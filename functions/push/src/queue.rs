@@ -232,12 +232,13 @@ impl Inner {
                     continue;
                 };
                 if let Some(retry) = self.settle(job, &mut entry, outcome).await {
-                    pending.push(Pending { due: retry, ..entry });
+                    pending.push(Pending {
+                        due: retry,
+                        ..entry
+                    });
                 }
             }
-            let Some(next) = pending.iter().map(|p| p.due).min() else {
-                return None;
-            };
+            let next = pending.iter().map(|p| p.due).min()?;
             if let Some(newer) = wait_until(next, receiver).await {
                 tracing::info!(staff_id = %job.staff_id, call_id = job.call_id, waiting = pending.len(), "push superseded by a newer one before its retry");
                 return Some(newer);

@@ -89,8 +89,8 @@ mod tests {
     /// A browser's side of a subscription: its key pair and auth secret.
     fn browser() -> (SecretKey, [u8; 16], PushSubscription) {
         let keys = VapidKeys::generate(Utc::now());
-        let secret = SecretKey::from_slice(&URL_SAFE_NO_PAD.decode(&keys.private_key).unwrap())
-            .unwrap();
+        let secret =
+            SecretKey::from_slice(&URL_SAFE_NO_PAD.decode(&keys.private_key).unwrap()).unwrap();
         let auth = [7u8; 16];
         let subscription = PushSubscription {
             staff_id: "s".into(),
@@ -107,7 +107,9 @@ mod tests {
     fn the_browser_decrypts_what_is_sent_and_the_headers_are_those_of_decisions_15() {
         let signer = Signer::new(&VapidKeys::generate(Utc::now()), VAPID_SUBJECT).unwrap();
         let (secret, auth, subscription) = browser();
-        let request = signer.request(&subscription, 42, r#"{"type":"call.alert"}"#).unwrap();
+        let request = signer
+            .request(&subscription, 42, r#"{"type":"call.alert"}"#)
+            .unwrap();
         let header = |name: &str| request.headers()[name].to_str().unwrap().to_string();
         assert_eq!(header("ttl"), "60");
         assert_eq!(header("urgency"), "high");

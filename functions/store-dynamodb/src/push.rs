@@ -29,14 +29,20 @@ fn subscriptions_pk(staff_id: &str) -> String {
 
 fn subscription_item(subscription: &PushSubscription) -> Item {
     let mut item = Item::from([
-        ("pk".to_string(), s(subscriptions_pk(&subscription.staff_id))),
+        (
+            "pk".to_string(),
+            s(subscriptions_pk(&subscription.staff_id)),
+        ),
         ("sk".to_string(), s(sha256_hex(&subscription.endpoint))),
         ("staff_id".to_string(), s(&subscription.staff_id)),
         ("scope".to_string(), s(subscription.scope.as_str())),
         ("endpoint".to_string(), s(&subscription.endpoint)),
         ("p256dh".to_string(), s(&subscription.p256dh)),
         ("auth".to_string(), s(&subscription.auth)),
-        ("created_at".to_string(), s(precise(subscription.created_at))),
+        (
+            "created_at".to_string(),
+            s(precise(subscription.created_at)),
+        ),
     ]);
     if let Some(ttl) = expiry_for(&subscription.scope, subscription.created_at) {
         item.insert("ttl".to_string(), n(ttl));

@@ -50,7 +50,11 @@ impl PushStore for SqliteStore {
             c.execute(
                 "INSERT INTO vapid_keys (id, public_key, private_key, created_at)
                  VALUES (1, ?1, ?2, ?3) ON CONFLICT (id) DO NOTHING",
-                params![keys.public_key, keys.private_key, to_precise(keys.created_at)],
+                params![
+                    keys.public_key,
+                    keys.private_key,
+                    to_precise(keys.created_at)
+                ],
             )?;
             keys_of(c)?.ok_or(rusqlite::Error::QueryReturnedNoRows)
         })

@@ -83,14 +83,20 @@ pub(crate) fn replace_token(c: &Connection, id: &str, token_hash: &str) -> rusql
 pub(crate) fn revoke(c: &Connection, id: &str) -> rusqlite::Result<bool> {
     let revoked = c.execute("UPDATE staff SET revoked = 1 WHERE id = ?1", params![id])? > 0;
     c.execute("DELETE FROM duties WHERE staff_id = ?1", params![id])?;
-    c.execute("DELETE FROM push_subscriptions WHERE staff_id = ?1", params![id])?;
+    c.execute(
+        "DELETE FROM push_subscriptions WHERE staff_id = ?1",
+        params![id],
+    )?;
     Ok(revoked)
 }
 
 /// Deletes a member, their duty and their push subscriptions (one job).
 pub(crate) fn erase(c: &Connection, id: &str) -> rusqlite::Result<bool> {
     c.execute("DELETE FROM duties WHERE staff_id = ?1", params![id])?;
-    c.execute("DELETE FROM push_subscriptions WHERE staff_id = ?1", params![id])?;
+    c.execute(
+        "DELETE FROM push_subscriptions WHERE staff_id = ?1",
+        params![id],
+    )?;
     Ok(c.execute("DELETE FROM staff WHERE id = ?1", params![id])? > 0)
 }
 

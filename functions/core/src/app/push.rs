@@ -165,7 +165,10 @@ mod tests {
         assert_eq!(fitted["call"]["id"], 7);
         assert_eq!(fitted["call"]["type"]["name"], "Notruf");
         assert_eq!(fitted["call"]["alarm"]["state"], "alerting");
-        assert_eq!(fitted["call"]["address"].as_str().unwrap().chars().count(), 60);
+        assert_eq!(
+            fitted["call"]["address"].as_str().unwrap().chars().count(),
+            60
+        );
         assert_eq!(fitted["type"], "call.alert");
         assert_eq!(fitted["call"]["shortened"], true);
     }

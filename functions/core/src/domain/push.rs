@@ -113,8 +113,9 @@ pub fn check_subscription(
     {
         faults.push(SubscriptionFault {
             key: "keys.p256dh",
-            message: "keys.p256dh muss ein öffentlicher P-256-Schlüssel (base64url, 65 Bytes) sein."
-                .to_string(),
+            message:
+                "keys.p256dh muss ein öffentlicher P-256-Schlüssel (base64url, 65 Bytes) sein."
+                    .to_string(),
         });
     }
     if decode(auth).is_none_or(|bytes| bytes.len() != 16) {
@@ -221,7 +222,11 @@ mod tests {
             secret.public_key().to_encoded_point(false).as_bytes(),
             &public[..]
         );
-        assert_ne!(keys, VapidKeys::generate(Utc::now()), "drawn anew each time");
+        assert_ne!(
+            keys,
+            VapidKeys::generate(Utc::now()),
+            "drawn anew each time"
+        );
         assert!(!format!("{keys:?}").contains(&keys.private_key));
     }
 
@@ -234,7 +239,11 @@ mod tests {
             "http://127.0.0.1:8090/notify/1",
             "http://[::1]:8090/notify/1",
         ] {
-            assert_eq!(check_subscription(endpoint, P256DH, AUTH), Ok(()), "{endpoint}");
+            assert_eq!(
+                check_subscription(endpoint, P256DH, AUTH),
+                Ok(()),
+                "{endpoint}"
+            );
         }
         // With base64 padding, as some libraries write it.
         assert_eq!(
@@ -256,13 +265,20 @@ mod tests {
         assert_eq!(keys("ftp://push.example/1", P256DH, AUTH), ["endpoint"]);
         assert_eq!(keys("no url", P256DH, AUTH), ["endpoint"]);
         assert_eq!(
-            keys(&format!("https://p.example/{}", "a".repeat(2048)), P256DH, AUTH),
+            keys(
+                &format!("https://p.example/{}", "a".repeat(2048)),
+                P256DH,
+                AUTH
+            ),
             ["endpoint"]
         );
         assert_eq!(keys("https://p.example/1", "AAAA", AUTH), ["keys.p256dh"]);
         // 65 bytes, but no point on the curve.
         let off_curve = URL_SAFE_NO_PAD.encode([4u8; 65]);
-        assert_eq!(keys("https://p.example/1", &off_curve, AUTH), ["keys.p256dh"]);
+        assert_eq!(
+            keys("https://p.example/1", &off_curve, AUTH),
+            ["keys.p256dh"]
+        );
         assert_eq!(
             keys("http://x.example", "!!", "short"),
             ["endpoint", "keys.p256dh", "keys.auth"]
@@ -273,9 +289,18 @@ mod tests {
     fn a_push_is_retried_with_the_backoff_within_its_ttl_and_a_gone_one_removed() {
         let made = Utc::now();
         let at = |seconds: i64| made + Duration::seconds(seconds);
-        assert_eq!(after_push(Outcome::Status(201), 0, made, at(0)), PushNext::Delivered);
-        assert_eq!(after_push(Outcome::Status(410), 1, made, at(0)), PushNext::Gone);
-        assert_eq!(after_push(Outcome::Status(404), 1, made, at(0)), PushNext::Gone);
+        assert_eq!(
+            after_push(Outcome::Status(201), 0, made, at(0)),
+            PushNext::Delivered
+        );
+        assert_eq!(
+            after_push(Outcome::Status(410), 1, made, at(0)),
+            PushNext::Gone
+        );
+        assert_eq!(
+            after_push(Outcome::Status(404), 1, made, at(0)),
+            PushNext::Gone
+        );
         assert_eq!(
             after_push(Outcome::Status(429), 1, made, at(0)),
             PushNext::RetryAt(at(1))

@@ -20,8 +20,10 @@ pub trait PushStore: Send + Sync {
 
     /// Stores a subscription, replacing the person's one with the same
     /// endpoint (a browser renews its keys under the same endpoint).
-    async fn put_push_subscription(&self, subscription: &PushSubscription)
-    -> Result<(), StoreError>;
+    async fn put_push_subscription(
+        &self,
+        subscription: &PushSubscription,
+    ) -> Result<(), StoreError>;
 
     /// Deletes the person's subscription with this endpoint; `false`: they
     /// had none.
