@@ -53,9 +53,10 @@ fn free_port() -> u16 {
 /// A browser's subscription as the stand-in made it.
 #[derive(Debug, Clone)]
 pub struct Subscription {
+    /// The stand-in's name of it: its endpoint is
+    /// `http://localhost:P/notify/<hash>` (the tests point theirs at the
+    /// recorder instead).
     pub client_hash: String,
-    /// As the stand-in gave it: `http://localhost:P/notify/<hash>`.
-    pub endpoint: String,
     pub p256dh: String,
     pub auth: String,
 }
@@ -120,7 +121,6 @@ impl PushService {
         let data = &body["data"];
         Subscription {
             client_hash: data["clientHash"].as_str().expect("clientHash").into(),
-            endpoint: data["endpoint"].as_str().expect("endpoint").into(),
             p256dh: data["keys"]["p256dh"].as_str().expect("p256dh").into(),
             auth: data["keys"]["auth"].as_str().expect("auth").into(),
         }

@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn a_plain_http_endpoint_elsewhere_and_bad_keys_are_refused_field_by_field() {
-        let keys = |endpoint, p256dh, auth| {
+        let keys = |endpoint: &str, p256dh: &str, auth: &str| {
             check_subscription(endpoint, p256dh, auth)
                 .unwrap_err()
                 .into_iter()
@@ -264,14 +264,8 @@ mod tests {
         assert_eq!(keys("http://push.example/1", P256DH, AUTH), ["endpoint"]);
         assert_eq!(keys("ftp://push.example/1", P256DH, AUTH), ["endpoint"]);
         assert_eq!(keys("no url", P256DH, AUTH), ["endpoint"]);
-        assert_eq!(
-            keys(
-                &format!("https://p.example/{}", "a".repeat(2048)),
-                P256DH,
-                AUTH
-            ),
-            ["endpoint"]
-        );
+        let too_long = format!("https://p.example/{}", "a".repeat(2048));
+        assert_eq!(keys(&too_long, P256DH, AUTH), ["endpoint"]);
         assert_eq!(keys("https://p.example/1", "AAAA", AUTH), ["keys.p256dh"]);
         // 65 bytes, but no point on the curve.
         let off_curve = URL_SAFE_NO_PAD.encode([4u8; 65]);
