@@ -32,6 +32,10 @@ export const ROUTES: Record<FunctionName, string[]> = {
     '/api/v1/staff/calls/{id}/responses',
     // An alarm server's signed response (DECISIONS §16): the staff responses' path.
     '/api/v1/response',
+    // The staff page, its manifest and its service worker (DECISIONS §15).
+    '/staff',
+    '/staff/manifest.webmanifest',
+    '/staff/sw.js',
   ],
   'live-connect': [],
   broadcast: [],

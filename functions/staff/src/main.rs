@@ -3,7 +3,8 @@
 //! `GET /api/v1/staff/calls` and `POST /api/v1/staff/calls/{id}/responses`;
 //! and the alarm servers' signed responses, `POST /api/v1/response`
 //! (DECISIONS §16): the same response path with another sender, so the
-//! same function and the same store access.
+//! same function and the same store access. And the staff page
+//! (DECISIONS §15): `GET /staff`, its manifest and its service worker.
 
 use nurse_call_core::Endpoint;
 
@@ -15,6 +16,9 @@ async fn main() -> Result<(), lambda_http::Error> {
         Endpoint::StaffCalls,
         Endpoint::StaffResponses,
         Endpoint::AlarmResponse,
+        Endpoint::StaffPage,
+        Endpoint::StaffManifest,
+        Endpoint::StaffServiceWorker,
     ])
     .await
 }

@@ -14,7 +14,7 @@ use crate::http::display_page;
 use crate::http::error::ApiError;
 use crate::http::handlers;
 use crate::http::io::{ApiRequest, ApiResponse, MAX_BODY_BYTES, error_response};
-use crate::http::{sandbox, sandbox_staff};
+use crate::http::{sandbox, sandbox_staff, staff_page};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
@@ -47,6 +47,12 @@ pub enum Endpoint {
     StaffResponses,
     /// An alarm server's response to a call, signed (DECISIONS §16).
     AlarmResponse,
+    /// The staff page at `/staff`, both modes (DECISIONS §15).
+    StaffPage,
+    /// The staff page's web app manifest.
+    StaffManifest,
+    /// The staff page's service worker (Web Push, notification actions).
+    StaffServiceWorker,
 }
 
 /// The one path with a parameter: `{id}` between these two.
@@ -54,7 +60,7 @@ const RESPONSES_PREFIX: &str = "/api/v1/staff/calls/";
 const RESPONSES_SUFFIX: &str = "/responses";
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 16] = [
+    pub const ALL: [Endpoint; 19] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
@@ -71,6 +77,9 @@ impl Endpoint {
         Endpoint::StaffCalls,
         Endpoint::StaffResponses,
         Endpoint::AlarmResponse,
+        Endpoint::StaffPage,
+        Endpoint::StaffManifest,
+        Endpoint::StaffServiceWorker,
     ];
 
     pub fn path(self) -> &'static str {
@@ -92,6 +101,9 @@ impl Endpoint {
             // The template, as the interface document and API Gateway name it.
             Endpoint::StaffResponses => "/api/v1/staff/calls/{id}/responses",
             Endpoint::AlarmResponse => "/api/v1/response",
+            Endpoint::StaffPage => "/staff",
+            Endpoint::StaffManifest => "/staff/manifest.webmanifest",
+            Endpoint::StaffServiceWorker => "/staff/sw.js",
         }
     }
 
@@ -119,7 +131,10 @@ impl Endpoint {
             | Endpoint::DisplayElements
             | Endpoint::OpenApi
             | Endpoint::StaffMe
-            | Endpoint::StaffCalls => &[Method::GET],
+            | Endpoint::StaffCalls
+            | Endpoint::StaffPage
+            | Endpoint::StaffManifest
+            | Endpoint::StaffServiceWorker => &[Method::GET],
         }
     }
 
@@ -238,6 +253,9 @@ pub async fn serve_endpoint(
             Endpoint::StaffCalls => handlers::staff_calls::calls(state, &request).await,
             Endpoint::StaffResponses => handlers::staff_calls::respond(state, &request).await,
             Endpoint::AlarmResponse => handlers::alarm_response::handle(state, &request).await,
+            Endpoint::StaffPage => staff_page::page(state, &request).await,
+            Endpoint::StaffManifest => staff_page::manifest_file(state, &request).await,
+            Endpoint::StaffServiceWorker => staff_page::service_worker(state, &request).await,
         }
     };
     let response = result.unwrap_or_else(|error| error_response(&error));
