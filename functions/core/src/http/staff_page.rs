@@ -152,7 +152,8 @@ mod tests {
              frame-ancestors 'none'; manifest-src 'self'; worker-src 'self'"
         );
         assert!(
-            staff_policy(Some("wss://abc.example/live")).contains("connect-src 'self' wss://abc.example;")
+            staff_policy(Some("wss://abc.example/live"))
+                .contains("connect-src 'self' wss://abc.example;")
         );
     }
 
