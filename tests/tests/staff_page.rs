@@ -597,21 +597,28 @@ async fn a_pushed_alert_is_a_notification_whose_action_answers_and_a_cancel_clos
     call.as_object_mut().expect("a call").remove("alerting");
     let alert = json!({"type": "call.alert", "version": call["version"], "level": 1, "repeat": false, "call": call});
     let tag = id.to_string();
-    let registrations = push(&driver, &a, &base, &alert, None).await;
-    eprintln!("staff page: the push taken by registration ids {registrations:?}");
-    let pushed = Instant::now();
-    let notification = shows(
-        "the notification",
-        pushed,
-        Duration::from_secs(5),
-        || async {
-            notifications(&a)
+    // Delivered again when it did not show: under load (the other browser
+    // test beside this one) the first delivery was seen to go missing.
+    let mut registrations = Vec::new();
+    let mut pushed = Instant::now();
+    let mut notification = None;
+    for _ in 0..3 {
+        registrations = push(&driver, &a, &base, &alert, None).await;
+        pushed = Instant::now();
+        while notification.is_none() && pushed.elapsed() < Duration::from_secs(3) {
+            notification = notifications(&a)
                 .await
                 .into_iter()
-                .find(|n| n["tag"] == tag.as_str())
-        },
-    )
-    .await;
+                .find(|n| n["tag"] == tag.as_str());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if notification.is_some() {
+            break;
+        }
+        eprintln!("staff page: the push showed nothing within 3 s; delivered again");
+    }
+    let notification = notification.expect("the pushed alert's notification");
+    eprintln!("staff page: the push taken by registration ids {registrations:?}");
     eprintln!(
         "staff page: notification after {} ms: {notification}",
         pushed.elapsed().as_millis()
