@@ -35,6 +35,10 @@ export const ROUTES: Record<FunctionName, string[]> = {
     // The phones' Web Push registration (DECISIONS §15).
     '/api/v1/staff/push-key',
     '/api/v1/staff/push-subscriptions',
+    // The staff page, its manifest and its service worker (DECISIONS §15).
+    '/staff',
+    '/staff/manifest.webmanifest',
+    '/staff/sw.js',
   ],
   'live-connect': [],
   broadcast: [],

@@ -59,6 +59,9 @@ describe('routes', () => {
       'ANY /api/v1/staff/calls': 'staff',
       'ANY /api/v1/staff/calls/{id}/responses': 'staff',
       'ANY /api/v1/response': 'staff',
+      'ANY /staff': 'staff',
+      'ANY /staff/manifest.webmanifest': 'staff',
+      'ANY /staff/sw.js': 'staff',
       $default: 'call-types',
     });
   });
@@ -81,6 +84,9 @@ describe('routes', () => {
       'ANY /api/v1/staff/calls': 'staff',
       'ANY /api/v1/staff/calls/{id}/responses': 'staff',
       'ANY /api/v1/response': 'staff',
+      'ANY /staff': 'staff',
+      'ANY /staff/manifest.webmanifest': 'staff',
+      'ANY /staff/sw.js': 'staff',
       $default: 'call-types',
     });
   });

@@ -3,9 +3,10 @@
 //! `GET /api/v1/staff/calls` and `POST /api/v1/staff/calls/{id}/responses`;
 //! and the alarm servers' signed responses, `POST /api/v1/response`
 //! (DECISIONS §16): the same response path with another sender, so the
-//! same function and the same store access. And the staff's phones'
-//! Web Push registration (DECISIONS §15): `GET /api/v1/staff/push-key`,
-//! `POST`/`DELETE /api/v1/staff/push-subscriptions`.
+//! same function and the same store access. And the staff's phones
+//! (DECISIONS §15): the staff page `GET /staff`, its manifest and its
+//! service worker, and the Web Push registration: `GET
+//! /api/v1/staff/push-key`, `POST`/`DELETE /api/v1/staff/push-subscriptions`.
 
 use nurse_call_core::Endpoint;
 
@@ -19,6 +20,9 @@ async fn main() -> Result<(), lambda_http::Error> {
         Endpoint::AlarmResponse,
         Endpoint::StaffPushKey,
         Endpoint::StaffPushSubscriptions,
+        Endpoint::StaffPage,
+        Endpoint::StaffManifest,
+        Endpoint::StaffServiceWorker,
     ])
     .await
 }

@@ -1,5 +1,6 @@
 //! What the browser tests share (tests/tests/browser.rs: the test page;
-//! tests/tests/display_page.rs: the display page): a chromedriver with
+//! tests/tests/display_page.rs: the display page; tests/tests/staff_page.rs:
+//! the staff page, with DevTools commands): a chromedriver with
 //! headless Debian Chromium, fresh profiles, and reading a page.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`scripts/test` installs
@@ -110,6 +111,39 @@ impl Chromedriver {
                 driver.log()
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Runs a Chrome DevTools Protocol command in `browser` through
+    /// chromedriver's `goog/cdp/execute` (no events: commands only); its
+    /// result, or the driver's error as `Err`. (tests/tests/staff_page.rs)
+    #[allow(dead_code)]
+    pub async fn cdp(
+        &self,
+        browser: &Client,
+        command: &str,
+        params: Value,
+    ) -> Result<Value, String> {
+        let session = browser
+            .session_id()
+            .await
+            .expect("session id")
+            .expect("a session");
+        let response = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("HTTP client")
+            .post(format!("{}/session/{session}/goog/cdp/execute", self.url))
+            .json(&json!({ "cmd": command, "params": params }))
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let ok = response.status().is_success();
+        let body: Value = response.json().await.map_err(|e| e.to_string())?;
+        if ok {
+            Ok(body["value"].clone())
+        } else {
+            Err(body["value"].to_string())
         }
     }
 

@@ -1,5 +1,6 @@
-// The display page's layout, durations and clock (display_layout.js, filled
-// into display_page.html): readable across a corridor (docs/displays.md).
+// The display page's layout and clock (display_layout.js, filled into
+// display_page.html; the durations' words are page_helpers.js's): readable
+// across a corridor (docs/displays.md).
 
 /* At most this many tiles; the rest are counted ("+ 3 weitere Rufe"). Nine
    keep a call type's name at 60 px cap height or more on a 1920×1080 screen. */
@@ -7,20 +8,6 @@ const MAX_TILES = 9;
 /* The smallest type size (px) the search tries: below it a tile is clipped
    rather than its name made unreadable. */
 const MIN_TYPE_PX = 14;
-
-/* A running duration as words, never like a clock time ("14:13" beside the
-   clock "14:19" reads as a time of day): "35 s", "4 Min", "1 Std 12",
-   "3 Tage". Seconds only in the first minute, to show that a call is new. */
-function durationText(seconds) {
-  const s = Math.max(0, Math.floor(Number(seconds) || 0));
-  if (s < 60) return s + " s";
-  const minutes = Math.floor(s / 60);
-  if (minutes < 60) return minutes + " Min";
-  const hours = Math.floor(minutes / 60);
-  if (hours < 24) return hours + " Std" + (minutes % 60 ? " " + (minutes % 60) : "");
-  const days = Math.floor(hours / 24);
-  return days + (days === 1 ? " Tag" : " Tage");
-}
 
 /* The installation's time of day, "HH:MM". The server's `at` is the
    installation's local time (the same as "Stand"), so it is counted on from

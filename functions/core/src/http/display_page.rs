@@ -1,8 +1,9 @@
 //! The display page (DECISIONS §11): `GET /display`, a full-screen view of the
 //! open calls for corridor and station screens. One HTML file with its style
-//! and script inline (filled in: the helpers it shares with the test page,
-//! [`crate::http::page_helpers`], and its layout script `display_layout.js`:
-//! tiles sharing the screen, durations, the clock); it reads `/api/v1/display/calls` and
+//! and script inline (filled in: the helpers it shares with the test page
+//! and the staff page, [`crate::http::page_helpers`], durations among them,
+//! and its layout script `display_layout.js`: tiles sharing the screen, the
+//! clock); it reads `/api/v1/display/calls` and
 //! `/api/v1/display/elements`, and listens on the live socket.
 //!
 //! The page holds no secret: its token arrives in the URL fragment (never sent
@@ -21,7 +22,7 @@ use crate::http::sandbox::escape_html;
 
 /// The test page's policy, plus the live socket's origin when it is elsewhere
 /// (the WebSocket API of an AWS stack). Web Audio needs no media source.
-fn page_policy(live_url: Option<&str>) -> String {
+pub(crate) fn page_policy(live_url: Option<&str>) -> String {
     let live = live_url
         .map(|url| format!(" {}", live_url_origin(url)))
         .unwrap_or_default();

@@ -2,9 +2,10 @@
 //! request and response shapes ([`io`]), every error and its body
 //! ([`error`]), which path is which endpoint ([`router`]), one handler per
 //! endpoint ([`handlers`]), who may read as a display ([`displays`]), and the
-//! two pages: the sandbox's test page ([`sandbox`], its visitors' staff in
-//! [`sandbox_staff`]) and the corridor display ([`display_page`]), with the
-//! script helpers they share ([`page_helpers`]).
+//! three pages: the sandbox's test page ([`sandbox`], its visitors' staff in
+//! [`sandbox_staff`]), the corridor display ([`display_page`]) and the staff's
+//! phone app ([`staff_page`]), with the script helpers they share
+//! ([`page_helpers`]).
 
 pub mod display_page;
 pub mod displays;
@@ -15,3 +16,4 @@ pub mod page_helpers;
 pub mod router;
 pub mod sandbox;
 pub mod sandbox_staff;
+pub mod staff_page;

@@ -1,6 +1,6 @@
-//! The script helpers both pages use (`el`, `textColorOn`), kept once in
+//! The script helpers the pages use (`el`, `textColorOn`, `durationText`), kept once in
 //! `page_helpers.js` and filled in where a page's script has the placeholder
-//! when the page is rendered, like the pages' other placeholders. Both pages'
+//! when the page is rendered, like the pages' other placeholders. The pages'
 //! policies allow their inline script as such (`script-src 'unsafe-inline'`,
 //! no hash or nonce), so the filled-in script needs no change of policy.
 
@@ -24,6 +24,7 @@ mod tests {
         for template in [
             include_str!("display_page.html"),
             include_str!("sandbox_page.html"),
+            include_str!("staff_page.html"),
         ] {
             assert_eq!(template.matches(PLACEHOLDER).count(), 1);
             let page = with_helpers(template);

@@ -14,7 +14,7 @@ use crate::http::display_page;
 use crate::http::error::ApiError;
 use crate::http::handlers;
 use crate::http::io::{ApiRequest, ApiResponse, MAX_BODY_BYTES, error_response};
-use crate::http::{sandbox, sandbox_staff};
+use crate::http::{sandbox, sandbox_staff, staff_page};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
@@ -52,6 +52,12 @@ pub enum Endpoint {
     /// Staff: register (`POST`) or remove (`DELETE`) a browser's push
     /// subscription.
     StaffPushSubscriptions,
+    /// The staff page at `/staff`, both modes (DECISIONS §15).
+    StaffPage,
+    /// The staff page's web app manifest.
+    StaffManifest,
+    /// The staff page's service worker (Web Push, notification actions).
+    StaffServiceWorker,
 }
 
 /// The one path with a parameter: `{id}` between these two.
@@ -59,7 +65,7 @@ const RESPONSES_PREFIX: &str = "/api/v1/staff/calls/";
 const RESPONSES_SUFFIX: &str = "/responses";
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 18] = [
+    pub const ALL: [Endpoint; 21] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
@@ -78,6 +84,9 @@ impl Endpoint {
         Endpoint::AlarmResponse,
         Endpoint::StaffPushKey,
         Endpoint::StaffPushSubscriptions,
+        Endpoint::StaffPage,
+        Endpoint::StaffManifest,
+        Endpoint::StaffServiceWorker,
     ];
 
     pub fn path(self) -> &'static str {
@@ -101,6 +110,9 @@ impl Endpoint {
             Endpoint::AlarmResponse => "/api/v1/response",
             Endpoint::StaffPushKey => "/api/v1/staff/push-key",
             Endpoint::StaffPushSubscriptions => "/api/v1/staff/push-subscriptions",
+            Endpoint::StaffPage => "/staff",
+            Endpoint::StaffManifest => "/staff/manifest.webmanifest",
+            Endpoint::StaffServiceWorker => "/staff/sw.js",
         }
     }
 
@@ -132,7 +144,10 @@ impl Endpoint {
             | Endpoint::OpenApi
             | Endpoint::StaffMe
             | Endpoint::StaffCalls
-            | Endpoint::StaffPushKey => &[Method::GET],
+            | Endpoint::StaffPushKey
+            | Endpoint::StaffPage
+            | Endpoint::StaffManifest
+            | Endpoint::StaffServiceWorker => &[Method::GET],
         }
     }
 
@@ -256,6 +271,9 @@ pub async fn serve_endpoint(
             Endpoint::StaffPushSubscriptions => {
                 handlers::staff_push::subscriptions(state, &request).await
             }
+            Endpoint::StaffPage => staff_page::page(state, &request).await,
+            Endpoint::StaffManifest => staff_page::manifest_file(state, &request).await,
+            Endpoint::StaffServiceWorker => staff_page::service_worker(state, &request).await,
         }
     };
     let response = result.unwrap_or_else(|error| error_response(&error));
