@@ -439,7 +439,8 @@ async fn a_kill_9_with_500_undelivered_events_loses_none() {
 }
 
 #[tokio::test]
-async fn displays_say_weiterleitung_gestoert_after_a_minute_of_failing_until_it_works() {
+async fn displays_and_staff_pages_say_weiterleitung_gestoert_after_a_minute_of_failing_until_it_works()
+ {
     let _serial = SERIAL.lock().await;
     if skip_unless_sqlite("the failing minute is made to pass by a hand edit of the SQLite file") {
         return;
@@ -508,6 +509,23 @@ async fn displays_say_weiterleitung_gestoert_after_a_minute_of_failing_until_it_
     };
     assert_eq!(shown[0]["name"], "DECT Haus A");
     assert_eq!(shown.as_array().map(Vec::len), Some(1));
+    // The staff pages read the same line with their calls.
+    let anna_bearer = format!("Bearer {anna}");
+    let staff_read = server
+        .request(
+            reqwest::Method::GET,
+            "/api/v1/staff/calls",
+            None,
+            &[("Authorization", anna_bearer.as_str())],
+            Vec::new(),
+        )
+        .await;
+    staff_read.expect_status(200);
+    assert_eq!(
+        staff_read.data()["forwarding"],
+        shown,
+        "staff pages say it too"
+    );
 
     // The receiver is back: the next retry lands and the line goes.
     let receiver = Receiver::start(Some(port));

@@ -1,6 +1,7 @@
 //! The read side for displays (DECISIONS §11, §12): the open calls of the
 //! display's scope and sections, and the elements that need attention.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::app::AppState;
@@ -40,11 +41,6 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
         forwarding: Vec<FailingEndpoint>,
     }
     #[derive(Serialize)]
-    struct FailingEndpoint {
-        name: String,
-        since: String,
-    }
-    #[derive(Serialize)]
     struct DisplayInfo<'a> {
         name: &'a str,
         sections: &'a [String],
@@ -60,19 +56,34 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
             name: &reader.name,
             sections: &reader.sections,
         },
-        forwarding: state
-            .forwarding
-            .as_ref()
-            .map(|f| f.shown(now))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|failing| FailingEndpoint {
-                name: failing.name,
-                since: format_local(failing.since, zone),
-            })
-            .collect(),
+        forwarding: failing_endpoints(state, now),
     };
     Ok(json_response(200, success(&snapshot)))
+}
+
+/// A webhook endpoint that has failed for 60 s, as displays and staff
+/// pages get it (DECISIONS §16).
+#[derive(Serialize)]
+pub struct FailingEndpoint {
+    name: String,
+    since: String,
+}
+
+/// The webhook endpoints failing for 60 s or more at `now`, longest first;
+/// none where nothing sends webhooks.
+pub fn failing_endpoints(state: &AppState, now: DateTime<Utc>) -> Vec<FailingEndpoint> {
+    let zone = state.settings.time_zone;
+    state
+        .forwarding
+        .as_ref()
+        .map(|f| f.shown(now))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|failing| FailingEndpoint {
+            name: failing.name,
+            since: format_local(failing.since, zone),
+        })
+        .collect()
 }
 
 /// Most urgent first (call type `priority` ascending; a call type an admin

@@ -12,7 +12,7 @@ use crate::domain::alarm::{Refusal, Response};
 use crate::domain::model::{Call, MAX_CALL_ID};
 use crate::domain::wire_time::{self, format_local};
 use crate::http::error::ApiError;
-use crate::http::handlers::display_read::sort_for_display;
+use crate::http::handlers::display_read::{FailingEndpoint, failing_endpoints, sort_for_display};
 use crate::http::handlers::staff::{authenticate, duty_of};
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::http::router::response_call_id;
@@ -52,6 +52,8 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
         calls: Vec<StaffCall<'a>>,
         version: i64,
         at: String,
+        /// As on displays: "Weiterleitung gestört: <name>" (DECISIONS §16).
+        forwarding: Vec<FailingEndpoint>,
     }
     let record = |call, alerting| StaffCall {
         call: CallRecord::for_display(call, &types, zone, now),
@@ -70,6 +72,7 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
             .chain(others.iter().map(|call| record(call, false)))
             .collect(),
         at: format_local(now, zone),
+        forwarding: failing_endpoints(state, now),
     };
     Ok(json_response(200, success(&list)))
 }
