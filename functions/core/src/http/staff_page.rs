@@ -60,8 +60,24 @@ fn staff_policy(live_url: Option<&str>) -> String {
 /// and shows the app's icon.
 const WORKER_POLICY: &str = "default-src 'none'; connect-src 'self'; img-src 'self' data:";
 
+/// The page's script, in the order its parts build on each other
+/// (staff_state.js says what each holds).
+const SCRIPT_PARTS: [(&str, &str); 4] = [
+    ("{{staff_state_js}}", include_str!("staff_state.js")),
+    ("{{staff_view_js}}", include_str!("staff_view.js")),
+    ("{{staff_alerting_js}}", include_str!("staff_alerting.js")),
+    (
+        "{{staff_connection_js}}",
+        include_str!("staff_connection.js"),
+    ),
+];
+
 fn render(live_url: Option<&str>) -> String {
-    with_helpers(include_str!("staff_page.html"))
+    let page = SCRIPT_PARTS.iter().fold(
+        include_str!("staff_page.html").to_string(),
+        |page, (placeholder, script)| page.replace(placeholder, script),
+    );
+    with_helpers(&page)
         .replace("{{live_url}}", &escape_html(live_url.unwrap_or("")))
         .replace("{{icon_192}}", &data_url(ICON_192))
 }
