@@ -102,7 +102,17 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 9);
+    assert_eq!(version, 10);
+    // Version 10's Web Push tables are there, empty (DECISIONS §15).
+    let connection = Connection::open(&path).expect("file opens");
+    for table in ["vapid_keys", "push_subscriptions"] {
+        let rows: i64 = connection
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+                row.get(0)
+            })
+            .unwrap_or_else(|e| panic!("{table} after the migration: {e}"));
+        assert_eq!(rows, 0, "{table}");
+    }
     // Opening a current file again changes nothing.
     SqliteStore::open(&path).expect("the migrated file opens again");
 }
@@ -221,7 +231,7 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 9);
+    assert_eq!(version, 10);
 }
 
 #[tokio::test]
@@ -442,5 +452,5 @@ async fn a_version_5_file_keeps_its_data_and_its_open_calls_get_pending_alarms()
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 9);
+    assert_eq!(version, 10);
 }
