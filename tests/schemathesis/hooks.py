@@ -68,7 +68,14 @@ SIGNED_PATHS = {"/api/v1/display", "/api/v1/element"}
 ALARM_RESPONSE = "/api/v1/response"
 DISPLAY_READS = {"/api/v1/display/calls", "/api/v1/display/elements", "/api/v1/display/live"}
 SANDBOX_STATE = "/api/v1/sandbox/state"
-STAFF_PATHS = {"/api/v1/staff/me", "/api/v1/staff/duty", "/api/v1/staff/calls", "/api/v1/staff/calls/{id}/responses"}
+STAFF_PATHS = {
+    "/api/v1/staff/me",
+    "/api/v1/staff/duty",
+    "/api/v1/staff/calls",
+    "/api/v1/staff/calls/{id}/responses",
+    "/api/v1/staff/push-key",
+    "/api/v1/staff/push-subscriptions",
+}
 RESPONSES = "/api/v1/staff/calls/{id}/responses"
 
 

@@ -286,6 +286,14 @@ async fn registration_needs_a_staff_token_and_a_browsers_subscription() {
     let missing = post(json!({})).await;
     missing.expect_status(422);
     assert_eq!(fields(&missing), ["endpoint", "keys.auth", "keys.p256dh"]);
+    let bad_expiry = post(json!({
+        "endpoint": "https://push.example/send/1",
+        "expirationTime": "tomorrow",
+        "keys": {"p256dh": key, "auth": "_ordMnz7uTCmrpBTeUV4Bw"}
+    }))
+    .await;
+    bad_expiry.expect_status(422);
+    assert_eq!(fields(&bad_expiry), ["expirationTime"]);
     let plain_http = post(json!({
         "endpoint": "http://push.example/send/1",
         "keys": {"p256dh": "AAAA", "auth": "c2hvcnQ"}

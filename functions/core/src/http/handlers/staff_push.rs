@@ -64,7 +64,11 @@ pub async fn subscriptions(
             success(&serde_json::json!({ "removed": removed })),
         ));
     }
-    let (endpoint, p256dh, auth) = fields(envelope.get("endpoint"), envelope.get("keys"))?;
+    let (endpoint, p256dh, auth) = fields(
+        envelope.get("endpoint"),
+        envelope.get("keys"),
+        envelope.get("expirationTime"),
+    )?;
     let known = store.push_subscriptions(&staff.id).await?;
     let renewed = known.iter().any(|kept| kept.endpoint == endpoint);
     if !renewed && known.len() >= MAX_SUBSCRIPTIONS_PER_STAFF {
@@ -126,12 +130,20 @@ fn endpoint_of(value: Option<&Value>) -> Result<String, ApiError> {
     }
 }
 
-/// `endpoint`, `keys.p256dh` and `keys.auth`, every field's error at once.
+/// `endpoint`, `keys.p256dh` and `keys.auth`, every field's error at once;
+/// `expirationTime`, which browsers send as `null` or epoch milliseconds,
+/// is checked and not kept (a push service's 404/410 says when it ended).
 fn fields(
     endpoint: Option<&Value>,
     keys: Option<&Value>,
+    expiration: Option<&Value>,
 ) -> Result<(String, String, String), ApiError> {
     let mut errors = FieldErrors::new();
+    match expiration {
+        None | Some(Value::Null) => {}
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|n| n >= 0.0) => {}
+        Some(_) => errors.add("expirationTime", message::number("expirationTime")),
+    }
     let endpoint = match endpoint_of(endpoint) {
         Ok(endpoint) => Some(endpoint),
         Err(ApiError::Validation(fields)) => {
