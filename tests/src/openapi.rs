@@ -242,7 +242,9 @@ impl Document {
         if media.get("schema").is_none() {
             return;
         }
-        let instance = if essence == "application/json" {
+        // JSON and the JSON-based types (`application/manifest+json`, RFC
+        // 6839's `+json` suffix) are read as JSON, as schemathesis does.
+        let instance = if essence == "application/json" || essence.ends_with("+json") {
             serde_json::from_str::<Value>(&response.text)
                 .unwrap_or_else(|e| fail(format!("the body is not JSON: {e}")))
         } else {
