@@ -3,6 +3,7 @@
 //! browsers a staff member registered, even with the page closed and the
 //! screen locked.
 //!
+//! - [`keys`]: the installation's VAPID key pair, made once and kept;
 //! - [`request`]: one push as an HTTP request, encrypted for the browser
 //!   (RFC 8291) and signed with the installation's VAPID key (RFC 8292) by
 //!   `web-push-native`, with `TTL` 60, `Urgency: high` and the call as
@@ -15,6 +16,7 @@
 //! the subscriptions and the key pair from the store
 //! (`nurse_call_core::store::push::PushStore`).
 
+pub mod keys;
 pub mod queue;
 pub mod request;
 

@@ -118,9 +118,7 @@ impl Inner {
     async fn signer(&self) -> Result<Arc<Signer>, String> {
         self.signer
             .get_or_try_init(|| async {
-                let keys = self
-                    .store
-                    .vapid_keys_or_make(Utc::now())
+                let keys = crate::keys::kept_or_made(self.store.as_ref(), Utc::now())
                     .await
                     .map_err(|error| format!("VAPID keys not read: {error}"))?;
                 Signer::new(&keys, &self.vapid_subject).map(Arc::new)

@@ -88,7 +88,7 @@ mod tests {
 
     /// A browser's side of a subscription: its key pair and auth secret.
     fn browser() -> (SecretKey, [u8; 16], PushSubscription) {
-        let keys = VapidKeys::generate(Utc::now());
+        let keys = crate::keys::generate(Utc::now());
         let secret =
             SecretKey::from_slice(&URL_SAFE_NO_PAD.decode(&keys.private_key).unwrap()).unwrap();
         let auth = [7u8; 16];
@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn the_browser_decrypts_what_is_sent_and_the_headers_are_those_of_decisions_15() {
-        let signer = Signer::new(&VapidKeys::generate(Utc::now()), VAPID_SUBJECT).unwrap();
+        let signer = Signer::new(&crate::keys::generate(Utc::now()), VAPID_SUBJECT).unwrap();
         let (secret, auth, subscription) = browser();
         let request = signer
             .request(&subscription, 42, r#"{"type":"call.alert"}"#)
@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn a_damaged_subscription_is_an_error_not_a_panic() {
-        let signer = Signer::new(&VapidKeys::generate(Utc::now()), VAPID_SUBJECT).unwrap();
+        let signer = Signer::new(&crate::keys::generate(Utc::now()), VAPID_SUBJECT).unwrap();
         let (_, _, subscription) = browser();
         let broken = PushSubscription {
             p256dh: "AAAA".into(),
@@ -137,7 +137,7 @@ mod tests {
         assert!(signer.request(&broken, 1, "{}").is_err());
         let keys = VapidKeys {
             private_key: "not a key".into(),
-            ..VapidKeys::generate(Utc::now())
+            ..crate::keys::generate(Utc::now())
         };
         assert!(Signer::new(&keys, VAPID_SUBJECT).is_err());
     }

@@ -8,7 +8,6 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, Utc};
-use p256::elliptic_curve::sec1::ToEncodedPoint;
 
 use crate::domain::model::Scope;
 use crate::domain::webhooks::Outcome;
@@ -29,8 +28,10 @@ pub const MAX_SUBSCRIPTIONS_PER_STAFF: usize = 10;
 /// The installation's VAPID key pair: P-256, both halves base64url without
 /// padding, as browsers and push services take them: the public key as
 /// the 65-byte uncompressed point (`applicationServerKey`), the private key
-/// as the 32-byte scalar. Made once ([`VapidKeys::generate`]) and kept in
-/// the store; the first one stored wins when two processes start at once.
+/// as the 32-byte scalar. Made once by the push sender (`functions/push`,
+/// which has the curve arithmetic; the Lambda functions do not link it) and
+/// kept in the store; the first one stored wins when two processes start
+/// at once.
 #[derive(Clone, PartialEq, Eq)]
 pub struct VapidKeys {
     pub public_key: String,
@@ -45,27 +46,6 @@ impl std::fmt::Debug for VapidKeys {
             .field("public_key", &self.public_key)
             .field("created_at", &self.created_at)
             .finish_non_exhaustive()
-    }
-}
-
-impl VapidKeys {
-    /// A new key pair from the operating system's random numbers.
-    pub fn generate(now: DateTime<Utc>) -> Self {
-        let secret = loop {
-            let mut bytes = [0u8; 32];
-            getrandom::fill(&mut bytes).expect("the operating system's random numbers");
-            // A scalar must be below the group's order: all but about one
-            // in 2^32 random values are; the rest are drawn again.
-            if let Ok(secret) = p256::SecretKey::from_slice(&bytes) {
-                break secret;
-            }
-        };
-        let public = secret.public_key().to_encoded_point(false);
-        VapidKeys {
-            public_key: URL_SAFE_NO_PAD.encode(public.as_bytes()),
-            private_key: URL_SAFE_NO_PAD.encode(secret.to_bytes()),
-            created_at: now,
-        }
     }
 }
 
@@ -106,11 +86,11 @@ pub fn check_subscription(
             message,
         });
     }
-    let point = decode(p256dh);
-    if point
-        .as_deref()
-        .is_none_or(|bytes| p256::PublicKey::from_sec1_bytes(bytes).is_err() || bytes.len() != 65)
-    {
+    // The uncompressed point's form (0x04 and two coordinates); whether it
+    // lies on the curve the push sender finds when it encrypts (a refused
+    // push, logged), which keeps the curve arithmetic out of the Lambda
+    // functions.
+    if decode(p256dh).is_none_or(|bytes| bytes.len() != 65 || bytes[0] != 4) {
         faults.push(SubscriptionFault {
             key: "keys.p256dh",
             message:
@@ -212,25 +192,6 @@ mod tests {
     const AUTH: &str = "_ordMnz7uTCmrpBTeUV4Bw";
 
     #[test]
-    fn a_generated_key_pair_is_a_p256_pair_in_base64url() {
-        let keys = VapidKeys::generate(Utc::now());
-        let public = URL_SAFE_NO_PAD.decode(&keys.public_key).unwrap();
-        let private = URL_SAFE_NO_PAD.decode(&keys.private_key).unwrap();
-        assert_eq!((public.len(), public[0], private.len()), (65, 4, 32));
-        let secret = p256::SecretKey::from_slice(&private).unwrap();
-        assert_eq!(
-            secret.public_key().to_encoded_point(false).as_bytes(),
-            &public[..]
-        );
-        assert_ne!(
-            keys,
-            VapidKeys::generate(Utc::now()),
-            "drawn anew each time"
-        );
-        assert!(!format!("{keys:?}").contains(&keys.private_key));
-    }
-
-    #[test]
     fn a_browsers_subscription_is_taken() {
         for endpoint in [
             "https://fcm.googleapis.com/fcm/send/abc:def",
@@ -267,10 +228,10 @@ mod tests {
         let too_long = format!("https://p.example/{}", "a".repeat(2048));
         assert_eq!(keys(&too_long, P256DH, AUTH), ["endpoint"]);
         assert_eq!(keys("https://p.example/1", "AAAA", AUTH), ["keys.p256dh"]);
-        // 65 bytes, but no point on the curve.
-        let off_curve = URL_SAFE_NO_PAD.encode([4u8; 65]);
+        // 65 bytes, but a compressed point's tag.
+        let compressed_tag = URL_SAFE_NO_PAD.encode([2u8; 65]);
         assert_eq!(
-            keys("https://p.example/1", &off_curve, AUTH),
+            keys("https://p.example/1", &compressed_tag, AUTH),
             ["keys.p256dh"]
         );
         assert_eq!(

@@ -36,19 +36,4 @@ pub trait PushStore: Send + Sync {
     /// The person's subscriptions, oldest first.
     async fn push_subscriptions(&self, staff_id: &str)
     -> Result<Vec<PushSubscription>, StoreError>;
-
-    /// The key pair kept, made and kept now when there is none yet.
-    async fn vapid_keys_or_make(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<VapidKeys, StoreError> {
-        match self.vapid_keys().await? {
-            Some(keys) => Ok(keys),
-            None => {
-                let made = self.keep_vapid_keys(&VapidKeys::generate(now)).await?;
-                tracing::info!(public_key = %made.public_key, "web push: the installation's VAPID key pair is ready");
-                Ok(made)
-            }
-        }
-    }
 }

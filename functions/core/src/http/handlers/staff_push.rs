@@ -25,13 +25,15 @@ struct PushKeyRecord<'a> {
     public_key: &'a str,
 }
 
-/// `GET /api/v1/staff/push-key`: the key pair is made on first use when
-/// the server has not made it at its start (a Lambda function's first
-/// request).
+/// `GET /api/v1/staff/push-key`. The push sender makes the key pair at its
+/// start (the local server); where nothing sends pushes yet (the Lambda
+/// functions until issue 28) there is none, and the answer is 404: the page
+/// then says that this server sends no notifications, rather than have a
+/// phone subscribe for pushes that would never come.
 pub async fn push_key(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     authenticate(state, request).await?;
     let store = state.push.as_ref().ok_or(ApiError::Internal)?;
-    let keys = store.vapid_keys_or_make(wire_time::now()).await?;
+    let keys = store.vapid_keys().await?.ok_or(ApiError::NotFound)?;
     Ok(json_response(
         200,
         success(&PushKeyRecord {
