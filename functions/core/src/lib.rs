@@ -18,8 +18,9 @@
 //!    sandbox's own traits, and the caching decorator.
 //! 7. [`app`]: the state every handler gets (store, settings, live feed),
 //!    whose data a consumer works on, and the element policy.
-//! 8. [`http`]: errors and their bodies, the router, one handler per
-//!    endpoint, display access and the two pages.
+//! 8. [`http`]: errors and their bodies, the router and the routes (which
+//!    handler serves which endpoint; a Lambda function links only its own),
+//!    one handler per endpoint, display access and the three pages.
 //!
 //! [`logging`] sets up the structured JSON logs of every binary.
 
@@ -35,5 +36,6 @@ pub mod wire;
 
 pub use app::AppState;
 pub use config::{Mode, Settings};
-pub use http::router::{Endpoint, serve, serve_endpoint, serve_only};
+pub use http::router::{Endpoint, serve, serve_endpoint, serve_only, serve_route};
+pub use http::routes::{self, Route};
 pub use store::{Store, StoreError};

@@ -1,8 +1,8 @@
 //! Lambda function behind `POST /api/v1/display`.
 
-use nurse_call_core::Endpoint;
+use nurse_call_core::routes;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    lambda_support::run(&[Endpoint::Display]).await
+    lambda_support::run(&[routes::DISPLAY]).await
 }

@@ -1,5 +1,6 @@
 //! The glue between `lambda_http` and the shared handlers: each Lambda
-//! function's `main` is one call to [`run`] with its endpoints.
+//! function's `main` is one call to [`run`] with its routes (only those
+//! handlers are linked into the function: [`nurse_call_core::routes`]).
 //!
 //! State (store and settings) is built once per cold start, its DynamoDB
 //! connection opened during init, and shared by reference across
@@ -14,7 +15,7 @@ use lambda_http::{Body, Error, Request, RequestExt, Response, service_fn};
 
 use nurse_call_core::http::error::ApiError;
 use nurse_call_core::http::io::{ApiResponse, error_response};
-use nurse_call_core::{AppState, Endpoint, Mode, Settings, logging, serve_only};
+use nurse_call_core::{AppState, Mode, Route, Settings, logging, serve_only};
 use nurse_call_wiring::warm_up::{WarmUp, warm_store};
 use nurse_call_wiring::{StoreChoice, lambda_state};
 
@@ -24,24 +25,25 @@ use nurse_call_wiring::{StoreChoice, lambda_state};
 /// own instead. Enough to send the answer back.
 pub const ANSWER_MARGIN: Duration = Duration::from_millis(500);
 
-/// Serves `endpoints` (by path) until the Lambda runtime stops the process.
-/// A path that is none of them gets the documented 404, a wrong method 405.
-pub async fn run(endpoints: &'static [Endpoint]) -> Result<(), Error> {
+/// Serves `routes` (by path) until the Lambda runtime stops the process.
+/// A path that is none of theirs gets the documented 404, a wrong method 405.
+pub async fn run(routes: &'static [Route]) -> Result<(), Error> {
     logging::init();
     let state = build_state().await.inspect_err(|error| {
         tracing::error!(%error, "cold start failed");
     })?;
+    let endpoints: Vec<_> = routes.iter().map(|route| route.endpoint).collect();
     tracing::info!(?endpoints, mode = %state.settings.mode, "function ready");
     let state = &state;
     lambda_http::run(service_fn(move |request: Request| async move {
-        Ok::<_, std::convert::Infallible>(handle(state, endpoints, request).await)
+        Ok::<_, std::convert::Infallible>(handle(state, routes, request).await)
     }))
     .await
 }
 
 /// One invocation: the API Gateway request in, the documented response out,
 /// at the latest [`ANSWER_MARGIN`] before the invocation's deadline.
-pub async fn handle(state: &AppState, endpoints: &[Endpoint], request: Request) -> Response<Body> {
+pub async fn handle(state: &AppState, routes: &[Route], request: Request) -> Response<Body> {
     let deadline = request
         .lambda_context_ref()
         .map(|context| context.deadline())
@@ -57,7 +59,7 @@ pub async fn handle(state: &AppState, endpoints: &[Endpoint], request: Request) 
         _ => Bytes::new(),
     };
     let request = http::Request::from_parts(parts, body);
-    let response = within(deadline, serve_only(state, endpoints, request)).await;
+    let response = within(deadline, serve_only(state, routes, request)).await;
     if let Err(had) = &response {
         // The request's own log line never comes: its future was dropped.
         tracing::error!(

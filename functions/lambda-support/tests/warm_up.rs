@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lambda_http::{Body, Request};
-use nurse_call_core::{Endpoint, Mode, Settings};
+use nurse_call_core::{Mode, Settings, routes};
 use nurse_call_wiring::warm_up::{WARM_UP_LIMIT, WarmUp};
 use nurse_call_wiring::{StoreChoice, TableNames};
 use store_conformance::counting_server::CountingServer;
@@ -60,7 +60,7 @@ fn element_request() -> Request {
 
 /// The first request's answer: status and the first message's code.
 async fn first_request(state: &nurse_call_core::AppState) -> (u16, String) {
-    let response = lambda_support::handle(state, &[Endpoint::Element], element_request()).await;
+    let response = lambda_support::handle(state, &[routes::ELEMENT], element_request()).await;
     let body = match response.body() {
         Body::Text(text) => text.clone(),
         other => panic!("a JSON answer, not {other:?}"),

@@ -2,15 +2,15 @@
 //! `POST /api/v1/sandbox/consumers`, `GET /api/v1/sandbox/state` and
 //! `POST /api/v1/sandbox/staff`.
 
-use nurse_call_core::Endpoint;
+use nurse_call_core::routes;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     lambda_support::run(&[
-        Endpoint::TestPage,
-        Endpoint::SandboxConsumers,
-        Endpoint::SandboxState,
-        Endpoint::SandboxStaff,
+        routes::TEST_PAGE,
+        routes::SANDBOX_CONSUMERS,
+        routes::SANDBOX_STATE,
+        routes::SANDBOX_STAFF,
     ])
     .await
 }

@@ -8,21 +8,21 @@
 //! service worker, and the Web Push registration: `GET
 //! /api/v1/staff/push-key`, `POST`/`DELETE /api/v1/staff/push-subscriptions`.
 
-use nurse_call_core::Endpoint;
+use nurse_call_core::routes;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     lambda_support::run(&[
-        Endpoint::StaffMe,
-        Endpoint::StaffDuty,
-        Endpoint::StaffCalls,
-        Endpoint::StaffResponses,
-        Endpoint::AlarmResponse,
-        Endpoint::StaffPushKey,
-        Endpoint::StaffPushSubscriptions,
-        Endpoint::StaffPage,
-        Endpoint::StaffManifest,
-        Endpoint::StaffServiceWorker,
+        routes::STAFF_ME,
+        routes::STAFF_DUTY,
+        routes::STAFF_CALLS,
+        routes::STAFF_RESPONSES,
+        routes::ALARM_RESPONSE,
+        routes::STAFF_PUSH_KEY,
+        routes::STAFF_PUSH_SUBSCRIPTIONS,
+        routes::STAFF_PAGE,
+        routes::STAFF_MANIFEST,
+        routes::STAFF_SERVICE_WORKER,
     ])
     .await
 }

@@ -381,22 +381,10 @@ impl AppState {
             hub.publish_to(event(message), LiveAudience::StaffPages);
         }
         for effect in &next.effects {
-            let (staff, message) = match effect {
-                Effect::Alert {
-                    staff,
-                    level,
-                    repeat,
-                } => (
-                    staff,
-                    LiveMessage::alert(call, *level, *repeat, types, zone, now),
-                ),
-                Effect::Cancel { staff, reason } => (
-                    staff,
-                    LiveMessage::cancelled(call, reason, types, zone, now),
-                ),
-                _ => continue,
-            };
-            hub.publish_to(event(message), LiveAudience::Person(staff.id.clone()));
+            if let Some((staff, message)) = LiveMessage::for_person(effect, call, types, zone, now)
+            {
+                hub.publish_to(event(message), LiveAudience::Person(staff.id.clone()));
+            }
         }
     }
 }

@@ -60,22 +60,10 @@ pub fn jobs_of_step(
     next.effects
         .iter()
         .filter_map(|effect| {
-            let (staff, kind, message) = match effect {
-                Effect::Alert {
-                    staff,
-                    level,
-                    repeat,
-                } => (
-                    staff,
-                    PushKind::Alert,
-                    LiveMessage::alert(call, *level, *repeat, types, zone, now),
-                ),
-                Effect::Cancel { staff, reason } => (
-                    staff,
-                    PushKind::Cancel,
-                    LiveMessage::cancelled(call, reason, types, zone, now),
-                ),
-                _ => return None,
+            let (staff, message) = LiveMessage::for_person(effect, call, types, zone, now)?;
+            let kind = match effect {
+                Effect::Alert { .. } => PushKind::Alert,
+                _ => PushKind::Cancel,
             };
             Some(PushJob {
                 scope: scope.clone(),

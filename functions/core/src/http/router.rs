@@ -1,20 +1,18 @@
 //! Which endpoint a path is, and the one place where an [`ApiError`] becomes
 //! its documented response: also the 404 of a path that is no endpoint (or
 //! not this function's) and the 413 of a body too large to read. The Lambda
-//! functions call [`serve_only`] with their own endpoints; the local server
-//! calls [`serve`] for every path and [`unreadable_body`] when it stopped
-//! reading a body.
+//! functions call [`serve_only`] with their own routes
+//! ([`crate::http::routes`]); the local server calls [`serve`] for every
+//! path and [`unreadable_body`] when it stopped reading a body.
 
 use std::time::Instant;
 
 use http::Method;
 
 use crate::app::AppState;
-use crate::http::display_page;
 use crate::http::error::ApiError;
-use crate::http::handlers;
 use crate::http::io::{ApiRequest, ApiResponse, MAX_BODY_BYTES, error_response};
-use crate::http::{sandbox, sandbox_staff, staff_page};
+use crate::http::routes::{self, Route};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
@@ -191,27 +189,23 @@ pub fn response_call_id(path: &str) -> Option<&str> {
 
 /// Serves any path: 404 for unknown paths (and sandbox paths in production).
 pub async fn serve(state: &AppState, request: ApiRequest) -> ApiResponse {
-    serve_only(state, &Endpoint::ALL, request).await
+    serve_only(state, &routes::ALL, request).await
 }
 
-/// Serves `request` when its path is one of `endpoints` (a Lambda function's
-/// own); any other path is the documented 404, as if it did not exist.
-pub async fn serve_only(
-    state: &AppState,
-    endpoints: &[Endpoint],
-    request: ApiRequest,
-) -> ApiResponse {
+/// Serves `request` when its path is one of `routes`' endpoints (a Lambda
+/// function's own); any other path is the documented 404, as if it did not
+/// exist.
+pub async fn serve_only(state: &AppState, routes: &[Route], request: ApiRequest) -> ApiResponse {
     // DECISIONS §3 step 1, before the path: a body over the limit is 413
     // whatever it was sent to. The local server stops reading such a body
     // ([`unreadable_body`]); API Gateway hands a Lambda function up to 10 MB.
     if request.body().len() > MAX_BODY_BYTES {
         return refuse(&request, &ApiError::PayloadTooLarge);
     }
-    match Endpoint::from_path(request.uri().path()) {
-        Some(endpoint) if endpoints.contains(&endpoint) => {
-            serve_endpoint(state, endpoint, request).await
-        }
-        _ => refuse(&request, &ApiError::NotFound),
+    let endpoint = Endpoint::from_path(request.uri().path());
+    match routes.iter().find(|route| Some(route.endpoint) == endpoint) {
+        Some(route) => serve_route(state, *route, request).await,
+        None => refuse(&request, &ApiError::NotFound),
     }
 }
 
@@ -237,44 +231,27 @@ fn refuse(request: &ApiRequest, error: &ApiError) -> ApiResponse {
     response
 }
 
-/// Serves one endpoint: 405 for another method, else its handler; every error
-/// becomes its documented body.
+/// Serves one endpoint whatever the path: what [`serve_route`] does with
+/// the endpoint's route (for tests and benchmarks).
 pub async fn serve_endpoint(
     state: &AppState,
     endpoint: Endpoint,
     request: ApiRequest,
 ) -> ApiResponse {
+    serve_route(state, Route::of(endpoint), request).await
+}
+
+/// Serves one route: 405 for another method, else its handler; every error
+/// becomes its documented body.
+pub async fn serve_route(state: &AppState, route: Route, request: ApiRequest) -> ApiResponse {
     let started = Instant::now();
+    let endpoint = route.endpoint;
     let result = if endpoint.sandbox_only() && !state.is_sandbox() {
         Err(ApiError::NotFound)
     } else if !endpoint.methods().contains(request.method()) {
         Err(ApiError::MethodNotAllowed(endpoint.allow_header()))
     } else {
-        match endpoint {
-            Endpoint::Display => handlers::display::handle(state, &request).await,
-            Endpoint::Element => handlers::element::handle(state, &request).await,
-            Endpoint::CallTypes => handlers::call_types::list(state).await,
-            Endpoint::SandboxConsumers => sandbox::create_consumer(state, &request).await,
-            Endpoint::SandboxState => sandbox::state(state, &request).await,
-            Endpoint::SandboxStaff => sandbox_staff::create(state, &request).await,
-            Endpoint::TestPage => sandbox::page(state, &request).await,
-            Endpoint::DisplayPage => display_page::page(state, &request).await,
-            Endpoint::DisplayCalls => handlers::display_read::calls(state, &request).await,
-            Endpoint::DisplayElements => handlers::display_read::elements(state, &request).await,
-            Endpoint::OpenApi => Ok(handlers::openapi::document()),
-            Endpoint::StaffMe => handlers::staff::me(state, &request).await,
-            Endpoint::StaffDuty => handlers::staff::duty(state, &request).await,
-            Endpoint::StaffCalls => handlers::staff_calls::calls(state, &request).await,
-            Endpoint::StaffResponses => handlers::staff_calls::respond(state, &request).await,
-            Endpoint::AlarmResponse => handlers::alarm_response::handle(state, &request).await,
-            Endpoint::StaffPushKey => handlers::staff_push::push_key(state, &request).await,
-            Endpoint::StaffPushSubscriptions => {
-                handlers::staff_push::subscriptions(state, &request).await
-            }
-            Endpoint::StaffPage => staff_page::page(state, &request).await,
-            Endpoint::StaffManifest => staff_page::manifest_file(state, &request).await,
-            Endpoint::StaffServiceWorker => staff_page::service_worker(state, &request).await,
-        }
+        (route.handler)(state, &request).await
     };
     let response = result.unwrap_or_else(|error| error_response(&error));
     log(&request, &response, started);

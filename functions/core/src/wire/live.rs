@@ -17,7 +17,7 @@ use chrono_tz::Tz;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::domain::alarm::CancelReason;
+use crate::domain::alarm::{CancelReason, Effect, StaffRef};
 use crate::domain::model::{Call, CallType, Element, Scope};
 use crate::wire::{CallRecord, ElementRecord, StaffRecord};
 
@@ -99,6 +99,34 @@ impl<'a> LiveMessage<'a> {
             AlarmNews::Accepted => LiveMessage::CallAccepted { version, call },
             AlarmNews::Declined => LiveMessage::CallDeclined { version, call },
             AlarmNews::Unattended => LiveMessage::CallUnattended { version, call },
+        }
+    }
+
+    /// The message an effect sends to one person, with that person: an
+    /// `Alert` is `call.alert`, a `Cancel` `call.cancelled`; the other
+    /// effects are no one's own message. The open staff page and its Web
+    /// Push both get this one.
+    pub fn for_person(
+        effect: &'a Effect,
+        call: &'a Call,
+        types: &'a [CallType],
+        zone: Tz,
+        now: DateTime<Utc>,
+    ) -> Option<(&'a StaffRef, Self)> {
+        match effect {
+            Effect::Alert {
+                staff,
+                level,
+                repeat,
+            } => Some((
+                staff,
+                LiveMessage::alert(call, *level, *repeat, types, zone, now),
+            )),
+            Effect::Cancel { staff, reason } => Some((
+                staff,
+                LiveMessage::cancelled(call, reason, types, zone, now),
+            )),
+            _ => None,
         }
     }
 

@@ -1,0 +1,172 @@
+//! Which handler serves which endpoint: one [`Route`] per endpoint, a
+//! constant each, and [`ALL`] of them for the local server.
+//!
+//! Why constants and not one `match` over [`Endpoint`]: a Lambda function
+//! serves a few endpoints, and a match on an endpoint known only at run
+//! time links every handler into every function (with the pages' HTML,
+//! scripts and icons and the interface document). A function's `main`
+//! names its routes, so the linker keeps only their handlers; that keeps
+//! each arm64 zip within `scripts/build-lambdas`' budget.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::app::AppState;
+use crate::http::error::ApiError;
+use crate::http::handlers;
+use crate::http::io::{ApiRequest, ApiResponse};
+use crate::http::router::Endpoint;
+use crate::http::{display_page, sandbox, sandbox_staff, staff_page};
+
+/// What a handler returns: its response, or the error that becomes one.
+pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<ApiResponse, ApiError>> + Send + 'a>>;
+
+/// A handler: the request (its method already checked) in, the answer out.
+pub type Handler = for<'a> fn(&'a AppState, &'a ApiRequest) -> Answer<'a>;
+
+/// An endpoint and the handler that serves it.
+#[derive(Clone, Copy)]
+pub struct Route {
+    pub endpoint: Endpoint,
+    pub handler: Handler,
+}
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Route").field(&self.endpoint).finish()
+    }
+}
+
+impl Route {
+    /// The route of `endpoint`, from [`ALL`]: for the local server, tests
+    /// and benchmarks (a Lambda function names its routes instead).
+    pub fn of(endpoint: Endpoint) -> Route {
+        ALL.into_iter()
+            .find(|route| route.endpoint == endpoint)
+            .expect("every endpoint has its route (a unit test checks)")
+    }
+}
+
+pub const DISPLAY: Route = Route {
+    endpoint: Endpoint::Display,
+    handler: |state, request| Box::pin(handlers::display::handle(state, request)),
+};
+pub const ELEMENT: Route = Route {
+    endpoint: Endpoint::Element,
+    handler: |state, request| Box::pin(handlers::element::handle(state, request)),
+};
+pub const CALL_TYPES: Route = Route {
+    endpoint: Endpoint::CallTypes,
+    handler: |state, _| Box::pin(handlers::call_types::list(state)),
+};
+pub const SANDBOX_CONSUMERS: Route = Route {
+    endpoint: Endpoint::SandboxConsumers,
+    handler: |state, request| Box::pin(sandbox::create_consumer(state, request)),
+};
+pub const SANDBOX_STATE: Route = Route {
+    endpoint: Endpoint::SandboxState,
+    handler: |state, request| Box::pin(sandbox::state(state, request)),
+};
+pub const SANDBOX_STAFF: Route = Route {
+    endpoint: Endpoint::SandboxStaff,
+    handler: |state, request| Box::pin(sandbox_staff::create(state, request)),
+};
+pub const TEST_PAGE: Route = Route {
+    endpoint: Endpoint::TestPage,
+    handler: |state, request| Box::pin(sandbox::page(state, request)),
+};
+pub const DISPLAY_PAGE: Route = Route {
+    endpoint: Endpoint::DisplayPage,
+    handler: |state, request| Box::pin(display_page::page(state, request)),
+};
+pub const DISPLAY_CALLS: Route = Route {
+    endpoint: Endpoint::DisplayCalls,
+    handler: |state, request| Box::pin(handlers::display_read::calls(state, request)),
+};
+pub const DISPLAY_ELEMENTS: Route = Route {
+    endpoint: Endpoint::DisplayElements,
+    handler: |state, request| Box::pin(handlers::display_read::elements(state, request)),
+};
+pub const OPEN_API: Route = Route {
+    endpoint: Endpoint::OpenApi,
+    handler: |_, _| Box::pin(std::future::ready(Ok(handlers::openapi::document()))),
+};
+pub const STAFF_ME: Route = Route {
+    endpoint: Endpoint::StaffMe,
+    handler: |state, request| Box::pin(handlers::staff::me(state, request)),
+};
+pub const STAFF_DUTY: Route = Route {
+    endpoint: Endpoint::StaffDuty,
+    handler: |state, request| Box::pin(handlers::staff::duty(state, request)),
+};
+pub const STAFF_CALLS: Route = Route {
+    endpoint: Endpoint::StaffCalls,
+    handler: |state, request| Box::pin(handlers::staff_calls::calls(state, request)),
+};
+pub const STAFF_RESPONSES: Route = Route {
+    endpoint: Endpoint::StaffResponses,
+    handler: |state, request| Box::pin(handlers::staff_calls::respond(state, request)),
+};
+pub const ALARM_RESPONSE: Route = Route {
+    endpoint: Endpoint::AlarmResponse,
+    handler: |state, request| Box::pin(handlers::alarm_response::handle(state, request)),
+};
+pub const STAFF_PUSH_KEY: Route = Route {
+    endpoint: Endpoint::StaffPushKey,
+    handler: |state, request| Box::pin(handlers::staff_push::push_key(state, request)),
+};
+pub const STAFF_PUSH_SUBSCRIPTIONS: Route = Route {
+    endpoint: Endpoint::StaffPushSubscriptions,
+    handler: |state, request| Box::pin(handlers::staff_push::subscriptions(state, request)),
+};
+pub const STAFF_PAGE: Route = Route {
+    endpoint: Endpoint::StaffPage,
+    handler: |state, request| Box::pin(staff_page::page(state, request)),
+};
+pub const STAFF_MANIFEST: Route = Route {
+    endpoint: Endpoint::StaffManifest,
+    handler: |state, request| Box::pin(staff_page::manifest_file(state, request)),
+};
+pub const STAFF_SERVICE_WORKER: Route = Route {
+    endpoint: Endpoint::StaffServiceWorker,
+    handler: |state, request| Box::pin(staff_page::service_worker(state, request)),
+};
+
+/// Every route, in [`Endpoint::ALL`]'s order: what the local server serves.
+pub const ALL: [Route; Endpoint::ALL.len()] = [
+    DISPLAY,
+    ELEMENT,
+    CALL_TYPES,
+    SANDBOX_CONSUMERS,
+    SANDBOX_STATE,
+    SANDBOX_STAFF,
+    TEST_PAGE,
+    DISPLAY_PAGE,
+    DISPLAY_CALLS,
+    DISPLAY_ELEMENTS,
+    OPEN_API,
+    STAFF_ME,
+    STAFF_DUTY,
+    STAFF_CALLS,
+    STAFF_RESPONSES,
+    ALARM_RESPONSE,
+    STAFF_PUSH_KEY,
+    STAFF_PUSH_SUBSCRIPTIONS,
+    STAFF_PAGE,
+    STAFF_MANIFEST,
+    STAFF_SERVICE_WORKER,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_endpoint_has_one_route_in_order() {
+        let routed: Vec<Endpoint> = ALL.iter().map(|route| route.endpoint).collect();
+        assert_eq!(routed, Endpoint::ALL.to_vec());
+        for endpoint in Endpoint::ALL {
+            assert_eq!(Route::of(endpoint).endpoint, endpoint);
+        }
+    }
+}
