@@ -73,6 +73,25 @@ def staff_members(path: str) -> list[dict]:
         members.append(member)
 
 
+def open_calls(url: str, consumer: dict, calls: int, rate: float, section_of) -> dict[int, float]:
+    """Opens `calls` Notruf calls on `address(i)` in section `section_of(i)`,
+    `rate` a second, each signed as `consumer` (its first secret). Returns
+    when each was answered (wall clock), by call id."""
+    cid, secret = consumer["id"], consumer["secrets"][0]
+    answered = {}
+    started = time.monotonic()
+    for i in range(calls):
+        time.sleep(max(0.0, started + i / rate - time.monotonic()))
+        data = {"event": "Notruf", "section": section_of(i)}
+        data_json = json.dumps(data, separators=(",", ":"))
+        target = address(i)
+        signed = hmac.new(secret.encode(), f"{target}.{cid}.{data_json}".encode(), hashlib.sha256)
+        body = {"target": target, "consumer": cid, "hash": signed.hexdigest(), "data": data}
+        opened = request("POST", f"{url}/api/v1/display", body)
+        answered[opened["data"]["id"]] = time.time()
+    return answered
+
+
 def cpu_seconds(pid: int) -> float:
     """User and system CPU time the process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -87,7 +106,6 @@ def percentile(values: list[int], p: float) -> int:
 def run(args: argparse.Namespace) -> int:
     seeded = json.loads(Path(args.seed).read_text())
     consumer = seeded["consumers"][0]
-    cid, secret = consumer["id"], consumer["secrets"][0]
     members = staff_members(args.staff)
     for i, member in enumerate(members):
         sections = [] if i % 10 == 9 else [SECTIONS[i % len(SECTIONS)]]
@@ -95,15 +113,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(members)} staff on duty", file=sys.stderr)
 
     started = time.monotonic()
-    for i in range(args.calls):
-        due = started + i / args.rate
-        time.sleep(max(0.0, due - time.monotonic()))
-        data = {"event": "Notruf", "section": SECTIONS[i % len(SECTIONS)]}
-        data_json = json.dumps(data, separators=(",", ":"))
-        target = address(i)
-        signed = hmac.new(secret.encode(), f"{target}.{cid}.{data_json}".encode(), hashlib.sha256)
-        body = {"target": target, "consumer": cid, "hash": signed.hexdigest(), "data": data}
-        request("POST", f"{args.url}/api/v1/display", body)
+    open_calls(args.url, consumer, args.calls, args.rate, lambda i: SECTIONS[i % len(SECTIONS)])
     opened_for = time.monotonic() - started
     print(f"{args.calls} calls opened in {opened_for:.1f} s; watching {args.watch} s", file=sys.stderr)
     time.sleep(1)

@@ -25,8 +25,6 @@ exits 1 when p99 is over the budget or an alert is missing.
 """
 
 import argparse
-import hashlib
-import hmac
 import json
 import sys
 import threading
@@ -36,7 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "alarms"))
-from scenario import address, percentile, request, staff_members  # noqa: E402 (bench/alarms)
+from scenario import open_calls, percentile, request, staff_members  # noqa: E402 (bench/alarms)
 
 FORWARDED = ("TTL", "Content-Encoding", "Content-Type", "Authorization", "Urgency", "Topic")
 
@@ -88,7 +86,6 @@ def proxy(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     seeded = json.loads(Path(args.seed).read_text())
     consumer = seeded["consumers"][0]
-    cid, secret = consumer["id"], consumer["secrets"][0]
     members = staff_members(args.staff)
     hashes = []
     for member in members:
@@ -102,17 +99,8 @@ def run(args: argparse.Namespace) -> int:
         request("PUT", f"{args.url}/api/v1/staff/duty", {"sections": []}, member["token"])
     print(f"{len(members)} staff subscribed and on duty", file=sys.stderr)
 
-    answered = {}
     started = time.monotonic()
-    for i in range(args.calls):
-        time.sleep(max(0.0, started + i / args.rate - time.monotonic()))
-        data = {"event": "Notruf", "section": f"S{i % 10}"}
-        data_json = json.dumps(data, separators=(",", ":"))
-        target = address(i)
-        signed = hmac.new(secret.encode(), f"{target}.{cid}.{data_json}".encode(), hashlib.sha256)
-        body = {"target": target, "consumer": cid, "hash": signed.hexdigest(), "data": data}
-        opened = request("POST", f"{args.url}/api/v1/display", body)
-        answered[opened["data"]["id"]] = time.time()
+    answered = open_calls(args.url, consumer, args.calls, args.rate, lambda i: f"S{i % 10}")
     print(f"{args.calls} calls opened in {time.monotonic() - started:.1f} s; "
           f"waiting {args.watch} s for the pushes", file=sys.stderr)
     time.sleep(args.watch)

@@ -22,8 +22,6 @@ budget or an alert is missing.
 """
 
 import argparse
-import hashlib
-import hmac
 import json
 import sys
 import threading
@@ -32,7 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "alarms"))
-from scenario import address, percentile, request, staff_members  # noqa: E402 (bench/alarms)
+from scenario import open_calls, percentile, request, staff_members  # noqa: E402 (bench/alarms)
 
 
 def receivers(args: argparse.Namespace) -> int:
@@ -84,22 +82,12 @@ def receivers(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     seeded = json.loads(Path(args.seed).read_text())
     consumer = seeded["consumers"][0]
-    cid, secret = consumer["id"], consumer["secrets"][0]
     for member in staff_members(args.staff):
         request("PUT", f"{args.url}/api/v1/staff/duty", {"sections": []}, member["token"])
     ports = Path(args.receivers).read_text().split()
 
-    answered = {}
     started = time.monotonic()
-    for i in range(args.calls):
-        time.sleep(max(0.0, started + i / args.rate - time.monotonic()))
-        data = {"event": "Notruf", "section": f"S{i % 10}"}
-        data_json = json.dumps(data, separators=(",", ":"))
-        target = address(i)
-        signed = hmac.new(secret.encode(), f"{target}.{cid}.{data_json}".encode(), hashlib.sha256)
-        body = {"target": target, "consumer": cid, "hash": signed.hexdigest(), "data": data}
-        opened = request("POST", f"{args.url}/api/v1/display", body)
-        answered[opened["data"]["id"]] = time.time()
+    answered = open_calls(args.url, consumer, args.calls, args.rate, lambda i: f"S{i % 10}")
     print(f"{args.calls} calls opened in {time.monotonic() - started:.1f} s; "
           f"waiting {args.watch} s for the deliveries", file=sys.stderr)
     time.sleep(args.watch)

@@ -167,31 +167,6 @@ fn contrast(a: &str, b: &str) -> f64 {
     (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
 }
 
-/// Sizes the window so that the page itself gets `width` × `height` (the
-/// window's frame is not part of the screen a display has).
-async fn set_viewport(browser: &Client, width: u32, height: u32) {
-    let frame = run(
-        browser,
-        "return [outerWidth - innerWidth, outerHeight - innerHeight]",
-    )
-    .await;
-    let frame = |i: usize| u32::try_from(frame[i].as_u64().unwrap_or_default()).unwrap_or_default();
-    browser
-        .set_window_size(width + frame(0), height + frame(1))
-        .await
-        .expect("window size");
-    shows(
-        "the viewport's size",
-        Instant::now(),
-        Duration::from_secs(5),
-        || async {
-            (run(browser, "return [innerWidth, innerHeight]").await == json!([width, height]))
-                .then_some(())
-        },
-    )
-    .await;
-}
-
 /// Opens the test page (a sandbox pair in its cookie), then follows its link
 /// to the display page. The pair, to send calls into the visitor's scope.
 async fn display_via_test_page(browser: &Client, base: &str) -> Consumer {

@@ -16,7 +16,7 @@
 #[allow(dead_code)]
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use blackbox_tests::*;
 use chrono::Utc;
@@ -120,32 +120,6 @@ for (const tile of document.querySelectorAll('#calls .tile')) {
 }
 return found;
 "#;
-
-/// Sizes the window so that the page itself gets `width` × `height`.
-async fn set_viewport(browser: &Client, width: u32, height: u32) {
-    let frame = run(
-        browser,
-        "return [outerWidth - innerWidth, outerHeight - innerHeight]",
-    )
-    .await;
-    let frame = |i: usize| u32::try_from(frame[i].as_u64().unwrap_or_default()).unwrap_or_default();
-    browser
-        .set_window_size(width + frame(0), height + frame(1))
-        .await
-        .expect("window size");
-    shows(
-        "the viewport's size",
-        Instant::now(),
-        LOAD_TIMEOUT,
-        || async {
-            (run(browser, "return [innerWidth, innerHeight]").await == json!([width, height]))
-                .then_some(())
-        },
-    )
-    .await;
-    // The page lays out again on resize; let it draw.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-}
 
 /// Measures the names at every viewport with `calls` open (at most 9
 /// shown); `minima`: the cap heights are checked too (not while the page is

@@ -56,30 +56,6 @@ const PHONE: (u32, u32) = (390, 844);
 // The page
 // ---------------------------------------------------------------------------
 
-/// Sizes the window so that the page itself gets `width` × `height`.
-async fn set_viewport(browser: &Client, width: u32, height: u32) {
-    let frame = run(
-        browser,
-        "return [outerWidth - innerWidth, outerHeight - innerHeight]",
-    )
-    .await;
-    let frame = |i: usize| u32::try_from(frame[i].as_u64().unwrap_or_default()).unwrap_or_default();
-    browser
-        .set_window_size(width + frame(0), height + frame(1))
-        .await
-        .expect("window size");
-    shows(
-        "the viewport's size",
-        Instant::now(),
-        Duration::from_secs(5),
-        || async {
-            (run(browser, "return [innerWidth, innerHeight]").await == json!([width, height]))
-                .then_some(())
-        },
-    )
-    .await;
-}
-
 /// `member`'s staff page in a browser of its own, connected and read.
 async fn staff_page(driver: &Chromedriver, base: &str, member: &Member) -> Client {
     let browser = driver.browser(&member.name, PHONE.0, PHONE.1).await;
@@ -581,21 +557,7 @@ async fn a_pushed_alert_is_a_notification_whose_action_answers_and_a_cancel_clos
 
     // An alert pushed to the worker: a notification with the call's id as tag.
     let id = alarms_support::open(&server, &visitor, "Zimmer-12", "Notruf", Some("A")).await;
-    let record = shows(
-        "the alert in the staff read",
-        Instant::now(),
-        Duration::from_secs(5),
-        || async {
-            staff_calls(&server, &anna)
-                .await
-                .into_iter()
-                .find(|c| c["id"] == id && c["alerting"] == true)
-        },
-    )
-    .await;
-    let mut call = record.clone();
-    call.as_object_mut().expect("a call").remove("alerting");
-    let alert = json!({"type": "call.alert", "version": call["version"], "level": 1, "repeat": false, "call": call});
+    let (_, alert) = alert_message(&server, &anna, id).await;
     let tag = id.to_string();
     // Delivered again when it did not show: under load (the other browser
     // test beside this one) the first delivery was seen to go missing.
@@ -688,19 +650,7 @@ async fn a_pushed_alert_is_a_notification_whose_action_answers_and_a_cancel_clos
     // A cancel pushed for another alert closes its notification.
     let other = alarms_support::open(&server, &visitor, "Zimmer-14", "WC", Some("A")).await;
     let other_tag = other.to_string();
-    let record = shows(
-        "the second alert",
-        Instant::now(),
-        Duration::from_secs(5),
-        || async {
-            staff_calls(&server, &anna)
-                .await
-                .into_iter()
-                .find(|c| c["id"] == other && c["alerting"] == true)
-        },
-    )
-    .await;
-    let alert = json!({"type": "call.alert", "version": record["version"], "level": 1, "repeat": false, "call": record});
+    let (record, alert) = alert_message(&server, &anna, other).await;
     push(&driver, &a, &base, &alert, Some(&registrations)).await;
     shows(
         "the second notification",
@@ -746,6 +696,27 @@ async fn notifications(browser: &Client) -> Vec<Value> {
     .as_array()
     .cloned()
     .unwrap_or_default()
+}
+
+/// Call `id` as `member`'s staff read shows it once it alerts them (without
+/// the read's own `alerting`), and the `call.alert` the push service would
+/// carry for it.
+async fn alert_message(server: &Server, member: &Member, id: i64) -> (Value, Value) {
+    let mut call = shows(
+        "the alert in the staff read",
+        Instant::now(),
+        Duration::from_secs(5),
+        || async {
+            staff_calls(server, member)
+                .await
+                .into_iter()
+                .find(|c| c["id"] == id && c["alerting"] == true)
+        },
+    )
+    .await;
+    call.as_object_mut().expect("a call").remove("alerting");
+    let alert = json!({"type": "call.alert", "version": call["version"], "level": 1, "repeat": false, "call": call});
+    (call, alert)
 }
 
 /// Delivers `message` to the page's worker as a push, through the DevTools

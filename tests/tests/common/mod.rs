@@ -242,6 +242,35 @@ pub async fn run(browser: &Client, script: &str) -> Value {
         .unwrap_or_else(|e| panic!("script failed ({e}): {script}"))
 }
 
+/// Sizes the window so that the page itself gets `width` × `height` (the
+/// window's frame is not part of the screen a display or phone has), then
+/// lets the page lay out again.
+#[allow(dead_code)] // not every browser test resizes
+pub async fn set_viewport(browser: &Client, width: u32, height: u32) {
+    let frame = run(
+        browser,
+        "return [outerWidth - innerWidth, outerHeight - innerHeight]",
+    )
+    .await;
+    let frame = |i: usize| u32::try_from(frame[i].as_u64().unwrap_or_default()).unwrap_or_default();
+    browser
+        .set_window_size(width + frame(0), height + frame(1))
+        .await
+        .expect("window size");
+    shows(
+        "the viewport's size",
+        Instant::now(),
+        LOAD_TIMEOUT,
+        || async {
+            (run(browser, "return [innerWidth, innerHeight]").await == json!([width, height]))
+                .then_some(())
+        },
+    )
+    .await;
+    // The page lays out again on resize; let it draw.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
 /// Polls `check` until it gives `Some`, for at most `within` after `since`.
 pub async fn shows<T, F, Fut>(what: &str, since: Instant, within: Duration, mut check: F) -> T
 where
