@@ -818,7 +818,8 @@ async fn a_live_socket_on_another_host_gets_the_visitors_proof_from_the_link() {
 
 /// API Gateway closes every WebSocket after 2 h (docs/displays.md, "In
 /// AWS"). The page replaces its socket before then (its own timer calls
-/// `connect(true)` after 1 h 50 min; here the test calls it): the new socket
+/// `connection.connect(true)` after 1 h 50 min, `liveConnection` in
+/// live_helpers.js; here the test calls it): the new socket
 /// takes over once it is open and the old one is closed, without the banner
 /// ever showing, and changes keep arriving live through the new one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -848,7 +849,7 @@ async fn the_socket_is_replaced_before_two_hours_without_the_banner() {
     };
     assert_eq!(sockets("live display connected")(), 1);
 
-    run(&browser, "connect(true); return true").await;
+    run(&browser, "connection.connect(true); return true").await;
     // Until the old socket is closed and a while after: never the banner,
     // always "Live".
     let rotation = Instant::now();

@@ -429,7 +429,7 @@ async fn duty_accept_and_decline_from_the_phone_and_the_colleague_sees_who_comes
     assert_eq!(call["alarm"]["accepted_by"]["name"], "Anna");
 
     // The watchdog: the socket drops, the banner at once; back, it goes.
-    run(&b, "socket.close(); return true").await;
+    run(&b, "connection.socket.close(); return true").await;
     let dropped = Instant::now();
     measure(
         "the banner after the socket dropped",

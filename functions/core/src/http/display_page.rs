@@ -1,9 +1,10 @@
 //! The display page (DECISIONS §11): `GET /display`, a full-screen view of the
 //! open calls for corridor and station screens. One HTML file with its style
 //! and script inline (filled in: the helpers it shares with the test page
-//! and the staff page, [`crate::http::page_helpers`], durations among them,
-//! and its layout script `display_layout.js`: tiles sharing the screen, the
-//! clock); it reads `/api/v1/display/calls` and
+//! and the staff page, [`crate::http::page_helpers`], durations among them;
+//! those it shares with the staff page alone, the live socket with its
+//! watchdog, the tones and the token from the fragment; and its layout
+//! script `display_layout.js`: tiles sharing the screen, the clock); it reads `/api/v1/display/calls` and
 //! `/api/v1/display/elements`, and listens on the live socket.
 //!
 //! The page holds no secret: its token arrives in the URL fragment (never sent
@@ -94,5 +95,6 @@ mod tests {
         assert_eq!(html.matches("function textColorOn(").count(), 1);
         assert_eq!(html.matches("function fit(").count(), 1);
         assert_eq!(html.matches("function durationText(").count(), 1);
+        assert_eq!(html.matches("function liveConnection(").count(), 1);
     }
 }

@@ -1,14 +1,9 @@
 // The staff page, part 3 of 4 (staff_state.js says how they join): sound and
 // vibration while the page is open, the service worker and Web Push.
 // --- sound and vibration per urgency, while the page is open ------------------------------
-let audio = null;
-let playing = null;
-try { audio = new (window.AudioContext || window.webkitAudioContext)(); } catch (e) { audio = null; }
-const TONES = {
-  EMERGENCY: [[988, .16], [0, .06], [740, .16], [0, .06], [988, .16], [0, .06], [740, .16], [0, .06], [988, .16], [0, .06], [740, .16]],
-  URGENT: [[784, .22], [0, .12], [784, .22], [0, .12], [784, .22]],
-  NORMAL: [[587, .35], [0, .15], [440, .5]],
-};
+// (the tones: tonePlayer, live_helpers.js, at this page's volume; the display page's is 0.35)
+const tones = tonePlayer(0.4);
+const audio = tones.audio;
 const VIBRATION = {
   EMERGENCY: [400, 100, 400, 100, 400, 100, 400, 100, 400],
   URGENT: [300, 200, 300, 200, 300],
@@ -23,11 +18,6 @@ function soundState() {
 }
 function unlockSound() { if (audio && audio.state !== "running") audio.resume().then(soundState, soundState); }
 document.getElementById("sound").addEventListener("click", unlockSound);
-function stopTone() {
-  if (!playing) return;
-  for (const node of playing) { try { node.stop(); } catch (e) { /* already ended */ } }
-  playing = null;
-}
 /* An alert (or re-alert) of `call`: its urgency's tone and vibration. */
 function alertNow(call) {
   const urgency = (call.type && call.type.urgency) || "NORMAL";
@@ -35,28 +25,7 @@ function alertNow(call) {
   document.body.dataset.alerts = String(alertsPlayed);
   document.body.dataset.lastAlertUrgency = urgency;
   try { if (navigator.vibrate) navigator.vibrate(VIBRATION[urgency] || VIBRATION.NORMAL); } catch (e) { /* not on this device */ }
-  stopTone();
-  if (!audio || audio.state !== "running") return;
-  const nodes = [];
-  let at = audio.currentTime + 0.02;
-  for (const [frequency, length] of TONES[urgency] || TONES.NORMAL) {
-    if (frequency > 0) {
-      const oscillator = audio.createOscillator();
-      const gain = audio.createGain();
-      oscillator.type = "triangle";
-      oscillator.frequency.value = frequency;
-      gain.gain.setValueAtTime(0, at);
-      gain.gain.linearRampToValueAtTime(0.4, at + 0.015);
-      gain.gain.setValueAtTime(0.4, at + length - 0.03);
-      gain.gain.linearRampToValueAtTime(0, at + length);
-      oscillator.connect(gain).connect(audio.destination);
-      oscillator.start(at);
-      oscillator.stop(at + length);
-      nodes.push(oscillator);
-    }
-    at += length;
-  }
-  playing = nodes;
+  tones.play(urgency, call.id);
 }
 
 // --- the service worker and Web Push ---------------------------------------------------

@@ -60,10 +60,17 @@ fn staff_policy(live_url: Option<&str>) -> String {
 /// and shows the app's icon.
 const WORKER_POLICY: &str = "default-src 'none'; connect-src 'self'; img-src 'self' data:";
 
+/// The staff token in IndexedDB, for the service worker: the page writes
+/// it, the worker reads it; filled into both, so that they agree on the
+/// database.
+const TOKEN_DB_PART: (&str, &str) = ("{{staff_token_db_js}}", include_str!("staff_token_db.js"));
+
 /// The page's script, in the order its parts build on each other
-/// (staff_state.js says what each holds).
-const SCRIPT_PARTS: [(&str, &str); 4] = [
+/// (staff_state.js says what each holds); the helpers it shares with the
+/// other pages are filled in by [`with_helpers`].
+const SCRIPT_PARTS: [(&str, &str); 5] = [
     ("{{staff_state_js}}", include_str!("staff_state.js")),
+    TOKEN_DB_PART,
     ("{{staff_view_js}}", include_str!("staff_view.js")),
     ("{{staff_alerting_js}}", include_str!("staff_alerting.js")),
     (
@@ -83,7 +90,10 @@ fn render(live_url: Option<&str>) -> String {
 }
 
 fn worker() -> String {
-    include_str!("staff_sw.js").replace("{{icon_192}}", &data_url(ICON_192))
+    let (placeholder, script) = TOKEN_DB_PART;
+    include_str!("staff_sw.js")
+        .replace(placeholder, script)
+        .replace("{{icon_192}}", &data_url(ICON_192))
 }
 
 /// The manifest: a standalone portrait app, started at `/staff` (the token
@@ -181,6 +191,13 @@ mod tests {
         assert!(!html.contains("{{"), "every placeholder filled");
         assert_eq!(html.matches("function durationText(").count(), 1);
         assert!(!worker().contains("{{"));
+        for text in [html.as_str(), &worker()] {
+            assert_eq!(
+                text.matches("function openDb(").count(),
+                1,
+                "the token's database once"
+            );
+        }
         for text in [html.as_str(), &worker(), &manifest()] {
             for external in ["http://", "https://", "src=\"//", "href=\"//"] {
                 assert!(!text.contains(external), "names another host: {external}");

@@ -1,77 +1,40 @@
 // The staff page's script (DECISIONS §11, §14, §15), in four files that
 // staff_page.rs joins in this order into the page's one <script>, with the
-// pages' shared helpers (page_helpers.js) after the first:
-// staff_state.js (the token, the reads, what is held, the live events),
-// staff_view.js (drawing, answering, duty), staff_alerting.js (sound,
-// vibration, the service worker and Web Push), staff_connection.js (the
-// socket, the watchdog, the start). One script: later files use what the
-// earlier ones declare.
+// shared helpers after the first: page_helpers.js (all three pages),
+// live_helpers.js (the token from the fragment, the calls' order and times,
+// the tones, the live socket: shared with the display page) and
+// staff_token_db.js (the token in IndexedDB: shared with the service
+// worker). The four: staff_state.js (the token, the reads, what is held,
+// the live events), staff_view.js (drawing, answering, duty),
+// staff_alerting.js (sound, vibration, the service worker and Web Push),
+// staff_connection.js (what the live socket reads, the start). One script:
+// later files use what the earlier ones declare.
 "use strict";
 // DECISIONS §11, §14, §15: connect (the displays' live socket, with the staff
 // token), then read the snapshot (/api/v1/staff/me and /api/v1/staff/calls),
 // then apply newer events; ping every 5 s; the banner when the socket closes
 // or nothing came for 15 s; reconnect with backoff; re-read every 60 s and
-// after each reconnect.
-const PING_EVERY_MS = 5000;
-const SILENCE_MS = 15000;
-const REREAD_EVERY_MS = 60000;
-const BACKOFF_MS = [500, 1000, 2000, 4000, 5000];
-const ROTATE_AFTER_MS = 110 * 60 * 1000;
-const ROTATE_RETRY_MS = 60000;
+// after each reconnect (liveConnection, live_helpers.js, as the display page).
 const READ_TIMEOUT_MS = 10000;
 const TOKEN_KEY = "nurse-call-staff-token";
 const SECTIONS_KEY = "nurse-call-staff-sections";
-// The service worker's copy of the token (it cannot read localStorage).
-const DB_NAME = "nurse-call-staff";
-const DB_STORE = "keys";
 
 // --- the token: from the fragment into storage, out of the address bar ---------
-const store = (() => {
-  try { localStorage.setItem("nurse-call-probe", "1"); localStorage.removeItem("nurse-call-probe"); return localStorage; }
-  catch (e) { const memory = new Map(); return { getItem: (k) => memory.get(k) ?? null, setItem: (k, v) => memory.set(k, v), removeItem: (k) => memory.delete(k) }; }
-})();
+// (the service worker's copy of it, which it cannot read from localStorage:
+// shareToken, staff_token_db.js)
+const store = browserStore();
 let focusCall = null;  // a call to show (a notification's tap: /staff#call=ID)
-(function takeFragment() {
-  const fragment = new URLSearchParams(location.hash.replace(/^#/, ""));
-  let used = false;
-  if (fragment.has("token")) {
-    const token = fragment.get("token").trim();
-    if (token) store.setItem(TOKEN_KEY, token); else store.removeItem(TOKEN_KEY);
-    used = true;
-  }
-  if (fragment.has("call")) { focusCall = Number(fragment.get("call")); used = true; }
-  if (used) history.replaceState(null, "", location.pathname + location.search);
-})();
-const token = store.getItem(TOKEN_KEY);
-
-function openDb() {
-  return new Promise((resolve, reject) => {
-    const request = indexedDB.open(DB_NAME, 1);
-    request.onupgradeneeded = () => request.result.createObjectStore(DB_STORE);
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-}
-/* The token for the service worker (null: removed). */
-async function shareToken(value) {
-  try {
-    const db = await openDb();
-    await new Promise((resolve, reject) => {
-      const tx = db.transaction(DB_STORE, "readwrite");
-      if (value) tx.objectStore(DB_STORE).put(value, "token"); else tx.objectStore(DB_STORE).delete("token");
-      tx.oncomplete = resolve;
-      tx.onerror = () => reject(tx.error);
-    });
-    db.close();
-  } catch (e) { /* no IndexedDB (a private window): the notifications' actions open the page instead */ }
-}
+const token = takeFragment(store, TOKEN_KEY, (fragment) => {
+  if (!fragment.has("call")) return false;
+  focusCall = Number(fragment.get("call"));
+  return true;
+});
 
 function liveUrl() {
   const configured = document.querySelector('meta[name="live-url"]').content.trim();
   const url = configured || ((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/display/live");
   return url + (url.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token || "");
 }
-class Unauthorized extends Error {}
 class Refused extends Error {
   constructor(status, body) { super("HTTP " + status); this.status = status; this.body = body; }
 }

@@ -4,13 +4,11 @@
 // call id, so that a newer alert replaces it), `call.cancelled` closes it.
 // The actions "Annehmen" and "Ablehnen" post the response with the staff
 // token, which the page keeps for the worker in IndexedDB (a worker cannot
-// read localStorage). A tap on the notification opens or focuses /staff on
-// that call.
+// read localStorage; both sides of that: staff_token_db.js, filled in
+// here). A tap on the notification opens or focuses /staff on that call.
 "use strict";
 
-const DB_NAME = "nurse-call-staff";
-const DB_STORE = "keys";
-const TOKEN_KEY = "token";
+{{staff_token_db_js}}
 const ICON = "{{icon_192}}";
 // Per urgency, while the phone is locked: long and insistent for an emergency.
 const VIBRATION = {
@@ -19,27 +17,6 @@ const VIBRATION = {
   NORMAL: [500, 300, 200],
 };
 const RESPONSES = { accept: "accepted", decline: "declined" };
-
-function openDb() {
-  return new Promise((resolve, reject) => {
-    const request = indexedDB.open(DB_NAME, 1);
-    request.onupgradeneeded = () => request.result.createObjectStore(DB_STORE);
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-}
-async function storedToken() {
-  const db = await openDb();
-  try {
-    return await new Promise((resolve, reject) => {
-      const request = db.transaction(DB_STORE, "readonly").objectStore(DB_STORE).get(TOKEN_KEY);
-      request.onsuccess = () => resolve(request.result || null);
-      request.onerror = () => reject(request.error);
-    });
-  } finally {
-    db.close();
-  }
-}
 
 function place(call) { return call.position || call.element_name || call.address; }
 

@@ -1,20 +1,6 @@
 // The staff page, part 2 of 4 (staff_state.js says how they join): drawing
 // the calls, answering them, duty.
-function elapsed(held) { return (performance.now() - held.since) / 1000; }
-function place(call) { return call.position || call.element_name || call.address; }
-function urgencyWord(urgency) { return { EMERGENCY: "Notfall", URGENT: "dringend" }[urgency] || ""; }
-function byUrgency(a, b) {
-  const pa = a.call.type ? a.call.type.priority : 99, pb = b.call.type ? b.call.type.priority : 99;
-  return pa - pb || (a.call.opened_at < b.call.opened_at ? -1 : a.call.opened_at > b.call.opened_at ? 1 : a.call.id - b.call.id);
-}
-function wireSeconds(from, to) {
-  const read = (text) => Date.parse(String(text).replace(" ", "T") + "Z");
-  const seconds = (read(to) - read(from)) / 1000;
-  return Number.isFinite(seconds) ? seconds : 0;
-}
-function acceptedAgo(held) {
-  return Math.max(0, elapsed(held) - Math.max(0, wireSeconds(held.call.opened_at, held.call.alarm.accepted_at)));
-}
+// (elapsed, place, urgencyWord, byUrgency, acceptedAgo: live_helpers.js)
 /* Who comes ("Anna kommt · 4 Min"), nobody reachable, or the level. */
 function alarmLine(held) {
   const alarm = held.call.alarm;
@@ -57,7 +43,7 @@ function tile(held) {
 }
 let lastDrawn = "";
 function render() {
-  if (stopped) return;
+  if (connection.stopped) return;
   const all = [...calls.values()].filter((held) => !isPresence(held.call)).sort(byUrgency);
   const mine = all.filter((held) => held.alerting);
   const others = all.filter((held) => !held.alerting && covers(held.call));
@@ -116,7 +102,7 @@ document.querySelector("main").addEventListener("click", async (event) => {
     }
     lastDrawn = "";
     render();
-    rereadCalls();
+    connection.reread();
   }
 });
 /* The answer's call (200): no longer alerting me; the newer version shown at once. */
@@ -131,7 +117,7 @@ function answered(id, call) {
   }
   const now = calls.get(id);
   if (now) now.error = null;
-  stopTone();
+  tones.stop();
   closeNotification(id);
   lastDrawn = "";
   render();
@@ -201,7 +187,7 @@ async function setDuty(on) {
     lastDrawn = "";
     render();
     notice(null);
-    rereadCalls();
+    connection.reread();
   } catch (error) {
     if (error instanceof Unauthorized) return unauthorized();
     notice("Dienst nicht geändert: " + refusalText(error));
