@@ -13,7 +13,7 @@ use nurse_call_core::domain::model::{Call, Scope};
 use nurse_call_core::domain::webhooks::EventType;
 use nurse_call_core::domain::webhooks::outbox::{CallFacts, OutboxEvent, events_of_write};
 use nurse_call_core::store::alarms::AlarmWrite;
-use nurse_call_core::store::webhooks::AttemptEnd;
+use nurse_call_core::store::webhooks::{Attempt, AttemptEnd};
 
 use crate::Harness;
 use crate::alarm_support::*;
@@ -364,8 +364,10 @@ async fn write_or_panic(
     );
 }
 
-/// `log_and_finish` (the dispatcher's one write of a round) logs the
-/// attempts and takes the finished events out; nothing at all is no error.
+/// `log_and_finish` (the dispatcher's write of a round) logs the attempts
+/// and takes the finished events out; nothing at all is no error; a round
+/// larger than a store's jobs is written whole, and writing it again (as
+/// the dispatcher does after a failure part way) changes nothing.
 pub async fn log_and_finish_logs_then_takes_events_out(harness: Harness) {
     let hooks = webhooks(&harness);
     a_call_alerting_anna(&harness).await;
@@ -394,9 +396,41 @@ pub async fn log_and_finish_logs_then_takes_events_out(harness: Harness) {
             .attempts_of(&event_ids(&events))
             .await
             .expect("attempts_of"),
-        [delivered],
+        std::slice::from_ref(&delivered),
         "its attempt logged"
     );
+
+    // A large round: 20 attempts at another endpoint, 25 events finished
+    // (those already gone change nothing), written twice.
+    let retried: Vec<Attempt> = (1..=20)
+        .map(|number| {
+            attempt(
+                &events[0].id,
+                "endpoint-b",
+                number,
+                t(2 + i64::from(number)),
+                Some(503),
+                AttemptEnd::RetryAt(t(3 + i64::from(number))),
+            )
+        })
+        .collect();
+    let mut finished = event_ids(&events);
+    finished.extend((0..24).map(|i| format!("gone-{i}")));
+    for _ in 0..2 {
+        hooks
+            .log_and_finish(&retried, &finished)
+            .await
+            .expect("a large round");
+    }
+    let mut logged = hooks
+        .attempts_of(&event_ids(&events))
+        .await
+        .expect("attempts_of");
+    logged.sort_by_key(|a| (a.endpoint_id.clone(), a.number));
+    let mut expected = vec![delivered];
+    expected.extend(retried);
+    assert_eq!(logged, expected, "every attempt logged once");
+    assert!(outbox(hooks.as_ref()).await.is_empty(), "still finished");
 }
 
 /// With an endpoint that wants every event: a Notruf (`W-1`) of the
