@@ -6,6 +6,7 @@
 //! - [`engine`]: the pure state machine from an alarm and the situation now
 //!   to the alarm to keep and the messages to send.
 //! - [`audit`]: the lines of a call's audit (alerts, responses, levels, stops).
+//! - [`timer`]: an alarm's timer as a delayed queue message (AWS, §17).
 //!
 //! A supplementary path (ZVEI 33021): nothing here ever closes a call.
 
@@ -14,6 +15,7 @@ pub mod engine;
 pub mod policy;
 pub mod staff;
 pub mod state;
+pub mod timer;
 
 pub use engine::{CancelReason, Effect, Refusal, Situation, Step, respond, step};
 pub use policy::{Audience, Level, Policy};
