@@ -3,11 +3,13 @@
 //! works on ([`AppState::scope_for`]) and what happens to an unknown element
 //! ([`AppState::element_policy`]). [`alarms`] runs the alarm engine against
 //! the store (DECISIONS §14), [`alarm_looks`] says when, and
-//! [`alarm_start`] takes an alarm's first step and end with the writes;
+//! [`alarm_start`] takes an alarm's first step and end with the writes,
+//! [`alarm_timer`] takes a timer message where no process keeps timers (AWS);
 //! [`push`] turns its alerts and cancels into Web Push jobs (DECISIONS §15).
 
 pub mod alarm_looks;
 pub mod alarm_start;
+pub mod alarm_timer;
 pub mod alarms;
 pub mod forwarding;
 pub mod push;

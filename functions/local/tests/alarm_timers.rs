@@ -221,3 +221,78 @@ async fn a_level_that_fell_due_while_no_worker_ran_starts_in_the_first_round() {
         "nothing left due"
     );
 }
+
+/// Timers as AWS takes them (DECISIONS §17, `AppState::take_timer`), on the
+/// embedded store: a due timer steps the alarm once, a duplicate does
+/// nothing, one taken early is sent on for the rest, a call that is gone
+/// ends its timer.
+#[tokio::test]
+async fn a_timer_message_steps_once_and_an_early_one_is_sent_on() {
+    use nurse_call_core::app::alarm_timer::TimerTaken;
+    use nurse_call_core::domain::alarm::timer::Timer;
+
+    let dir = tempfile::tempdir().expect("temp folder");
+    let store = open_store(dir.path()).await;
+    // The house level 4 s after the open: room for a slow machine's opens
+    // (12 calls) before the first timer is taken.
+    let (ids, opened_at) = prepare(store.as_ref(), 4).await;
+    let worker = state(store.clone());
+    let scope = Scope::installation();
+    let id = ids[0];
+
+    // The open's timer: level 1 starts; taken again (a duplicate), nothing.
+    let first = Timer::new(&scope, id, opened_at);
+    let now = wire_time::now();
+    assert_eq!(
+        worker.take_timer(&first, now).await.expect("taken"),
+        TimerTaken::Done { stepped: true }
+    );
+    assert_eq!(
+        worker.take_timer(&first, now).await.expect("taken again"),
+        TimerTaken::Done { stepped: false }
+    );
+    let kept = store.alarm(&scope, id).await.expect("read").expect("alarm");
+    assert_eq!(kept.alarm.level, 1);
+    let house_at = kept.alarm.next_at.expect("the house level is next");
+    assert_eq!(house_at, opened_at + Duration::seconds(4));
+
+    // The house level's timer, taken more than half a second early.
+    let house = Timer::new(&scope, id, house_at);
+    let early = house_at - Duration::milliseconds(1500);
+    match worker.take_timer(&house, early).await.expect("early") {
+        TimerTaken::SendOn {
+            timer,
+            delay_seconds,
+        } => {
+            assert_eq!(timer, house);
+            assert_eq!(delay_seconds, 2, "1.5 s rounded up");
+        }
+        other => panic!("an early timer is sent on: {other:?}"),
+    }
+    assert_eq!(lines(store.as_ref(), id, "escalated").await, []);
+
+    // Its time: level 2, once.
+    let wait = (house_at - wire_time::now()).num_milliseconds() + 200;
+    tokio::time::sleep(StdDuration::from_millis(u64::try_from(wait).unwrap_or(0))).await;
+    assert_eq!(
+        worker
+            .take_timer(&house, wire_time::now())
+            .await
+            .expect("due"),
+        TimerTaken::Done { stepped: true }
+    );
+    assert_eq!(lines(store.as_ref(), id, "escalated").await, [(2, None)]);
+    assert_eq!(
+        lines(store.as_ref(), id, "alert").await,
+        [(1, Some("Anna".into())), (2, Some("Ben".into()))]
+    );
+
+    // A call that does not exist: its timer ends.
+    assert_eq!(
+        worker
+            .take_timer(&Timer::new(&scope, 999_999, opened_at), wire_time::now())
+            .await
+            .expect("missing"),
+        TimerTaken::Done { stepped: false }
+    );
+}
