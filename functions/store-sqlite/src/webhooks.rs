@@ -315,12 +315,10 @@ impl WebhookStore for SqliteStore {
         finished: &[String],
     ) -> Result<(), StoreError> {
         for lines in attempts.chunks(ROUND_JOB_ROWS) {
-            let lines = lines.to_vec();
-            self.with(move |c| log(c, &lines)).await?;
+            self.log_attempts(lines).await?;
         }
         for ids in finished.chunks(ROUND_JOB_ROWS) {
-            let ids = ids.to_vec();
-            self.with(move |c| finish(c, &ids)).await?;
+            self.finish_events(ids).await?;
         }
         Ok(())
     }
