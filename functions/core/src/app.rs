@@ -59,6 +59,10 @@ pub struct AppState {
     /// Where the alarm's pushes go: the local server's push adapter; `None`
     /// where nothing sends pushes (the Lambda functions until issue 28).
     pub pushes: Option<Arc<dyn push::PushSink>>,
+    /// Whether a write's handler looks at the alarms it touched, in the
+    /// background ([`alarm_looks`]); off where another process steps every
+    /// alarm ([`AppState::without_alarm_looks`]).
+    pub looks_after_writes: bool,
 }
 
 impl AppState {
@@ -75,6 +79,16 @@ impl AppState {
             forwarding: None,
             push: None,
             pushes: None,
+            looks_after_writes: true,
+        }
+    }
+
+    /// The same state, leaving every alarm step to another process (the
+    /// AWS path's `alarm` function, DECISIONS §17): no look after a write.
+    pub fn without_alarm_looks(self) -> Self {
+        AppState {
+            looks_after_writes: false,
+            ..self
         }
     }
 

@@ -103,6 +103,15 @@ struct Args {
           value_parser = config::parse_vapid_subject)]
     vapid_subject: String,
 
+    /// Who steps the alarms (DECISIONS §14): `in-process`, this server (its
+    /// timers and the looks after each write); `none`, another process on
+    /// the same DynamoDB tables: the AWS path's `alarm` function, woken by
+    /// the table's stream and its timer queue (the end-to-end test on moto
+    /// runs the server so, DECISIONS §17).
+    #[arg(long, env = "ALARM_STEPS", default_value = "in-process",
+          value_parser = ["in-process", "none"])]
+    alarm_steps: String,
+
     /// Seconds a request's head (request line and headers) may take to
     /// arrive; also the longest a kept-alive connection waits for its next
     /// request (docs/security.md, "Slow clients").
@@ -174,13 +183,18 @@ async fn run(args: Args) -> Result<(), String> {
     if let Err(error) = pusher.prepare().await {
         tracing::error!(%error, "web push: no VAPID key pair yet; tried again with the first push");
     }
-    let state = local_state(store, settings.clone())
+    let mut state = local_state(store, settings.clone())
         .with_live(LiveHub::new())
         .with_forwarding(dispatcher.forwarding())
         .with_pushes(Arc::new(pusher));
-    // Alarms whose level or re-alert is due, including whatever fell due
-    // while the server was down (DECISIONS §14).
-    tokio::spawn(timers::run(state.clone()));
+    if args.alarm_steps == "none" {
+        tracing::warn!("alarms are stepped by another process (ALARM_STEPS=none): none here");
+        state = state.without_alarm_looks();
+    } else {
+        // Alarms whose level or re-alert is due, including whatever fell
+        // due while the server was down (DECISIONS §14).
+        tokio::spawn(timers::run(state.clone()));
+    }
     webhooks::start(dispatcher, webhook_store)
         .map_err(|e| format!("cannot start the webhook deliveries: {e}"))?;
 

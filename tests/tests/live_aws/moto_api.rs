@@ -1,4 +1,4 @@
-//! DynamoDB and DynamoDB Streams on moto, spoken as raw JSON over HTTP (the
+//! DynamoDB, DynamoDB Streams and SQS on moto, spoken as raw JSON over HTTP (the
 //! black-box suite links no AWS SDK): the connections table as the stack
 //! makes it, its items, and the data table's stream read the way Lambda's
 //! event source mapping reads it (DescribeStream, GetShardIterator,
@@ -29,13 +29,18 @@ impl Moto {
         }
     }
 
-    /// One JSON-protocol call (`DynamoDB_20120810.Scan`, …); panics with
-    /// moto's answer on an error.
+    /// One JSON-protocol call of DynamoDB (`DynamoDB_20120810.Scan`, …);
+    /// panics with moto's answer on an error.
     pub async fn call(&self, target: &str, body: Value) -> Value {
-        // moto reads the service and the region from the credential scope;
-        // it checks no signature.
+        self.call_service("dynamodb", target, body).await
+    }
+
+    /// One JSON-protocol call of `service` (`dynamodb`, `sqs`: moto reads
+    /// the service and the region from the credential scope; it checks no
+    /// signature); panics with moto's answer on an error.
+    pub async fn call_service(&self, service: &str, target: &str, body: Value) -> Value {
         let authorization = format!(
-            "AWS4-HMAC-SHA256 Credential=local/20260105/{}/dynamodb/aws4_request, \
+            "AWS4-HMAC-SHA256 Credential=local/20260105/{}/{service}/aws4_request, \
              SignedHeaders=host;x-amz-target, Signature=0",
             self.region
         );
@@ -52,6 +57,9 @@ impl Moto {
         let status = response.status();
         let text = response.text().await.expect("moto's answer");
         assert!(status.is_success(), "{target}: {status} {text}");
+        if text.trim().is_empty() {
+            return Value::Null;
+        }
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{target}: not JSON ({e}): {text}"))
     }
 

@@ -74,7 +74,10 @@ impl AppState {
         types: &[CallType],
         people: Option<Arc<People>>,
     ) {
-        if self.alarms.is_none() || (first.is_none() && call_ids.is_empty()) {
+        if self.alarms.is_none()
+            || !self.looks_after_writes
+            || (first.is_none() && call_ids.is_empty())
+        {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -110,7 +113,7 @@ impl AppState {
     /// `scope` whose alarm is alerting or unattended (somebody came on duty
     /// for them, or went off duty and is alerted no more).
     pub fn look_at_scope_later(&self, scope: &Scope) {
-        if self.alarms.is_none() {
+        if self.alarms.is_none() || !self.looks_after_writes {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {

@@ -1,0 +1,289 @@
+//! The alarm function's handler (DECISIONS §17). One function, two event
+//! sources, told apart by the records' `eventSource`:
+//!
+//! - **the data table's stream** (`aws:dynamodb`): each record's wakes
+//!   ([`crate::wakes`]) become timers on the queue: a call's next step, a
+//!   close, the open calls of a presence's address, the running alarms of
+//!   a scope whose duties changed. A read the wakes need that fails (call
+//!   types, an address, a scope's calls) reports that record's
+//!   `SequenceNumber`, after the timers of the records before it were sent:
+//!   Lambda retries from it. A timer sent twice is harmless.
+//! - **the timer queue** (`aws:sqs`): each message is a [`Timer`], taken
+//!   with [`AppState::take_timer`]: due, the alarm is stepped with the
+//!   conditional write (its stream record schedules the next timer); early,
+//!   it is sent on. A message that is no timer, or whose step or sending on
+//!   fails, is reported in `batchItemFailures`: the queue gives it again
+//!   after its visibility timeout, and after the redrive policy's receives
+//!   it lands in the dead-letter queue, whose alarm says so.
+//!
+//! Nothing here ever closes a call: only the central system does.
+
+use std::time::Instant;
+
+use aws_lambda_events::dynamodb::EventRecord;
+use aws_lambda_events::sqs::SqsMessage;
+use chrono::{DateTime, Utc};
+use futures_util::future::join_all;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use nurse_call_core::AppState;
+use nurse_call_core::app::alarm_timer::TimerTaken;
+use nurse_call_core::app::alarms::is_presence;
+use nurse_call_core::domain::alarm::timer::Timer;
+use nurse_call_core::domain::model::Scope;
+use nurse_call_core::domain::wire_time;
+
+use crate::timer_queue::TimerQueue;
+use crate::wakes::{Wake, wakes_of_record};
+
+/// Everything an invocation needs, built once per cold start.
+pub struct AlarmHandler {
+    state: AppState,
+    queue: TimerQueue,
+}
+
+/// What a batch did, for its log line and the tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub records: usize,
+    /// Records (or messages) that could not be read and were skipped
+    /// (stream) or reported (queue).
+    pub unreadable: usize,
+    pub timers_sent: usize,
+    pub stepped: usize,
+    pub sent_on: usize,
+    pub failed: usize,
+}
+
+impl AlarmHandler {
+    pub fn new(state: AppState, queue: TimerQueue) -> Self {
+        AlarmHandler { state, queue }
+    }
+
+    /// One invocation: a stream batch or a queue batch in, Lambda's partial
+    /// batch response (`{"batchItemFailures":[…]}`) out.
+    pub async fn handle(&self, event: &Value) -> Value {
+        let started = Instant::now();
+        let records = event
+            .get("Records")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let source = records
+            .first()
+            .and_then(|record| {
+                record
+                    .get("eventSource")
+                    .or_else(|| record.get("EventSource"))
+            })
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let now = wire_time::now();
+        let (failures, tally) = match source {
+            "aws:dynamodb" => self.schedule(records, now).await,
+            "aws:sqs" => self.take(records, now).await,
+            "" if records.is_empty() => (Vec::new(), Tally::default()),
+            other => {
+                tracing::error!(
+                    source = other,
+                    "neither a stream nor a timer queue event: ignored"
+                );
+                (Vec::new(), Tally::default())
+            }
+        };
+        tracing::info!(
+            source,
+            records = tally.records,
+            unreadable = tally.unreadable,
+            timers_sent = tally.timers_sent,
+            stepped = tally.stepped,
+            sent_on = tally.sent_on,
+            failed = tally.failed,
+            ms = started.elapsed().as_millis() as u64,
+            "alarm batch handled"
+        );
+        json!({
+            "batchItemFailures": failures
+                .into_iter()
+                .map(|id| json!({"itemIdentifier": id}))
+                .collect::<Vec<_>>()
+        })
+    }
+
+    /// The stream's records, in order: their timers, sent. Returns the
+    /// sequence number to retry from, if any.
+    pub async fn schedule(&self, records: &[Value], now: DateTime<Utc>) -> (Vec<String>, Tally) {
+        let mut tally = Tally::default();
+        let mut timers = Vec::new();
+        let mut retry_from = None;
+        for (index, raw) in records.iter().enumerate() {
+            tally.records += 1;
+            let record = match EventRecord::deserialize(raw) {
+                Ok(record) => record,
+                Err(error) => {
+                    // Where, not what: the serde message may quote a value.
+                    tracing::error!(index, category = ?error.classify(), "unreadable stream record skipped");
+                    tally.unreadable += 1;
+                    continue;
+                }
+            };
+            let sequence = record.change.sequence_number.clone().unwrap_or_default();
+            let wakes = match wakes_of_record(&record, now) {
+                Ok(wakes) => wakes,
+                Err(reason) => {
+                    tracing::error!(sequence, %reason, "unreadable stream record skipped: its alarm gets no timer from it");
+                    tally.unreadable += 1;
+                    continue;
+                }
+            };
+            match self.timers_of(wakes, now).await {
+                Ok(more) => timers.extend(more),
+                Err(error) => {
+                    tracing::warn!(sequence, %error, "stream record not scheduled: retried from it");
+                    retry_from = Some(sequence);
+                    break;
+                }
+            }
+        }
+        if let Err(error) = self.queue.send(&timers).await {
+            tracing::error!(%error, timers = timers.len(), "timers not sent: the batch is retried");
+            tally.failed += 1;
+            let first = records
+                .first()
+                .and_then(|record| record.pointer("/dynamodb/SequenceNumber"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            return (vec![first.to_string()], tally);
+        }
+        tally.timers_sent = timers.len();
+        (retry_from.into_iter().collect(), tally)
+    }
+
+    /// The timers `wakes` ask for: those a record names itself, and those
+    /// of the calls a presence or a duty change looks at now.
+    async fn timers_of(
+        &self,
+        wakes: Vec<Wake>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<(Timer, u32)>, String> {
+        let mut timers = Vec::new();
+        for wake in wakes {
+            match wake {
+                Wake::Timer(timer, delay) => timers.push((timer, delay)),
+                Wake::Opened {
+                    scope,
+                    call,
+                    event,
+                    address,
+                } => {
+                    let types = self.state.call_types().await.map_err(|e| e.to_string())?;
+                    if !is_presence(&types, &event) {
+                        continue;
+                    }
+                    let snapshot = self
+                        .state
+                        .store
+                        .snapshot(&scope, &address)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    let others = snapshot.open_calls.iter().filter(|other| other.id != call);
+                    timers.extend(others.map(|other| now_timer(&scope, other.id, now)));
+                }
+                Wake::DutyChanged { scope } => {
+                    let calls = self
+                        .state
+                        .store
+                        .open_calls(&scope)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    let running = calls.iter().filter(|call| {
+                        call.alarm
+                            .as_ref()
+                            .is_some_and(|alarm| !alarm.status.is_stopped())
+                    });
+                    timers.extend(running.map(|call| now_timer(&scope, call.id, now)));
+                }
+            }
+        }
+        Ok(timers)
+    }
+
+    /// The queue's messages, taken side by side. Returns the ids of those
+    /// the queue must give again.
+    pub async fn take(&self, records: &[Value], now: DateTime<Utc>) -> (Vec<String>, Tally) {
+        let outcomes = join_all(records.iter().map(|raw| self.take_one(raw, now))).await;
+        let mut tally = Tally {
+            records: records.len(),
+            ..Tally::default()
+        };
+        let mut failures = Vec::new();
+        for (id, outcome) in outcomes {
+            match outcome {
+                Taken::Stepped => tally.stepped += 1,
+                Taken::Nothing => {}
+                Taken::SentOn => tally.sent_on += 1,
+                Taken::Unreadable => {
+                    tally.unreadable += 1;
+                    failures.push(id);
+                }
+                Taken::Failed => {
+                    tally.failed += 1;
+                    failures.push(id);
+                }
+            }
+        }
+        (failures, tally)
+    }
+
+    async fn take_one(&self, raw: &Value, now: DateTime<Utc>) -> (String, Taken) {
+        let message = SqsMessage::deserialize(raw).unwrap_or_default();
+        let id = message.message_id.clone().unwrap_or_default();
+        let Some(timer) = message
+            .body
+            .as_deref()
+            .and_then(|body| serde_json::from_str::<Timer>(body).ok())
+        else {
+            // Loudly: after the queue's receives it lands in the dead-letter
+            // queue, whose alarm an operator sees.
+            tracing::error!(
+                message_id = id,
+                "a timer message that is no timer: left to the dead-letter queue"
+            );
+            return (id, Taken::Unreadable);
+        };
+        let outcome = match self.state.take_timer(&timer, now).await {
+            Ok(TimerTaken::Done { stepped: true }) => Taken::Stepped,
+            Ok(TimerTaken::Done { stepped: false }) => Taken::Nothing,
+            Ok(TimerTaken::SendOn {
+                timer: later,
+                delay_seconds,
+            }) => match self.queue.send(&[(later, delay_seconds)]).await {
+                Ok(()) => Taken::SentOn,
+                Err(error) => {
+                    tracing::warn!(message_id = id, call_id = timer.call, %error, "early timer not sent on: given again");
+                    Taken::Failed
+                }
+            },
+            Err(error) => {
+                tracing::warn!(message_id = id, call_id = timer.call, %error, "timer not taken: given again");
+                Taken::Failed
+            }
+        };
+        (id, outcome)
+    }
+}
+
+/// What became of one message.
+enum Taken {
+    Stepped,
+    Nothing,
+    SentOn,
+    Unreadable,
+    Failed,
+}
+
+/// A timer due at once: a look now.
+fn now_timer(scope: &Scope, call: i64, now: DateTime<Utc>) -> (Timer, u32) {
+    (Timer::new(scope, call, now), 0)
+}

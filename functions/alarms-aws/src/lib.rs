@@ -1,0 +1,21 @@
+//! Alarms in AWS (DECISIONS §17), where no process lives long enough to
+//! keep a timer: the same engine as the local server's
+//! ([`nurse_call_core::app::alarms`]), woken by the data table's stream and
+//! by delayed messages on an SQS queue.
+//!
+//! Read in this order:
+//!
+//! 1. [`wakes`]: what a stream record asks of the engine (pure).
+//! 2. [`timer_queue`]: the SQS queue of timers.
+//! 3. [`handler`]: the function's two event sources, stream and queue, and
+//!    Lambda's partial batch responses.
+//! 4. [`setup`]: the cold start, from the stack's environment.
+//!
+//! The rules of a timer (when it is due, how long it is sent on, who
+//! schedules it) are `nurse_call_core::domain::alarm::timer`; taking one is
+//! [`nurse_call_core::AppState::take_timer`].
+
+pub mod handler;
+pub mod setup;
+pub mod timer_queue;
+pub mod wakes;

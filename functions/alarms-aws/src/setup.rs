@@ -1,0 +1,54 @@
+//! What the alarm function builds once per cold start, from the stack's
+//! environment: the settings, one SDK configuration shared by both clients
+//! (credentials, retries, timeouts, HTTPS), the store behind the state and
+//! the timer queue; both connections opened during init, side by side.
+
+use std::sync::Arc;
+
+use nurse_call_core::{Mode, Settings};
+use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
+use nurse_call_wiring::lambda_state;
+use nurse_call_wiring::warm_up::{WARM_UP_LIMIT, warm_store, warm_up};
+
+use crate::handler::AlarmHandler;
+use crate::timer_queue::{QUEUE_URL_VAR, TimerQueue};
+
+/// Points the queue client at moto in tests (as `DYNAMODB_ENDPOINT` does
+/// the store's).
+pub const SQS_ENDPOINT_VAR: &str = "SQS_ENDPOINT";
+
+/// From `SERVICE_MODE` (production when unset, as the other functions),
+/// `SERVICE_TIME_ZONE`, the table variables and `ALARM_TIMER_QUEUE_URL`.
+pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
+    let settings = Settings::from_env(Mode::Production)?;
+    let variable = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .map(|value| value.trim().to_string())
+            .filter(|value| !value.is_empty())
+    };
+    let queue_url = variable(QUEUE_URL_VAR).ok_or_else(|| format!("{QUEUE_URL_VAR} is not set"))?;
+    let dynamodb_endpoint = variable("DYNAMODB_ENDPOINT");
+    let sqs_endpoint = variable(SQS_ENDPOINT_VAR);
+    let config = sdk_config(dynamodb_endpoint.as_deref(), Timeouts::from_env()).await;
+    let store = DynamoStore::from_sdk_config(&config, TableNames::from_env())
+        .with_call_retention(settings.call_retention);
+    tracing::info!(
+        dynamodb_endpoint = ?dynamodb_endpoint,
+        sqs_endpoint = ?sqs_endpoint,
+        tables = ?store.tables(),
+        mode = %settings.mode,
+        "using DynamoDB and the timer queue"
+    );
+    let queue = TimerQueue::new(&config, &queue_url, sqs_endpoint.as_deref());
+    let state = lambda_state(Arc::new(store), settings);
+    let warm_queue = queue.clone();
+    futures_util::future::join(
+        warm_store(&state),
+        warm_up("timer queue", WARM_UP_LIMIT, async move {
+            warm_queue.open_connection().await
+        }),
+    )
+    .await;
+    Ok(AlarmHandler::new(state, queue))
+}

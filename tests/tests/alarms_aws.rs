@@ -1,0 +1,412 @@
+//! Alarms as they run in AWS (issue 28, DECISIONS §17), end to end on moto:
+//! the local server writes to DynamoDB (moto) and steps no alarm itself
+//! (`ALARM_STEPS=none`: no timers, no look after a write, as a Lambda
+//! function frozen after its answer); the data table's stream, read from
+//! moto as Lambda's event source mapping reads it, goes to the real `alarm`
+//! binary through a Lambda Runtime API; the timers it sends wait in moto's
+//! SQS with their per-message delay, and come back to the same binary as
+//! Lambda's SQS event source mapping hands them over (deleted unless
+//! reported failed). Asserted: escalation at the policy's times
+//! (shortened: the house after 2 s, the group after 4 s), an accept stops
+//! it, a duplicated timer changes nothing, a close ends the alarm, a
+//! redeploy of the function between a timer's schedule and its time loses
+//! nothing, and a poison message ends in the dead-letter queue.
+//!
+//! Runs with `BLACKBOX_STORE=dynamodb` (scripts/test runs the suite a second
+//! time so); on SQLite there is no stream nor queue, and it says that it is
+//! skipped.
+
+mod alarms_support;
+
+// Shared with tests/tests/live_aws.rs, which uses the rest.
+#[allow(dead_code)]
+mod live_aws {
+    #[path = "../live_aws/moto_api.rs"]
+    pub mod moto_api;
+    #[path = "../live_aws/runtime_api.rs"]
+    pub mod runtime_api;
+}
+
+mod alarms_aws {
+    pub mod queues;
+}
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use alarms_support::*;
+use blackbox_tests::*;
+
+use alarms_aws::queues::Queue;
+use live_aws::moto_api::{Moto, StreamReader};
+use live_aws::runtime_api::Function;
+
+/// The early and late margins of a level's start: a timer is taken up to
+/// 0.5 s early (its delay is whole seconds, DECISIONS §17); late by the
+/// whole-second rounding, this harness's polling and moto's answers.
+const EARLY: Duration = Duration::from_millis(500);
+const LATE: Duration = Duration::from_millis(1500);
+
+fn region() -> String {
+    ["AWS_REGION", "AWS_DEFAULT_REGION"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
+        .unwrap_or_else(|| "eu-central-1".to_string())
+}
+
+/// The stack's environment of the alarm function, on moto.
+fn function_env(prefix: &str, region: &str, queue_url: &str) -> Vec<(String, String)> {
+    let moto = store_conformance::moto::endpoint();
+    [
+        ("SERVICE_MODE", "sandbox".to_string()),
+        ("SERVICE_TIME_ZONE", "Europe/Berlin".to_string()),
+        ("CALL_TYPES_TABLE", format!("{prefix}call-types")),
+        ("CONSUMERS_TABLE", format!("{prefix}consumers")),
+        ("DATA_TABLE", format!("{prefix}data")),
+        ("ALARM_TIMER_QUEUE_URL", queue_url.to_string()),
+        ("DYNAMODB_ENDPOINT", moto.clone()),
+        ("SQS_ENDPOINT", moto),
+        // moto answers one request at a time: slower than DynamoDB.
+        ("DYNAMODB_ATTEMPT_TIMEOUT_MS", "10000".to_string()),
+        ("DYNAMODB_OPERATION_TIMEOUT_MS", "30000".to_string()),
+        ("AWS_REGION", region.to_string()),
+        ("AWS_DEFAULT_REGION", region.to_string()),
+        ("RUST_LOG", "info".to_string()),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_string(), value))
+    .collect()
+}
+
+/// The two event source mappings of the alarm function: the stream and the
+/// timer queue, polled in turns.
+struct Mappings<'a> {
+    stream: StreamReader<'a>,
+    timers: &'a Queue<'a>,
+    alarm: Function,
+    /// Every timer message handed over, in order.
+    taken: Vec<Value>,
+    /// Bodies of the messages the function reported failed.
+    failed: Vec<String>,
+    /// Stream records handed over.
+    records: usize,
+}
+
+impl Mappings<'_> {
+    /// One poll of each source; what it found goes to the function.
+    async fn round(&mut self) {
+        let event = self.stream.next_event().await;
+        let records = event["Records"].as_array().map_or(0, Vec::len);
+        if records > 0 {
+            self.records += records;
+            let answer = self.alarm.invoke(event).await;
+            assert_eq!(
+                answer,
+                json!({"batchItemFailures": []}),
+                "the stream's records are all scheduled"
+            );
+        }
+        let messages = self.timers.receive().await;
+        if messages.is_empty() {
+            return;
+        }
+        let answer = self.alarm.invoke(self.timers.lambda_event(&messages)).await;
+        let failed: HashSet<String> = answer["batchItemFailures"]
+            .as_array()
+            .expect("a partial batch response")
+            .iter()
+            .map(|failure| failure["itemIdentifier"].as_str().unwrap().to_string())
+            .collect();
+        for message in messages {
+            let body = message["Body"].as_str().unwrap_or_default().to_string();
+            if failed.contains(message["MessageId"].as_str().unwrap_or_default()) {
+                self.failed.push(body.clone());
+            } else {
+                self.timers
+                    .delete(message["ReceiptHandle"].as_str().expect("a receipt"))
+                    .await;
+            }
+            self.taken
+                .push(serde_json::from_str(&body).unwrap_or(Value::String(body)));
+        }
+    }
+
+    /// Polls until `check` holds; panics after `within`.
+    async fn until<F, Fut>(&mut self, what: &str, within: Duration, mut check: F)
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = bool>,
+    {
+        let deadline = Instant::now() + within;
+        loop {
+            self.round().await;
+            if check().await {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}: not within {within:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Polls until `count` timer messages were handed over in all.
+    async fn until_taken(&mut self, count: usize, within: Duration) {
+        let deadline = Instant::now() + within;
+        while self.taken.len() < count {
+            assert!(
+                Instant::now() < deadline,
+                "{count} timers not taken within {within:?}"
+            );
+            self.round().await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Polls for `duration`.
+    async fn run_for(&mut self, duration: Duration) {
+        let end = Instant::now() + duration;
+        while Instant::now() < end {
+            self.round().await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// The level of call `id`'s alarm on the displays (0 when not shown).
+async fn level(server: &Server, visitor: &Consumer, id: i64) -> i64 {
+    displayed(server, visitor, id)
+        .await
+        .and_then(|call| call["alarm"]["level"].as_i64())
+        .unwrap_or(0)
+}
+
+/// The call item of `id` as stored (moto).
+async fn stored_call(moto: &Moto, table: &str, id: i64) -> Value {
+    moto.call(
+        "DynamoDB_20120810.GetItem",
+        json!({
+            "TableName": table,
+            "Key": {"pk": {"S": format!("call#{id}")}, "sk": {"S": "call"}},
+            "ConsistentRead": true
+        }),
+    )
+    .await["Item"]
+        .clone()
+}
+
+/// The stored alarm's version (one more with every write) and status.
+async fn stored_alarm(moto: &Moto, table: &str, id: i64) -> (i64, String) {
+    let item = stored_call(moto, table, id).await;
+    let version = item["alarm_version"]["N"]
+        .as_str()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let alarm: Value =
+        serde_json::from_str(item["alarm"]["S"].as_str().expect("the call's alarm")).unwrap();
+    (
+        version,
+        alarm["status"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+fn assert_started(what: &str, after: Duration, policy: Duration) {
+    eprintln!(
+        "alarms_aws: {what} after {:.2} s (policy {} s)",
+        after.as_secs_f64(),
+        policy.as_secs()
+    );
+    assert!(
+        (policy - EARLY..=policy + LATE).contains(&after),
+        "{what} after {after:?}, the policy says {policy:?} (−{EARLY:?}/+{LATE:?})"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_function() {
+    if !on_dynamodb() {
+        eprintln!(
+            "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and \
+             SQS on moto (scripts/test runs the suite again with BLACKBOX_STORE=dynamodb)"
+        );
+        return;
+    }
+    let region = region();
+    let server = Server::start(Options::sandbox().env("ALARM_STEPS", "none"));
+    set_escalation(&server, "Notruf", SHORT_POLICY);
+    let prefix = server.table_prefix();
+    let data = format!("{prefix}data");
+    let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
+    moto.enable_stream(&data).await;
+    // The stack's queues, with a shorter visibility and fewer receives.
+    let dead_letters = Queue::create(&moto, &format!("{prefix}alarm-timers-dlq"), json!({})).await;
+    let redrive = json!({"deadLetterTargetArn": dead_letters.arn, "maxReceiveCount": 2});
+    let timers = Queue::create(
+        &moto,
+        &format!("{prefix}alarm-timers"),
+        json!({"VisibilityTimeout": "1", "RedrivePolicy": redrive.to_string()}),
+    )
+    .await;
+
+    let visitor = server.new_consumer().await;
+    let anna = staff(&server, &visitor, "Anna", &[]).await;
+    let ben = staff(&server, &visitor, "Ben", &[]).await;
+    staff(&server, &visitor, "Cem", &["Leitung"]).await;
+    sign_on(&server, &anna, &["1"]).await;
+    sign_on(&server, &ben, &["2"]).await;
+
+    let env = function_env(&prefix, &region, &timers.url);
+    let alarm = Function::start("alarm", &workspace_binary("alarm"), &env).await;
+    let mut aws = Mappings {
+        stream: StreamReader::latest(&moto, &data).await,
+        timers: &timers,
+        alarm,
+        taken: Vec::new(),
+        failed: Vec::new(),
+        records: 0,
+    };
+    let (server, visitor, moto, data) = (&server, &visitor, &moto, data.as_str());
+
+    // --- Escalation at the policy's times: section 1 (Anna) at once, the
+    // --- house after 2 s, the group after 4 s. (On DynamoDB the open
+    // --- stores its alarm pending, due at once: the stream's timer of delay
+    // --- 0 takes the first level.)
+    let opened = Instant::now();
+    let first = open(server, visitor, "Z1", "Notruf", Some("1")).await;
+    aws.until("level 1", WAIT, || async move {
+        level(server, visitor, first).await >= 1
+    })
+    .await;
+    assert_started(
+        "level 1 (section 1)",
+        opened.elapsed(),
+        Duration::ZERO + EARLY,
+    );
+    aws.until("level 2", WAIT, || async move {
+        level(server, visitor, first).await >= 2
+    })
+    .await;
+    assert_started(
+        "level 2 (the house)",
+        opened.elapsed(),
+        Duration::from_secs(2),
+    );
+    aws.until("level 3", WAIT, || async move {
+        level(server, visitor, first).await >= 3
+    })
+    .await;
+    assert_started(
+        "level 3 (group Leitung)",
+        opened.elapsed(),
+        Duration::from_secs(4),
+    );
+
+    // --- A duplicated timer changes nothing: the level-2 timer again.
+    let before = stored_alarm(moto, data, first).await;
+    let level_2_timer = aws
+        .taken
+        .iter()
+        .find(|timer| timer["call"] == first)
+        .expect("call 1's first timer was taken")
+        .clone();
+    timers.send(&level_2_timer.to_string(), 0).await;
+    aws.until_taken(aws.taken.len() + 1, WAIT).await;
+    assert_eq!(
+        stored_alarm(moto, data, first).await,
+        before,
+        "nothing written"
+    );
+    assert_eq!(level(server, visitor, first).await, 3);
+
+    // --- An accept stops the escalation: no level 2 after its time.
+    let accepted = open(server, visitor, "Z2", "Notruf", Some("1")).await;
+    aws.until("level 1 of the second call", WAIT, || async move {
+        level(server, visitor, accepted).await >= 1
+    })
+    .await;
+    respond(server, &anna, accepted, "accepted")
+        .await
+        .expect_status(200);
+    aws.run_for(Duration::from_secs(4)).await;
+    let shown = displayed(server, visitor, accepted)
+        .await
+        .expect("still open");
+    assert_eq!(shown["alarm"]["state"], "accepted");
+    assert_eq!(shown["alarm"]["level"], 1, "no level after the accept");
+
+    // --- A redeploy between a timer's schedule and its time: the timer
+    // --- waits in the queue and the new function takes it.
+    let redeployed = Instant::now();
+    let third = open(server, visitor, "Z3", "Notruf", Some("1")).await;
+    aws.until("level 1 of the third call", WAIT, || async move {
+        level(server, visitor, third).await >= 1
+    })
+    .await;
+    let records = aws.records;
+    while aws.records == records {
+        // The level-1 write's stream record: its level-2 timer is sent.
+        assert!(redeployed.elapsed() < WAIT, "the level's record never came");
+        aws.round().await;
+    }
+    assert_eq!(
+        level(server, visitor, third).await,
+        1,
+        "level 2 not due yet"
+    );
+    aws.alarm.stop();
+    let new_binary = redeploy(&workspace_binary("alarm"));
+    aws.alarm = Function::start("alarm", &new_binary, &env).await;
+    aws.until("level 2 after the redeploy", WAIT, || async move {
+        level(server, visitor, third).await >= 2
+    })
+    .await;
+    assert_started(
+        "level 2 after a redeploy",
+        redeployed.elapsed(),
+        Duration::from_secs(2),
+    );
+
+    // --- A close ends the alarm (the central system closes; the function
+    // --- only looks): its ringing alerts stop.
+    close(server, visitor, "Z1").await;
+    aws.until("the closed call's alarm ended", WAIT, || async move {
+        stored_alarm(moto, data, first).await.1 == "ended"
+    })
+    .await;
+
+    // --- A poison message: reported failed on each receive, then in the
+    // --- dead-letter queue.
+    timers.send("not a timer", 0).await;
+    let dead_letters = &dead_letters;
+    aws.until(
+        "the poison message in the dead-letter queue",
+        WAIT,
+        || async move {
+            dead_letters
+                .receive()
+                .await
+                .iter()
+                .any(|message| message["Body"] == "not a timer")
+        },
+    )
+    .await;
+    assert!(aws.failed.iter().any(|body| body == "not a timer"));
+    let logs = aws.alarm.logs().join("\n");
+    assert!(
+        logs.contains("a timer message that is no timer"),
+        "the function says so: {logs}"
+    );
+    assert!(
+        !logs.contains(&anna.token) && !logs.contains(&visitor.secret),
+        "no secret logged"
+    );
+}
+
+/// A copy of `binary` in a folder of its own, as a redeploy replaces the
+/// function's code.
+fn redeploy(binary: &std::path::Path) -> PathBuf {
+    let folder = tempfile::tempdir().expect("a folder").keep();
+    let copy = folder.join("bootstrap");
+    std::fs::copy(binary, &copy).expect("the binary copied");
+    copy
+}
