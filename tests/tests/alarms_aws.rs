@@ -31,6 +31,10 @@ mod alarms_aws {
     pub mod queues;
 }
 
+#[path = "push/stand_in.rs"]
+#[allow(dead_code)]
+mod stand_in;
+
 use std::collections::HashSet;
 use std::future::Future;
 use std::path::PathBuf;
@@ -42,6 +46,7 @@ use blackbox_tests::*;
 use alarms_aws::queues::Queue;
 use live_aws::moto_api::{Moto, StreamReader};
 use live_aws::runtime_api::Function;
+use stand_in::{PushService, Recorder, register};
 
 /// The early and late margins of a level's start: a timer is taken up to
 /// 0.5 s early (its delay is whole seconds, DECISIONS §17); late by the
@@ -56,8 +61,13 @@ fn region() -> String {
         .unwrap_or_else(|| "eu-central-1".to_string())
 }
 
-/// The stack's environment of the alarm function, on moto.
-fn function_env(prefix: &str, region: &str, queue_url: &str) -> Vec<(String, String)> {
+/// The stack's environment of the alarm and deliver functions, on moto.
+fn function_env(
+    prefix: &str,
+    region: &str,
+    timers: &str,
+    deliveries: &str,
+) -> Vec<(String, String)> {
     let moto = store_conformance::moto::endpoint();
     [
         ("SERVICE_MODE", "sandbox".to_string()),
@@ -65,7 +75,8 @@ fn function_env(prefix: &str, region: &str, queue_url: &str) -> Vec<(String, Str
         ("CALL_TYPES_TABLE", format!("{prefix}call-types")),
         ("CONSUMERS_TABLE", format!("{prefix}consumers")),
         ("DATA_TABLE", format!("{prefix}data")),
-        ("ALARM_TIMER_QUEUE_URL", queue_url.to_string()),
+        ("ALARM_TIMER_QUEUE_URL", timers.to_string()),
+        ("DELIVERY_QUEUE_URL", deliveries.to_string()),
         ("DYNAMODB_ENDPOINT", moto.clone()),
         ("SQS_ENDPOINT", moto),
         // moto answers one request at a time: slower than DynamoDB.
@@ -80,12 +91,15 @@ fn function_env(prefix: &str, region: &str, queue_url: &str) -> Vec<(String, Str
     .collect()
 }
 
-/// The two event source mappings of the alarm function: the stream and the
-/// timer queue, polled in turns.
+/// The event source mappings of the two functions: the stream and the
+/// timer queue to the alarm function, the delivery queue to the deliver
+/// function, polled in turns.
 struct Mappings<'a> {
     stream: StreamReader<'a>,
     timers: &'a Queue<'a>,
+    deliveries: &'a Queue<'a>,
     alarm: Function,
+    deliver: Function,
     /// Every timer message handed over, in order.
     taken: Vec<Value>,
     /// Bodies of the messages the function reported failed.
@@ -107,6 +121,22 @@ impl Mappings<'_> {
                 json!({"batchItemFailures": []}),
                 "the stream's records are all scheduled"
             );
+        }
+        let pushes = self.deliveries.receive().await;
+        if !pushes.is_empty() {
+            let answer = self
+                .deliver
+                .invoke(self.deliveries.lambda_event(&pushes))
+                .await;
+            assert_eq!(
+                answer,
+                json!({"batchItemFailures": []}),
+                "every push job sent"
+            );
+            for message in &pushes {
+                let receipt = message["ReceiptHandle"].as_str().expect("a receipt");
+                self.deliveries.delete(receipt).await;
+            }
         }
         let messages = self.timers.receive().await;
         if messages.is_empty() {
@@ -210,15 +240,34 @@ async fn stored_alarm(moto: &Moto, table: &str, id: i64) -> (i64, String) {
     )
 }
 
-fn assert_started(what: &str, after: Duration, policy: Duration) {
+/// When level `level` (1-based) of call `id`'s alarm started, after the
+/// call's open, as stored (the open's time has whole seconds, as every
+/// stored time of the wire; the engine counts the policy's times from it).
+async fn level_started(moto: &Moto, table: &str, id: i64, level: usize) -> Duration {
+    let item = stored_call(moto, table, id).await;
+    let opened: chrono::DateTime<chrono::Utc> = item["opened_at"]["S"]
+        .as_str()
+        .and_then(|text| text.parse().ok())
+        .expect("the call's opened_at");
+    let alarm: Value =
+        serde_json::from_str(item["alarm"]["S"].as_str().expect("the call's alarm")).unwrap();
+    let started: chrono::DateTime<chrono::Utc> = alarm["level_started_at"][level - 1]
+        .as_str()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or_else(|| panic!("level {level} started: {alarm}"));
+    (started - opened).to_std().unwrap_or_default()
+}
+
+async fn assert_started(moto: &Moto, table: &str, id: i64, level: usize, policy: Duration) {
+    let after = level_started(moto, table, id, level).await;
     eprintln!(
-        "alarms_aws: {what} after {:.2} s (policy {} s)",
+        "alarms_aws: call {id}'s level {level} started {:.2} s after its open (policy {} s)",
         after.as_secs_f64(),
         policy.as_secs()
     );
     assert!(
-        (policy - EARLY..=policy + LATE).contains(&after),
-        "{what} after {after:?}, the policy says {policy:?} (−{EARLY:?}/+{LATE:?})"
+        (policy.saturating_sub(EARLY)..=policy + LATE).contains(&after),
+        "level {level} after {after:?}, the policy says {policy:?} (−{EARLY:?}/+{LATE:?})"
     );
 }
 
@@ -247,6 +296,7 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
         json!({"VisibilityTimeout": "1", "RedrivePolicy": redrive.to_string()}),
     )
     .await;
+    let deliveries = Queue::create(&moto, &format!("{prefix}deliveries"), json!({})).await;
 
     let visitor = server.new_consumer().await;
     let anna = staff(&server, &visitor, "Anna", &[]).await;
@@ -254,13 +304,20 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
     staff(&server, &visitor, "Cem", &["Leitung"]).await;
     sign_on(&server, &anna, &["1"]).await;
     sign_on(&server, &ben, &["2"]).await;
+    // Anna's phone (the push service stand-in decrypts what it gets).
+    let push_service = PushService::start().await;
+    let recorder = Recorder::start(&push_service).await;
+    let phone = register(&server, &push_service, &recorder, &anna).await;
 
-    let env = function_env(&prefix, &region, &timers.url);
+    let env = function_env(&prefix, &region, &timers.url, &deliveries.url);
     let alarm = Function::start("alarm", &workspace_binary("alarm"), &env).await;
+    let deliver = Function::start("deliver", &workspace_binary("deliver"), &env).await;
     let mut aws = Mappings {
         stream: StreamReader::latest(&moto, &data).await,
         timers: &timers,
+        deliveries: &deliveries,
         alarm,
+        deliver,
         taken: Vec::new(),
         failed: Vec::new(),
         records: 0,
@@ -271,35 +328,22 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
     // --- house after 2 s, the group after 4 s. (On DynamoDB the open
     // --- stores its alarm pending, due at once: the stream's timer of delay
     // --- 0 takes the first level.)
-    let opened = Instant::now();
     let first = open(server, visitor, "Z1", "Notruf", Some("1")).await;
     aws.until("level 1", WAIT, || async move {
         level(server, visitor, first).await >= 1
     })
     .await;
-    assert_started(
-        "level 1 (section 1)",
-        opened.elapsed(),
-        Duration::ZERO + EARLY,
-    );
+    assert_started(moto, data, first, 1, Duration::ZERO).await;
     aws.until("level 2", WAIT, || async move {
         level(server, visitor, first).await >= 2
     })
     .await;
-    assert_started(
-        "level 2 (the house)",
-        opened.elapsed(),
-        Duration::from_secs(2),
-    );
+    assert_started(moto, data, first, 2, Duration::from_secs(2)).await;
     aws.until("level 3", WAIT, || async move {
         level(server, visitor, first).await >= 3
     })
     .await;
-    assert_started(
-        "level 3 (group Leitung)",
-        opened.elapsed(),
-        Duration::from_secs(4),
-    );
+    assert_started(moto, data, first, 3, Duration::from_secs(4)).await;
 
     // --- A duplicated timer changes nothing: the level-2 timer again.
     let before = stored_alarm(moto, data, first).await;
@@ -360,11 +404,7 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
         level(server, visitor, third).await >= 2
     })
     .await;
-    assert_started(
-        "level 2 after a redeploy",
-        redeployed.elapsed(),
-        Duration::from_secs(2),
-    );
+    assert_started(moto, data, third, 2, Duration::from_secs(2)).await;
 
     // --- A close ends the alarm (the central system closes; the function
     // --- only looks): its ringing alerts stop.
@@ -373,6 +413,33 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
         stored_alarm(moto, data, first).await.1 == "ended"
     })
     .await;
+
+    // --- Anna's phone got the first call's alert and, with the close, its
+    // --- cancel: decrypted, the staff page's own messages.
+    let (push_service, phone) = (&push_service, &phone);
+    let of_first = |messages: Vec<Value>| -> Vec<Value> {
+        messages
+            .into_iter()
+            .filter(|message| message["call"]["id"] == first)
+            .collect()
+    };
+    aws.until("Anna's cancel on her phone", WAIT, || async move {
+        of_first(push_service.decrypted(phone).await)
+            .last()
+            .is_some_and(|last| last["type"] == "call.cancelled")
+    })
+    .await;
+    let pushed = of_first(push_service.decrypted(phone).await);
+    assert_eq!(pushed[0]["type"], "call.alert", "{pushed:?}");
+    assert_eq!(pushed[0]["level"], 1);
+    assert_eq!(pushed.last().unwrap()["reason"], "ended", "{pushed:?}");
+    assert!(
+        recorder
+            .seen(phone)
+            .iter()
+            .all(|seen| seen.ttl.as_deref() == Some("60")),
+        "each push lives 60 s"
+    );
 
     // --- A poison message: reported failed on each receive, then in the
     // --- dead-letter queue.

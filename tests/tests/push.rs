@@ -19,52 +19,7 @@ use std::time::{Duration, Instant};
 
 use alarms_support::*;
 use blackbox_tests::*;
-use stand_in::{PushService, Recorder, Subscription};
-
-const PUSH_KEY: &str = "/api/v1/staff/push-key";
-const SUBSCRIPTIONS: &str = "/api/v1/staff/push-subscriptions";
-
-/// `GET /api/v1/staff/push-key` as `member`: the VAPID public key.
-async fn push_key(server: &Server, member: &Member) -> String {
-    let response = as_staff(server, reqwest::Method::GET, PUSH_KEY, &member.token, None).await;
-    response.expect_status(200);
-    response.data()["public_key"]
-        .as_str()
-        .expect("public_key")
-        .to_string()
-}
-
-/// A browser of `member` subscribes at the stand-in and registers the
-/// subscription (its endpoint pointed at the recorder) with the service.
-async fn register(
-    server: &Server,
-    service: &PushService,
-    recorder: &Recorder,
-    member: &Member,
-) -> Subscription {
-    let subscription = service.subscribe(&push_key(server, member).await).await;
-    // What a browser's `PushSubscription.toJSON()` gives.
-    let body = json!({
-        "endpoint": recorder.endpoint_of(&subscription),
-        "expirationTime": null,
-        "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth},
-    })
-    .to_string();
-    let response = as_staff(
-        server,
-        reqwest::Method::POST,
-        SUBSCRIPTIONS,
-        &member.token,
-        Some(&body),
-    )
-    .await;
-    response.expect_status(201);
-    assert_eq!(
-        response.data()["endpoint"].as_str(),
-        Some(recorder.endpoint_of(&subscription).as_str())
-    );
-    subscription
-}
+use stand_in::{PUSH_KEY, PushService, Recorder, SUBSCRIPTIONS, push_key, register};
 
 /// A server whose Notruf alerts the section at once and re-alerts every
 /// 2 s, a visitor, Anna on duty for section 1 and Ben off duty.

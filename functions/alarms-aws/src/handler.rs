@@ -2,12 +2,14 @@
 //! sources, told apart by the records' `eventSource`:
 //!
 //! - **the data table's stream** (`aws:dynamodb`): each record's wakes
-//!   ([`crate::wakes`]) become timers on the queue: a call's next step, a
-//!   close, the open calls of a presence's address, the running alarms of
-//!   a scope whose duties changed. A read the wakes need that fails (call
-//!   types, an address, a scope's calls) reports that record's
-//!   `SequenceNumber`, after the timers of the records before it were sent:
-//!   Lambda retries from it. A timer sent twice is harmless.
+//!   ([`crate::wakes`]) become timers on the timer queue (a call's next
+//!   step, a close, the open calls of a presence's address, the running
+//!   alarms of a scope whose duties changed) and pushes on the delivery
+//!   queue (an alarm write's alerts and cancels, from its audit lines). A
+//!   read the wakes need that fails (call types, an address, a scope's
+//!   calls) reports that record's `SequenceNumber`, after the messages of
+//!   the records before it were sent: Lambda retries from it. A timer sent
+//!   twice is harmless; a push sent twice replaces itself on the phone.
 //! - **the timer queue** (`aws:sqs`): each message is a [`Timer`], taken
 //!   with [`AppState::take_timer`]: due, the alarm is stepped with the
 //!   conditional write (its stream record schedules the next timer); early,
@@ -18,6 +20,7 @@
 //!
 //! Nothing here ever closes a call: only the central system does.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use aws_lambda_events::dynamodb::EventRecord;
@@ -30,17 +33,21 @@ use serde_json::{Value, json};
 use nurse_call_core::AppState;
 use nurse_call_core::app::alarm_timer::TimerTaken;
 use nurse_call_core::app::alarms::is_presence;
+use nurse_call_core::app::push::{PushJob, jobs_of_effects};
+use nurse_call_core::domain::alarm::Effect;
+use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::timer::Timer;
-use nurse_call_core::domain::model::Scope;
+use nurse_call_core::domain::model::{Call, Scope};
 use nurse_call_core::domain::wire_time;
 
-use crate::timer_queue::TimerQueue;
-use crate::wakes::{Wake, wakes_of_record};
+use crate::queues::Queue;
+use crate::wakes::{Wake, calls_in, wakes_of_record};
 
 /// Everything an invocation needs, built once per cold start.
 pub struct AlarmHandler {
     state: AppState,
-    queue: TimerQueue,
+    timers: Queue,
+    deliveries: Queue,
 }
 
 /// What a batch did, for its log line and the tests.
@@ -51,14 +58,19 @@ pub struct Tally {
     /// (stream) or reported (queue).
     pub unreadable: usize,
     pub timers_sent: usize,
+    pub pushes_sent: usize,
     pub stepped: usize,
     pub sent_on: usize,
     pub failed: usize,
 }
 
 impl AlarmHandler {
-    pub fn new(state: AppState, queue: TimerQueue) -> Self {
-        AlarmHandler { state, queue }
+    pub fn new(state: AppState, timers: Queue, deliveries: Queue) -> Self {
+        AlarmHandler {
+            state,
+            timers,
+            deliveries,
+        }
     }
 
     /// One invocation: a stream batch or a queue batch in, Lambda's partial
@@ -97,6 +109,7 @@ impl AlarmHandler {
             records = tally.records,
             unreadable = tally.unreadable,
             timers_sent = tally.timers_sent,
+            pushes_sent = tally.pushes_sent,
             stepped = tally.stepped,
             sent_on = tally.sent_on,
             failed = tally.failed,
@@ -111,34 +124,47 @@ impl AlarmHandler {
         })
     }
 
-    /// The stream's records, in order: their timers, sent. Returns the
-    /// sequence number to retry from, if any.
-    pub async fn schedule(&self, records: &[Value], now: DateTime<Utc>) -> (Vec<String>, Tally) {
-        let mut tally = Tally::default();
-        let mut timers = Vec::new();
-        let mut retry_from = None;
-        for (index, raw) in records.iter().enumerate() {
-            tally.records += 1;
-            let record = match EventRecord::deserialize(raw) {
-                Ok(record) => record,
+    /// The stream's records, in order: their timers and pushes, sent.
+    /// Returns the sequence number to retry from, if any.
+    pub async fn schedule(
+        &self,
+        raw_records: &[Value],
+        now: DateTime<Utc>,
+    ) -> (Vec<String>, Tally) {
+        let mut tally = Tally {
+            records: raw_records.len(),
+            ..Tally::default()
+        };
+        let mut records = Vec::new();
+        for (index, raw) in raw_records.iter().enumerate() {
+            match EventRecord::deserialize(raw) {
+                Ok(record) => records.push(record),
                 Err(error) => {
                     // Where, not what: the serde message may quote a value.
                     tracing::error!(index, category = ?error.classify(), "unreadable stream record skipped");
                     tally.unreadable += 1;
-                    continue;
                 }
-            };
+            }
+        }
+        let calls = calls_in(&records);
+        let mut timers = Vec::new();
+        let mut pushes = Vec::new();
+        let mut retry_from = None;
+        for record in &records {
             let sequence = record.change.sequence_number.clone().unwrap_or_default();
-            let wakes = match wakes_of_record(&record, now) {
+            let wakes = match wakes_of_record(record, now) {
                 Ok(wakes) => wakes,
                 Err(reason) => {
-                    tracing::error!(sequence, %reason, "unreadable stream record skipped: its alarm gets no timer from it");
+                    tracing::error!(sequence, %reason, "unreadable stream record skipped: its alarm gets nothing from it");
                     tally.unreadable += 1;
                     continue;
                 }
             };
-            match self.timers_of(wakes, now).await {
-                Ok(more) => timers.extend(more),
+            match self.messages_of(wakes, &calls, now).await {
+                Ok((more_timers, more_pushes)) => {
+                    timers.extend(more_timers);
+                    pushes.extend(more_pushes);
+                }
                 Err(error) => {
                     tracing::warn!(sequence, %error, "stream record not scheduled: retried from it");
                     retry_from = Some(sequence);
@@ -146,18 +172,96 @@ impl AlarmHandler {
                 }
             }
         }
-        if let Err(error) = self.queue.send(&timers).await {
-            tracing::error!(%error, timers = timers.len(), "timers not sent: the batch is retried");
+        let sent = match self.timers.send_timers(&timers).await {
+            Ok(()) => self.deliveries.send_pushes(&pushes).await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = sent {
+            tracing::error!(%error, timers = timers.len(), pushes = pushes.len(), "stream batch not sent on: retried whole");
             tally.failed += 1;
             let first = records
                 .first()
-                .and_then(|record| record.pointer("/dynamodb/SequenceNumber"))
-                .and_then(Value::as_str)
+                .and_then(|record| record.change.sequence_number.clone())
                 .unwrap_or_default();
-            return (vec![first.to_string()], tally);
+            return (vec![first], tally);
         }
         tally.timers_sent = timers.len();
+        tally.pushes_sent = pushes.len();
         (retry_from.into_iter().collect(), tally)
+    }
+
+    /// The timers and pushes `wakes` ask for.
+    async fn messages_of(
+        &self,
+        wakes: Vec<Wake>,
+        calls: &HashMap<i64, Call>,
+        now: DateTime<Utc>,
+    ) -> Result<(Vec<(Timer, u32)>, Vec<PushJob>), String> {
+        let mut pushes = Vec::new();
+        let mut looks = Vec::new();
+        for wake in wakes {
+            match wake {
+                Wake::Audit {
+                    scope,
+                    call,
+                    events,
+                } => pushes.extend(self.pushes_of(&scope, call, &events, calls).await?),
+                other => looks.push(other),
+            }
+        }
+        Ok((self.timers_of(looks, now).await?, pushes))
+    }
+
+    /// The pushes of an alarm write's audit lines: its alerts and cancels,
+    /// with the call as the write left it.
+    async fn pushes_of(
+        &self,
+        scope: &Scope,
+        call_id: i64,
+        events: &[AuditEvent],
+        calls: &HashMap<i64, Call>,
+    ) -> Result<Vec<PushJob>, String> {
+        let Some(made_at) = events.iter().map(|event| event.at).max() else {
+            return Ok(Vec::new());
+        };
+        if !events
+            .iter()
+            .any(|event| event.personal_effect(None).is_some())
+        {
+            return Ok(Vec::new());
+        }
+        let call = match calls.get(&call_id) {
+            Some(call) => call.clone(),
+            None => {
+                let alarms = self.state.alarms.as_ref().ok_or("no alarm store")?;
+                match alarms
+                    .alarm(scope, call_id)
+                    .await
+                    .map_err(|e| e.to_string())?
+                {
+                    Some(kept) => kept.call,
+                    None => return Ok(Vec::new()),
+                }
+            }
+        };
+        let accepted_by = call
+            .alarm
+            .as_ref()
+            .and_then(|alarm| alarm.accepted.as_ref())
+            .map(|answer| &answer.staff);
+        let effects: Vec<Effect> = events
+            .iter()
+            .filter_map(|event| event.personal_effect(accepted_by))
+            .collect();
+        let types = self.state.call_types().await.map_err(|e| e.to_string())?;
+        Ok(jobs_of_effects(
+            scope,
+            &call,
+            &effects,
+            &types,
+            self.state.settings.time_zone,
+            made_at,
+        ))
     }
 
     /// The timers `wakes` ask for: those a record names itself, and those
@@ -190,6 +294,7 @@ impl AlarmHandler {
                     let others = snapshot.open_calls.iter().filter(|other| other.id != call);
                     timers.extend(others.map(|other| now_timer(&scope, other.id, now)));
                 }
+                Wake::Audit { .. } => {}
                 Wake::DutyChanged { scope } => {
                     let calls = self
                         .state
@@ -258,7 +363,7 @@ impl AlarmHandler {
             Ok(TimerTaken::SendOn {
                 timer: later,
                 delay_seconds,
-            }) => match self.queue.send(&[(later, delay_seconds)]).await {
+            }) => match self.timers.send_timers(&[(later, delay_seconds)]).await {
                 Ok(()) => Taken::SentOn,
                 Err(error) => {
                     tracing::warn!(message_id = id, call_id = timer.call, %error, "early timer not sent on: given again");

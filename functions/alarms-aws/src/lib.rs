@@ -6,7 +6,7 @@
 //! Read in this order:
 //!
 //! 1. [`wakes`]: what a stream record asks of the engine (pure).
-//! 2. [`timer_queue`]: the SQS queue of timers.
+//! 2. [`queues`]: the SQS queues of timers and of pushes.
 //! 3. [`handler`]: the function's two event sources, stream and queue, and
 //!    Lambda's partial batch responses.
 //! 4. [`setup`]: the cold start, from the stack's environment.
@@ -16,6 +16,6 @@
 //! [`nurse_call_core::AppState::take_timer`].
 
 pub mod handler;
+pub mod queues;
 pub mod setup;
-pub mod timer_queue;
 pub mod wakes;

@@ -11,14 +11,15 @@ use nurse_call_wiring::lambda_state;
 use nurse_call_wiring::warm_up::{WARM_UP_LIMIT, warm_store, warm_up};
 
 use crate::handler::AlarmHandler;
-use crate::timer_queue::{QUEUE_URL_VAR, TimerQueue};
+use crate::queues::{DELIVERY_QUEUE_URL_VAR, Queue, TIMER_QUEUE_URL_VAR};
 
 /// Points the queue client at moto in tests (as `DYNAMODB_ENDPOINT` does
 /// the store's).
 pub const SQS_ENDPOINT_VAR: &str = "SQS_ENDPOINT";
 
 /// From `SERVICE_MODE` (production when unset, as the other functions),
-/// `SERVICE_TIME_ZONE`, the table variables and `ALARM_TIMER_QUEUE_URL`.
+/// `SERVICE_TIME_ZONE`, the table variables, `ALARM_TIMER_QUEUE_URL` and
+/// `DELIVERY_QUEUE_URL`.
 pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
     let settings = Settings::from_env(Mode::Production)?;
     let variable = |name: &str| {
@@ -27,7 +28,11 @@ pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
             .map(|value| value.trim().to_string())
             .filter(|value| !value.is_empty())
     };
-    let queue_url = variable(QUEUE_URL_VAR).ok_or_else(|| format!("{QUEUE_URL_VAR} is not set"))?;
+    let required = |name: &str| variable(name).ok_or_else(|| format!("{name} is not set"));
+    let (timer_url, delivery_url) = (
+        required(TIMER_QUEUE_URL_VAR)?,
+        required(DELIVERY_QUEUE_URL_VAR)?,
+    );
     let dynamodb_endpoint = variable("DYNAMODB_ENDPOINT");
     let sqs_endpoint = variable(SQS_ENDPOINT_VAR);
     let config = sdk_config(dynamodb_endpoint.as_deref(), Timeouts::from_env()).await;
@@ -40,15 +45,17 @@ pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
         mode = %settings.mode,
         "using DynamoDB and the timer queue"
     );
-    let queue = TimerQueue::new(&config, &queue_url, sqs_endpoint.as_deref());
+    let timers = Queue::new(&config, &timer_url, sqs_endpoint.as_deref());
+    let deliveries = Queue::new(&config, &delivery_url, sqs_endpoint.as_deref());
     let state = lambda_state(Arc::new(store), settings);
-    let warm_queue = queue.clone();
+    let warm_queue = timers.clone();
     futures_util::future::join(
         warm_store(&state),
-        warm_up("timer queue", WARM_UP_LIMIT, async move {
+        // One connection serves both queues (one client configuration).
+        warm_up("SQS", WARM_UP_LIMIT, async move {
             warm_queue.open_connection().await
         }),
     )
     .await;
-    Ok(AlarmHandler::new(state, queue))
+    Ok(AlarmHandler::new(state, timers, deliveries))
 }

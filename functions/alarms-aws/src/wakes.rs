@@ -14,7 +14,11 @@
 //!   are looked at now: staff is in the room);
 //! - a duty put, changed or removed: [`Wake::DutyChanged`], for the handler
 //!   to look at the scope's running alarms (somebody came on duty for them,
-//!   or went off duty and is alerted no more).
+//!   or went off duty and is alerted no more);
+//! - an audit item inserted: [`Wake::Audit`], the alerts and cancels of
+//!   the alarm write that made it, for the handler to push to the people's
+//!   phones (the audit is written in the same transaction as the alarm, so
+//!   it is the write's outbox of pushes, whichever function wrote it).
 //!
 //! Everything else (elements, locks, audit lines, staff, outbox items, an
 //! alarm write that left its time, a removal by TTL) wakes nothing. The
@@ -28,9 +32,11 @@ use aws_lambda_events::dynamodb::EventRecord;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
+use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::timer::{Timer, timer_of_change};
-use nurse_call_core::domain::model::Scope;
-use nurse_call_dynamodb::item::{CALL_SK, Item, alarm_from_item, call_from_item, get_s};
+use nurse_call_core::domain::model::{Call, Scope};
+use nurse_call_dynamodb::alarm_items::{AUDIT_PREFIX, audit_from_item};
+use nurse_call_dynamodb::item::{CALL_SK, Item, alarm_from_item, call_from_item, get_n, get_s};
 
 /// The prefix of a duty item's partition key (`duty#<scope>`).
 const DUTY_PK_PREFIX: &str = "duty#";
@@ -50,6 +56,12 @@ pub enum Wake {
     },
     /// A duty of the scope changed: its running alarms are looked at now.
     DutyChanged { scope: Scope },
+    /// An alarm write's audit lines: what it told whom.
+    Audit {
+        scope: Scope,
+        call: i64,
+        events: Vec<AuditEvent>,
+    },
 }
 
 /// A record that should wake the engine but cannot be read (an item
@@ -85,6 +97,9 @@ pub fn wakes_of_record(record: &EventRecord, now: DateTime<Utc>) -> Result<Vec<W
         return Ok(vec![Wake::DutyChanged {
             scope: Scope::from_key(&scope),
         }]);
+    }
+    if sort.starts_with(AUDIT_PREFIX) {
+        return audit_wakes(record);
     }
     if sort != CALL_SK || !matches!(operation, "INSERT" | "MODIFY") {
         return Ok(Vec::new());
@@ -138,6 +153,38 @@ fn call_wakes(new: &Item, old: Option<&Item>, now: DateTime<Utc>) -> Result<Vec<
         });
     }
     Ok(wakes)
+}
+
+/// An audit item inserted: its lines (a retention's removal is nothing).
+fn audit_wakes(record: &EventRecord) -> Result<Vec<Wake>, Unreadable> {
+    if record.event_name != "INSERT" {
+        return Ok(Vec::new());
+    }
+    let item = to_sdk(&record.change.new_image);
+    let events = audit_from_item(&item).map_err(|error| Unreadable(error.to_string()))?;
+    let (Some(scope), Some(call)) = (get_s(&item, "scope"), get_n::<i64>(&item, "call_id")) else {
+        return Err(Unreadable(
+            "an audit item without a string \"scope\" and a number \"call_id\"".into(),
+        ));
+    };
+    Ok(vec![Wake::Audit {
+        scope: Scope::from_key(&scope),
+        call,
+        events,
+    }])
+}
+
+/// The calls of `records` as their last image in the batch shows them,
+/// by id: what an audit line's push says of its call, as the write that
+/// made the line left it (read from the store only when not in the batch).
+pub fn calls_in(records: &[EventRecord]) -> HashMap<i64, Call> {
+    records
+        .iter()
+        .filter(|record| matches!(record.event_name.as_str(), "INSERT" | "MODIFY"))
+        .filter(|record| get_s(&to_sdk(&record.change.keys), "sk").as_deref() == Some(CALL_SK))
+        .filter_map(|record| call_from_item(&to_sdk(&record.change.new_image)).ok())
+        .map(|call| (call.id, call))
+        .collect()
 }
 
 /// A stream image (serde_dynamo's attribute values, as Lambda delivers

@@ -185,12 +185,16 @@ async fn run(args: Args) -> Result<(), String> {
     }
     let mut state = local_state(store, settings.clone())
         .with_live(LiveHub::new())
-        .with_forwarding(dispatcher.forwarding())
-        .with_pushes(Arc::new(pusher));
+        .with_forwarding(dispatcher.forwarding());
     if args.alarm_steps == "none" {
-        tracing::warn!("alarms are stepped by another process (ALARM_STEPS=none): none here");
+        // As the Lambda functions: the stream's alarm function steps them
+        // and the deliver function pushes.
+        tracing::warn!(
+            "alarms are stepped and pushed by other processes (ALARM_STEPS=none): none here"
+        );
         state = state.without_alarm_looks();
     } else {
+        state = state.with_pushes(Arc::new(pusher));
         // Alarms whose level or re-alert is due, including whatever fell
         // due while the server was down (DECISIONS §14).
         tokio::spawn(timers::run(state.clone()));

@@ -10,12 +10,15 @@
 //!   `Topic`;
 //! - [`queue`]: the [`Pusher`], which takes the engine's push jobs without
 //!   waiting (`PushSink`), keeps each person's pushes about a call in order,
-//!   retries and removes gone subscriptions.
+//!   retries and removes gone subscriptions;
+//! - [`delivery_queue`]: the same Pusher behind the AWS `deliver`
+//!   function, fed by the delivery queue (DECISIONS §17).
 //!
 //! The jobs come from `nurse_call_core::app::push` after a step is written;
 //! the subscriptions and the key pair from the store
 //! (`nurse_call_core::store::push::PushStore`).
 
+pub mod delivery_queue;
 pub mod keys;
 pub mod queue;
 pub mod request;

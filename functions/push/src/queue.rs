@@ -83,6 +83,16 @@ impl Pusher {
     pub async fn prepare(&self) -> Result<(), String> {
         self.inner.signer().await.map(|_| ())
     }
+
+    /// Sends `job` to every subscription of its person now and returns
+    /// when it is delivered or given up (with the same retries, logs and
+    /// removals as a lane), for a caller that must not end before (a Lambda
+    /// invocation, [`crate::delivery_queue`]).
+    pub async fn deliver_now(&self, job: &PushJob) {
+        // Kept open while it runs: nothing supersedes a job sent so.
+        let (_open, mut nothing_newer) = mpsc::unbounded_channel();
+        self.inner.deliver(job, &mut nothing_newer).await;
+    }
 }
 
 impl PushSink for Pusher {

@@ -29,7 +29,7 @@
 //! `client` and `error` (the SDK's setup and its failures).
 
 mod admin;
-mod alarm_items;
+pub mod alarm_items;
 mod alarms;
 mod attention;
 mod batch;

@@ -11,6 +11,9 @@
 //! endpoints point at the proxy, which notes each push's `TTL`, `Urgency`
 //! and `Topic`, answers 429 when told to, and otherwise forwards the push
 //! unchanged and returns the stand-in's answer.
+//!
+//! And a staff member's browser registering with the service: the push key,
+//! a subscription at the stand-in, its registration ([`register`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -23,7 +26,13 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
+use blackbox_tests::Server;
 use serde_json::{Value, json};
+
+use crate::alarms_support::{Member, as_staff};
+
+pub const PUSH_KEY: &str = "/api/v1/staff/push-key";
+pub const SUBSCRIPTIONS: &str = "/api/v1/staff/push-subscriptions";
 
 /// `web-push-testing`'s own server, in the foreground (its `start` command
 /// detaches a process the test could not stop).
@@ -323,4 +332,46 @@ impl Recorder {
             .cloned()
             .collect()
     }
+}
+
+/// `GET /api/v1/staff/push-key` as `member`: the VAPID public key.
+pub async fn push_key(server: &Server, member: &Member) -> String {
+    let response = as_staff(server, reqwest::Method::GET, PUSH_KEY, &member.token, None).await;
+    response.expect_status(200);
+    response.data()["public_key"]
+        .as_str()
+        .expect("public_key")
+        .to_string()
+}
+
+/// A browser of `member` subscribes at the stand-in and registers the
+/// subscription (its endpoint pointed at the recorder) with the service.
+pub async fn register(
+    server: &Server,
+    service: &PushService,
+    recorder: &Recorder,
+    member: &Member,
+) -> Subscription {
+    let subscription = service.subscribe(&push_key(server, member).await).await;
+    // What a browser's `PushSubscription.toJSON()` gives.
+    let body = json!({
+        "endpoint": recorder.endpoint_of(&subscription),
+        "expirationTime": null,
+        "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth},
+    })
+    .to_string();
+    let response = as_staff(
+        server,
+        reqwest::Method::POST,
+        SUBSCRIPTIONS,
+        &member.token,
+        Some(&body),
+    )
+    .await;
+    response.expect_status(201);
+    assert_eq!(
+        response.data()["endpoint"].as_str(),
+        Some(recorder.endpoint_of(&subscription).as_str())
+    );
+    subscription
 }

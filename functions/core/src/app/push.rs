@@ -10,6 +10,7 @@
 //! worker read one format.
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::app::AppState;
@@ -22,15 +23,18 @@ use crate::wire::live::LiveMessage;
 pub const MAX_PAYLOAD_BYTES: usize = 3 * 1024;
 
 /// What a push is about: the person is alerted, or their alert stops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PushKind {
     Alert,
     Cancel,
 }
 
-/// One push to every subscription of one person.
-#[derive(Debug, Clone, PartialEq)]
+/// One push to every subscription of one person. As JSON it is the
+/// message of the AWS path's delivery queue (DECISIONS §17).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PushJob {
+    #[serde(with = "scope_key")]
     pub scope: Scope,
     pub staff_id: String,
     pub call_id: i64,
@@ -57,7 +61,20 @@ pub fn jobs_of_step(
     zone: chrono_tz::Tz,
     now: DateTime<Utc>,
 ) -> Vec<PushJob> {
-    next.effects
+    jobs_of_effects(scope, call, &next.effects, types, zone, now)
+}
+
+/// The pushes of `effects` of `call`'s alarm: one per `Alert` and
+/// `Cancel`, in their order.
+pub fn jobs_of_effects(
+    scope: &Scope,
+    call: &Call,
+    effects: &[Effect],
+    types: &[CallType],
+    zone: chrono_tz::Tz,
+    now: DateTime<Utc>,
+) -> Vec<PushJob> {
+    effects
         .iter()
         .filter_map(|effect| {
             let (staff, message) = LiveMessage::for_person(effect, call, types, zone, now)?;
@@ -127,6 +144,21 @@ impl AppState {
         for job in jobs_of_step(scope, call, next, types, self.settings.time_zone, now) {
             sink.send(job);
         }
+    }
+}
+
+/// A scope as its key in JSON (the delivery queue's messages).
+mod scope_key {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::domain::model::Scope;
+
+    pub fn serialize<S: Serializer>(scope: &Scope, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(scope.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Scope, D::Error> {
+        String::deserialize(deserializer).map(|key| Scope::from_key(&key))
     }
 }
 

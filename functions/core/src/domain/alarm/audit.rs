@@ -64,8 +64,127 @@ impl AuditEvent {
         }
     }
 
+    /// The effect a person is told about (an alert or a cancel) that this
+    /// line records, for whoever reads the audit instead of the step (the
+    /// AWS path reads the table's stream, DECISIONS §17). A cancel because
+    /// of an accept names the accepter as `accepted_by`, whose name the
+    /// line does not keep: `accepted_by` gives it (the call's alarm's).
+    /// `None` for every other line.
+    pub fn personal_effect(&self, accepted_by: Option<&StaffRef>) -> Option<Effect> {
+        let staff = self.staff.clone()?;
+        match self.kind.as_str() {
+            "alert" | "realert" => Some(Effect::Alert {
+                staff,
+                level: self.level,
+                repeat: self.kind == "realert",
+            }),
+            "cancel" => {
+                let detail = self.detail.as_deref().unwrap_or_default();
+                let reason = match detail {
+                    "present" => CancelReason::Present,
+                    "ended" => CancelReason::Ended,
+                    "off duty" => CancelReason::OffDuty,
+                    _ => match detail.strip_prefix("accepted by ") {
+                        Some(id) => CancelReason::Accepted(
+                            accepted_by
+                                .filter(|by| by.id == id)
+                                .cloned()
+                                .unwrap_or_else(|| StaffRef {
+                                    id: id.to_string(),
+                                    name: String::new(),
+                                }),
+                        ),
+                        // An unknown reason: the alert stops all the same.
+                        None => CancelReason::Ended,
+                    },
+                };
+                Some(Effect::Cancel { staff, reason })
+            }
+            _ => None,
+        }
+    }
+
     /// The audit lines of a step's effects.
     pub fn all(effects: &[Effect], at: DateTime<Utc>) -> Vec<Self> {
         effects.iter().map(|e| Self::of(e, at)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::domain::alarm::AlarmStatus;
+
+    fn person(id: &str, name: &str) -> StaffRef {
+        StaffRef {
+            id: id.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn an_alert_or_a_cancel_reads_back_from_its_line_and_nothing_else_does() {
+        let at = Utc.with_ymd_and_hms(2026, 1, 5, 9, 0, 0).unwrap();
+        let (anna, ben) = (person("a1", "Anna"), person("b2", "Ben"));
+        let personal = [
+            Effect::Alert {
+                staff: anna.clone(),
+                level: 2,
+                repeat: false,
+            },
+            Effect::Alert {
+                staff: anna.clone(),
+                level: 1,
+                repeat: true,
+            },
+            Effect::Cancel {
+                staff: anna.clone(),
+                reason: CancelReason::Accepted(ben.clone()),
+            },
+            Effect::Cancel {
+                staff: anna.clone(),
+                reason: CancelReason::Present,
+            },
+            Effect::Cancel {
+                staff: anna.clone(),
+                reason: CancelReason::Ended,
+            },
+            Effect::Cancel {
+                staff: anna.clone(),
+                reason: CancelReason::OffDuty,
+            },
+        ];
+        for effect in &personal {
+            let line = AuditEvent::of(effect, at);
+            assert_eq!(line.personal_effect(Some(&ben)).as_ref(), Some(effect));
+        }
+        // Without the accepter's name: the id stays, the name is empty.
+        let line = AuditEvent::of(&personal[2], at);
+        assert_eq!(
+            line.personal_effect(None),
+            Some(Effect::Cancel {
+                staff: anna.clone(),
+                reason: CancelReason::Accepted(person("b2", "")),
+            })
+        );
+        let others = [
+            Effect::Escalated { level: 2 },
+            Effect::Accepted { by: ben.clone() },
+            Effect::Declined { by: ben.clone() },
+            Effect::Read { by: ben },
+            Effect::Unattended,
+            Effect::Stopped {
+                status: AlarmStatus::Ended,
+            },
+        ];
+        for effect in &others {
+            assert_eq!(
+                AuditEvent::of(effect, at).personal_effect(None),
+                None,
+                "{effect:?}"
+            );
+        }
     }
 }

@@ -1,37 +1,44 @@
-//! The timer queue (DECISIONS §17): an SQS queue whose messages are
-//! [`Timer`]s, each delayed until its alarm's next step is due (at most
-//! [`MAX_DELAY_SECONDS`]; the taker sends a longer wait on). The queue is a
-//! standard one: a message may come twice, which the conditional write
-//! makes harmless, and ordering does not matter (each timer names its own
-//! due time).
+//! The alarm function's two SQS queues (DECISIONS §17), both standard
+//! queues of JSON messages:
+//!
+//! - the **timer queue**: [`Timer`]s, each delayed until its alarm's next
+//!   step is due (at most [`MAX_DELAY_SECONDS`]; the taker sends a longer
+//!   wait on). A message may come twice, which the conditional write makes
+//!   harmless, and ordering does not matter (each timer names its own due
+//!   time);
+//! - the **delivery queue**: [`PushJob`]s for the `deliver` function, sent
+//!   at once (a push that comes twice shows the same notification, its
+//!   `Topic` and tag replace it on the phone).
 
 use aws_config::SdkConfig;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 
+use nurse_call_core::app::push::PushJob;
 use nurse_call_core::domain::alarm::timer::{MAX_DELAY_SECONDS, Timer};
 
-/// The queue's URL variable of the stack (CDK sets it).
-pub const QUEUE_URL_VAR: &str = "ALARM_TIMER_QUEUE_URL";
+/// The queues' URL variables of the stack (CDK sets them).
+pub const TIMER_QUEUE_URL_VAR: &str = "ALARM_TIMER_QUEUE_URL";
+pub const DELIVERY_QUEUE_URL_VAR: &str = "DELIVERY_QUEUE_URL";
 
 /// Entries of one `SendMessageBatch` (SQS's limit).
 const BATCH_LIMIT: usize = 10;
 
 #[derive(Clone)]
-pub struct TimerQueue {
+pub struct Queue {
     client: Client,
     url: String,
 }
 
-impl TimerQueue {
+impl Queue {
     /// The queue at `url`, through `config`'s credentials, retries and
     /// timeouts; `endpoint` points it at moto in tests.
-    pub fn new(config: &SdkConfig, url: &str, endpoint: Option<&str>) -> TimerQueue {
+    pub fn new(config: &SdkConfig, url: &str, endpoint: Option<&str>) -> Queue {
         let mut builder = aws_sdk_sqs::config::Builder::from(config);
         if let Some(endpoint) = endpoint {
             builder = builder.endpoint_url(endpoint);
         }
-        TimerQueue {
+        Queue {
             client: Client::from_conf(builder.build()),
             url: url.to_string(),
         }
@@ -41,18 +48,32 @@ impl TimerQueue {
     /// when any of them was not taken: the caller has it sent again (the
     /// stream's record or the timer's own message is retried), and one
     /// that went twice is a duplicate the engine ignores.
-    pub async fn send(&self, timers: &[(Timer, u32)]) -> Result<(), String> {
-        for chunk in timers.chunks(BATCH_LIMIT) {
+    pub async fn send_timers(&self, timers: &[(Timer, u32)]) -> Result<(), String> {
+        let messages: Vec<(String, u32)> = timers
+            .iter()
+            .map(|(timer, delay)| (to_json(timer), (*delay).min(MAX_DELAY_SECONDS)))
+            .collect();
+        self.send(&messages).await
+    }
+
+    /// Sends each push job at once; `Err` as for [`Queue::send_timers`].
+    pub async fn send_pushes(&self, jobs: &[PushJob]) -> Result<(), String> {
+        let messages: Vec<(String, u32)> = jobs.iter().map(|job| (to_json(job), 0)).collect();
+        self.send(&messages).await
+    }
+
+    async fn send(&self, messages: &[(String, u32)]) -> Result<(), String> {
+        for chunk in messages.chunks(BATCH_LIMIT) {
             let entries = chunk
                 .iter()
                 .enumerate()
-                .map(|(index, (timer, delay))| {
+                .map(|(index, (body, delay))| {
                     SendMessageBatchRequestEntry::builder()
                         .id(index.to_string())
-                        .message_body(serde_json::to_string(timer).unwrap_or_default())
-                        .delay_seconds(i32::try_from((*delay).min(MAX_DELAY_SECONDS)).unwrap_or(0))
+                        .message_body(body)
+                        .delay_seconds(i32::try_from(*delay).unwrap_or(0))
                         .build()
-                        .map_err(|error| format!("timer message not built: {error}"))
+                        .map_err(|error| format!("message not built: {error}"))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let sent = self
@@ -64,13 +85,13 @@ impl TimerQueue {
                 .await
                 .map_err(|error| {
                     format!(
-                        "timer queue not reached: {}",
+                        "queue not reached: {}",
                         aws_sdk_sqs::error::DisplayErrorContext(&error)
                     )
                 })?;
             if let Some(failed) = sent.failed().first() {
                 return Err(format!(
-                    "{} of {} timers refused by the queue (first: {} {})",
+                    "{} of {} messages refused by the queue (first: {} {})",
                     sent.failed().len(),
                     chunk.len(),
                     failed.code(),
@@ -91,4 +112,8 @@ impl TimerQueue {
             .map(|_| ())
             .map_err(|error| format!("{}", aws_sdk_sqs::error::DisplayErrorContext(&error)))
     }
+}
+
+fn to_json(message: &impl serde::Serialize) -> String {
+    serde_json::to_string(message).expect("queue messages serialise")
 }
