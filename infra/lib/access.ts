@@ -1,7 +1,8 @@
 /**
  * Least privilege: exactly the actions each function's code issues
- * (functions/store-dynamodb/src/ and the live functions of the contract of
- * issue 13), and the use of the installation's key those actions need.
+ * (functions/store-dynamodb/src/, the live functions of the contract of
+ * issue 13, the alarm function's queues), and the use of the
+ * installation's key those actions need.
  * The functions (infra/lib/functions.ts) and the seeding
  * (infra/lib/seeding.ts) get their statements from here; the tests of
  * infra/test/stack.test.ts and infra/test/data-protection.test.ts assert them.
@@ -10,7 +11,9 @@ import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 
+import type { AlarmTimers } from './alarm-timers';
 import { BY_SCOPE_INDEX, Tables } from './data';
+import type { Deliveries } from './deliveries';
 import type { FunctionName } from './functions';
 import { BY_CONNECTION_INDEX, Live } from './live';
 
@@ -22,6 +25,10 @@ export interface AccessProps {
   readonly tables: Tables;
   /** The live delivery: its connections table, its management API and its failure queue. */
   readonly live: Live;
+  /** The alarm function's queues: the timer queue and its stream failure queue. */
+  readonly alarmTimers: AlarmTimers;
+  /** The delivery queue the alarm function sends push jobs to. */
+  readonly deliveries: Deliveries;
   /** The installation's key (production). */
   readonly key?: kms.IKey;
 }
@@ -31,11 +38,22 @@ export interface AccessProps {
  * of its own; it needs the action of each item in it.
  */
 export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName, iam.PolicyStatementProps[]> {
-  const { production, live, key } = props;
+  const { production, live, alarmTimers, deliveries, key } = props;
   const { callTypes, consumers, data } = props.tables;
   const connections = live.connections;
   const byScopeArn = `${data.tableArn}/index/${BY_SCOPE_INDEX}`;
   const byConnectionArn = `${connections.tableArn}/index/${BY_CONNECTION_INDEX}`;
+  // Sending to a queue encrypted with the installation's key: a data key
+  // for the message, through SQS only.
+  const sendThroughKey: iam.PolicyStatementProps[] = key
+    ? [
+        {
+          actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+          resources: [key.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `sqs.${stack.region}.amazonaws.com` } },
+        },
+      ]
+    : [];
   return {
     // authenticate; call types; snapshot (Query pk), open (TransactWriteItems:
     // Put lock + Put call + Update element; GetItem of the existing lock),
@@ -130,17 +148,52 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
       { actions: ['dynamodb:Query', 'dynamodb:DeleteItem'], resources: [connections.tableArn] },
       { actions: ['execute-api:ManageConnections'], resources: [live.postToConnectionsArn] },
       { actions: ['sqs:SendMessage'], resources: [live.failures.queueArn] },
-      // Sending to a queue encrypted with the installation's key: a data
-      // key for the message, through SQS only.
-      ...(key
-        ? [
-            {
-              actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
-              resources: [key.keyArn],
-              conditions: { StringEquals: { 'kms:ViaService': `sqs.${stack.region}.amazonaws.com` } },
-            },
-          ]
-        : []),
+      ...sendThroughKey,
+    ],
+    // call types for the alarm levels; the data table as staff has it, the
+    // same alarm engine and one grant to review (its path deletes nothing
+    // today): a timer's call and its alarm (GetItem), the scope's roster
+    // and duties, an address's open calls, the webhook endpoints (Query),
+    // the conditional alarm write with its audit and webhook events
+    // (TransactWriteItems: Update + Put). Timers to the timer queue, an
+    // audit's alerts and cancels to the delivery queue (SendMessageBatch is
+    // authorised by SendMessage), failed stream batches to its failure
+    // queue (the stream read and the timer queue's receive and delete are
+    // granted by the event sources: infra/lib/alarm-timers.ts).
+    alarm: [
+      { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+      {
+        actions: [
+          'dynamodb:Query',
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+        ],
+        resources: [data.tableArn],
+      },
+      {
+        actions: ['sqs:SendMessage'],
+        resources: [
+          alarmTimers.timerQueue.queueArn,
+          alarmTimers.streamFailures.queueArn,
+          deliveries.queue.queueArn,
+        ],
+      },
+      ...sendThroughKey,
+    ],
+    // The Web Push store (functions/store-dynamodb/src/push.rs): the VAPID
+    // key pair (GetItem; on the first cold start a conditional PutItem, and
+    // after a lost race the GetItem of the winner's), a person's
+    // subscriptions (Query of their partition), one the push service says
+    // is gone (DeleteItem). Nothing of the other tables; the delivery
+    // queue's receive and delete are granted by the event source
+    // (infra/lib/deliveries.ts).
+    deliver: [
+      {
+        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+        resources: [data.tableArn],
+      },
     ],
   };
 }

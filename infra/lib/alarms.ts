@@ -1,8 +1,10 @@
 /**
  * Alarms: the API's 5xx share, throttles and errors of each function (an
  * error is a crash or a timeout: the handlers always answer), hand-edited
- * items the functions do not use as stored (DECISIONS §7), and the
- * broadcast's failure queue and iterator age (made by infra/lib/live.ts).
+ * items the functions do not use as stored (DECISIONS §7), the
+ * broadcast's failure queue and iterator age (made by infra/lib/live.ts),
+ * the alarm timers' queues (made by infra/lib/alarm-timers.ts) and the
+ * delivery queues (made by infra/lib/deliveries.ts).
  * With an alarm address, each one mails it through an SNS topic.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
@@ -33,7 +35,7 @@ export interface AlarmsProps {
   readonly api: apigwv2.HttpApi;
   /** The functions of {@link functionsOf}: each one's throttles and errors. */
   readonly functions: Record<FunctionName, lambda.Function>;
-  /** Alarms made elsewhere that mail the same topic (the live delivery's). */
+  /** Alarms made elsewhere that mail the same topic (the live delivery's, the alarm timers', the deliveries'). */
   readonly alarms: cloudwatch.Alarm[];
 }
 

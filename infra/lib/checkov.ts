@@ -9,7 +9,7 @@ import { IConstruct } from 'constructs';
 export const CHECKOV = {
   noVpc: {
     id: 'CKV_AWS_117',
-    comment: 'No VPC: the function reaches only AWS endpoints (DynamoDB; the WebSocket management API) over public HTTPS; a VPC would add NAT or endpoint cost and cold-start time, and protect nothing',
+    comment: 'No VPC: the function reaches only AWS endpoints (DynamoDB, SQS; the WebSocket management API) over public HTTPS; a VPC would add NAT or endpoint cost and cold-start time, and protect nothing',
   },
   noDlq: {
     id: 'CKV_AWS_116',
@@ -19,9 +19,21 @@ export const CHECKOV = {
     id: 'CKV_AWS_116',
     comment: 'Invoked by the stream event source mapping, whose on-failure destination (an SQS queue, alarmed) keeps failed batches; a function DLQ serves asynchronous invocations only',
   },
+  deliverNoVpc: {
+    id: 'CKV_AWS_117',
+    comment: "No VPC: the function calls DynamoDB and the browsers' push services on the internet over HTTPS; a VPC would need a NAT gateway (cost, cold starts) and protect nothing",
+  },
+  alarmDlq: {
+    id: 'CKV_AWS_116',
+    comment: "Invoked by event source mappings only: the stream's keeps failed batches in an SQS queue, the timer queue's redrive policy failed timers in a dead-letter queue, both alarmed",
+  },
+  deliverDlq: {
+    id: 'CKV_AWS_116',
+    comment: "Invoked by the delivery queue's event source mapping only: the queue's redrive policy moves a job that failed 3 times to a dead-letter queue, alarmed",
+  },
   plainEnvironment: {
     id: 'CKV_AWS_173',
-    comment: 'The environment holds no secret (mode, time zone, table names, retention, URLs); Lambda encrypts it at rest with its AWS-managed key',
+    comment: 'The environment holds no secret (mode, time zone, table names, retention, URLs, the VAPID contact); Lambda encrypts it at rest with its AWS-managed key',
   },
   noCapInProduction: {
     id: 'CKV_AWS_115',
@@ -30,6 +42,14 @@ export const CHECKOV = {
   streamCapInProduction: {
     id: 'CKV_AWS_115',
     comment: 'Production: the stream bounds it (one batch per shard at a time, parallelization factor 1); a cap would delay displays; the throttles alarm watches',
+  },
+  alarmCapInProduction: {
+    id: 'CKV_AWS_115',
+    comment: 'Production: a cap would hold back due timers, so alarms would escalate late; the stream and the timers due bound it; the throttles alarm watches',
+  },
+  deliverCapInProduction: {
+    id: 'CKV_AWS_115',
+    comment: "Production: a cap would hold back alerts to the staff's phones; the delivery queue's batches bound it; the throttles and queue age alarms watch",
   },
   seedingDlq: {
     id: 'CKV_AWS_116',
@@ -62,6 +82,14 @@ export const CHECKOV = {
   sandboxQueueKey: {
     id: 'CKV_AWS_27',
     comment: 'Sandbox: encrypted at rest with SQS-managed keys (SSE-SQS); it holds failed batch metadata of test data, no customer key to pay for',
+  },
+  sandboxTimerQueueKey: {
+    id: 'CKV_AWS_27',
+    comment: 'Sandbox: encrypted at rest with SQS-managed keys (SSE-SQS); it holds alarm timers (scope, call id, due time) of test data, no customer key to pay for',
+  },
+  sandboxDeliveryQueueKey: {
+    id: 'CKV_AWS_27',
+    comment: 'Sandbox: encrypted at rest with SQS-managed keys (SSE-SQS); it holds push jobs (kept 1 hour) of test data, no customer key to pay for',
   },
 } as const;
 

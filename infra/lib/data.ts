@@ -36,7 +36,9 @@ export type LogGroupFactory = (id: string, removalPolicy: RemovalPolicy) => logs
 
 /**
  * The installation's key (production only): the tables, the log groups, the
- * alarm topic and the broadcast's failure queue are encrypted with it, so
+ * alarm topic and the queues (the broadcast's failure queue, the alarm
+ * timers': infra/lib/alarm-timers.ts, the deliveries':
+ * infra/lib/deliveries.ts) are encrypted with it, so
  * reading a table takes an IAM permission on this key as well as on the
  * table, CloudTrail records every use of it, and disabling it makes the
  * data, its backups and the logs unreadable at once. KMS rotates it yearly.
@@ -47,7 +49,7 @@ export type LogGroupFactory = (id: string, removalPolicy: RemovalPolicy) => logs
  */
 export function createDataKey(stack: Stack, installation: string): kms.Key {
   const key = new kms.Key(stack, 'DataKey', {
-    description: `nurse-call ${installation}: the tables, the log groups, the alarm topic and the broadcast failure queue`,
+    description: `nurse-call ${installation}: the tables, the log groups, the alarm topic and the queues`,
     alias: `alias/nurse-call-${installation}`,
     enableKeyRotation: true,
     removalPolicy: RemovalPolicy.RETAIN,
@@ -109,7 +111,8 @@ export function createTables(stack: Stack, props: TablesProps): Tables {
     partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
     sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
     timeToLiveAttribute: 'ttl',
-    // Every change, before and after, for the broadcast (infra/lib/live.ts).
+    // Every change, before and after, for its two readers: the broadcast
+    // (infra/lib/live.ts) and the alarm function (infra/lib/alarm-timers.ts).
     stream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
   });
   data.addGlobalSecondaryIndex({

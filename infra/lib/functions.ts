@@ -1,6 +1,8 @@
 /**
  * The Lambda functions: one per endpoint family of the HTTP API
- * (infra/lib/api.ts), and the two of the live delivery (infra/lib/live.ts).
+ * (infra/lib/api.ts), the two of the live delivery (infra/lib/live.ts), the
+ * alarm function (infra/lib/alarm-timers.ts) and the deliver function
+ * (infra/lib/deliveries.ts).
  * Each is the cargo-lambda build of `<lambdaDir>/<function>/bootstrap.zip`
  * with its environment, its log group and exactly its permissions
  * (infra/lib/access.ts).
@@ -14,8 +16,10 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 
 import { accessOf, keyAccess } from './access';
-import { CHECKOV, skipCheckov } from './checkov';
+import { ALARM_TIMEOUT, AlarmTimers } from './alarm-timers';
+import { CHECKOV, CheckovSkip, skipCheckov } from './checkov';
 import { LogGroupFactory, Tables } from './data';
+import { DELIVER_TIMEOUT, Deliveries } from './deliveries';
 import { Live } from './live';
 import type { ServiceMode } from './nurse-call-stack';
 
@@ -28,7 +32,9 @@ export type FunctionName =
   | 'sandbox'
   | 'staff'
   | 'live-connect'
-  | 'broadcast';
+  | 'broadcast'
+  | 'alarm'
+  | 'deliver';
 
 /** The functions of a stack in `mode`: the sandbox function only in sandbox stacks. */
 export function functionsOf(mode: ServiceMode): FunctionName[] {
@@ -41,6 +47,8 @@ export function functionsOf(mode: ServiceMode): FunctionName[] {
     'staff',
     'live-connect',
     'broadcast',
+    'alarm',
+    'deliver',
   ];
 }
 
@@ -78,6 +86,11 @@ export const MEMORY_MB: Record<FunctionName, number> = {
   // The second hop: posts to every display, CPU growing with their number;
   // 256 MB missed 50 ms with 20 ms periods (10 displays) and throttled.
   broadcast: 512,
+  // Not measured: staff's size, whose alarm engine it runs.
+  alarm: 256,
+  // Not measured: a push is an ECDH agreement, an AES-GCM encryption, an
+  // ES256 signature and an HTTPS request per subscription.
+  deliver: 256,
 };
 
 const DESCRIPTIONS: Record<FunctionName, string> = {
@@ -89,6 +102,8 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   staff: 'Staff: /api/v1/staff/me, /api/v1/staff/duty, /api/v1/staff/calls, the responses to calls, and the alarm servers\' /api/v1/response',
   'live-connect': 'WebSocket $connect (checks the display token, records the connection) and $disconnect',
   broadcast: "The data table's stream: each change of a call or element to the displays connected",
+  alarm: "Alarms: the data table's stream schedules each call's timers on the timer queue and each alarm write's alerts and cancels on the delivery queue, due timers step the alarm engine",
+  deliver: "Web Push: the delivery queue's alerts and cancels to the staff's phones",
 };
 
 export interface FunctionsProps {
@@ -104,13 +119,19 @@ export interface FunctionsProps {
   readonly lambdaDir: string;
   /** Memory of every function in MB, instead of {@link MEMORY_MB}'s per function. */
   readonly lambdaMemoryMb?: number;
-  /** Timeout of each function but the broadcast ({@link BROADCAST_TIMEOUT}). @default 10 seconds */
+  /** Timeout of each function but the broadcast, the alarm and the deliver ({@link BROADCAST_TIMEOUT}, {@link ALARM_TIMEOUT}, {@link DELIVER_TIMEOUT}). @default 10 seconds */
   readonly lambdaTimeout?: Duration;
   readonly tables: Tables;
   /** The installation's key (production). */
   readonly key?: kms.IKey;
   /** The live delivery the live functions serve (the stack wires them in afterwards). */
   readonly live: Live;
+  /** The alarm function's queues (the stack wires it in afterwards). */
+  readonly alarmTimers: AlarmTimers;
+  /** The delivery queue: the alarm function sends to it, the deliver function takes from it (wired in afterwards). */
+  readonly deliveries: Deliveries;
+  /** The `sub` of Web Push's VAPID claims (the deliver function's VAPID_SUBJECT). */
+  readonly vapidSubject: string;
   /** Makes each function's log group. */
   readonly logGroup: LogGroupFactory;
   /** Removal policy of the functions' log groups. */
@@ -119,14 +140,16 @@ export interface FunctionsProps {
 
 /** The functions of the stack's mode ({@link functionsOf}), each with its role, environment and logs. */
 export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Record<FunctionName, lambda.Function>> {
-  const { installation, mode, key, live, logGroup, logRemoval } = props;
+  const { installation, mode, key, live, alarmTimers, deliveries, logGroup, logRemoval } = props;
   const { callTypes, consumers, data } = props.tables;
   const production = mode === 'production';
-  const access = accessOf(stack, { production, tables: props.tables, live, key });
+  const access = accessOf(stack, { production, tables: props.tables, live, alarmTimers, deliveries, key });
 
   // Environment (DECISIONS §10): what every function reads, plus each
   // one's own. The request path's functions keep calls for
-  // CALL_RETENTION_DAYS; the live functions write no calls.
+  // CALL_RETENTION_DAYS, and so does the alarm function (its audit lines
+  // expire with their call); the live functions and the deliver function
+  // write no calls.
   const common = {
     SERVICE_MODE: mode,
     SERVICE_TIME_ZONE: props.timeZone,
@@ -149,6 +172,12 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
       LIVE_MANAGEMENT_ENDPOINT: live.managementEndpoint,
       RUST_LOG: 'info',
     },
+    alarm: {
+      ...requestPath,
+      ALARM_TIMER_QUEUE_URL: alarmTimers.timerQueue.queueUrl,
+      DELIVERY_QUEUE_URL: deliveries.queue.queueUrl,
+    },
+    deliver: { ...common, RUST_LOG: 'info', VAPID_SUBJECT: props.vapidSubject },
   };
 
   const functions: Partial<Record<FunctionName, lambda.Function>> = {};
@@ -158,7 +187,6 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
     if (!fs.existsSync(zip)) {
       throw new Error(`${zip} is missing: build the functions first (scripts/build-lambdas)`);
     }
-    const stream = name === 'broadcast';
     const fn = new lambda.Function(stack, `${id}Function`, {
       description: `nurse-call ${installation} (${mode}): ${DESCRIPTIONS[name]}`,
       // The cargo-lambda build: a `bootstrap` executable for Graviton
@@ -178,8 +206,10 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
       // before the invocation's deadline is answered 503 by the function
       // itself (lambda-support; docs/data-model.md, "Timeouts and
       // retries"). Keep it below API Gateway's 30 s integration timeout.
-      // The broadcast answers no client: BROADCAST_TIMEOUT.
-      timeout: stream ? BROADCAST_TIMEOUT : (props.lambdaTimeout ?? Duration.seconds(10)),
+      // The broadcast, the alarm and the deliver answer no client:
+      // BROADCAST_TIMEOUT, ALARM_TIMEOUT, DELIVER_TIMEOUT (each held below
+      // its queue's visibility timeout).
+      timeout: TIMEOUTS[name] ?? props.lambdaTimeout ?? Duration.seconds(10),
       // A public test server must neither run up the bill nor take the
       // account's concurrency from other functions; production is bounded
       // by the stages' throttling and the stream's shards instead (a cap
@@ -191,14 +221,34 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
     for (const statement of [...access[name], ...keyAccess(stack, key, access[name])]) {
       fn.addToRolePolicy(new iam.PolicyStatement(statement));
     }
-    skipCheckov(fn, CHECKOV.noVpc, stream ? CHECKOV.streamDlq : CHECKOV.noDlq, CHECKOV.plainEnvironment);
+    const invocation = INVOCATION_SKIPS[name] ?? { dlq: CHECKOV.noDlq, cap: CHECKOV.noCapInProduction };
+    skipCheckov(fn, invocation.vpc ?? CHECKOV.noVpc, invocation.dlq, CHECKOV.plainEnvironment);
     if (production) {
-      skipCheckov(fn, stream ? CHECKOV.streamCapInProduction : CHECKOV.noCapInProduction);
+      skipCheckov(fn, invocation.cap);
     }
     functions[name] = fn;
   }
   return functions;
 }
+
+/** The functions whose timeout is their own, not the props' (they answer no client). */
+const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {
+  broadcast: BROADCAST_TIMEOUT,
+  alarm: ALARM_TIMEOUT,
+  deliver: DELIVER_TIMEOUT,
+};
+
+/**
+ * Why a function invoked by event source mappings has no DLQ of its own and
+ * no cap in production (checkov), and why the deliver function, which calls
+ * the push services on the internet, has no VPC; the others are invoked by
+ * API Gateway and reach AWS endpoints only.
+ */
+const INVOCATION_SKIPS: Partial<Record<FunctionName, { dlq: CheckovSkip; cap: CheckovSkip; vpc?: CheckovSkip }>> = {
+  broadcast: { dlq: CHECKOV.streamDlq, cap: CHECKOV.streamCapInProduction },
+  alarm: { dlq: CHECKOV.alarmDlq, cap: CHECKOV.alarmCapInProduction },
+  deliver: { dlq: CHECKOV.deliverDlq, cap: CHECKOV.deliverCapInProduction, vpc: CHECKOV.deliverNoVpc },
+};
 
 /** `call-types` → `CallTypes` (construct ids). */
 export function pascal(name: string): string {

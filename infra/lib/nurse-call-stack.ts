@@ -5,16 +5,20 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
+import { AlarmTimers } from './alarm-timers';
 import { createAlarms } from './alarms';
 import { createApi } from './api';
 import { Tables, createDataKey, createTables, logGroups } from './data';
+import { Deliveries } from './deliveries';
 import { FunctionName, createFunctions } from './functions';
 import { Live } from './live';
 import { seedCallTypes } from './seeding';
 
 // The names the tests, the app and other files import from the stack, wherever they are defined.
 export { ROUTES, httpFunctionsOf } from './api';
+export { ALARM_TIMEOUT } from './alarm-timers';
 export { BY_SCOPE_INDEX } from './data';
+export { DELIVER_TIMEOUT } from './deliveries';
 export { BROADCAST_TIMEOUT, MEMORY_MB, functionsOf } from './functions';
 export type { FunctionName } from './functions';
 
@@ -37,7 +41,7 @@ export interface NurseCallStackProps extends StackProps {
   readonly throttleBurstLimit?: number;
   /** Memory of every function in MB. @default per function, MEMORY_MB of functions.ts */
   readonly lambdaMemoryMb?: number;
-  /** Timeout of each function but the broadcast ({@link BROADCAST_TIMEOUT}). @default 10 seconds */
+  /** Timeout of each function but the broadcast, the alarm and the deliver ({@link BROADCAST_TIMEOUT}, {@link ALARM_TIMEOUT}, {@link DELIVER_TIMEOUT}). @default 10 seconds */
   readonly lambdaTimeout?: Duration;
   /**
    * The folder of the cargo-lambda output: `<lambdaDir>/<function>/bootstrap.zip`
@@ -62,6 +66,13 @@ export interface NurseCallStackProps extends StackProps {
    * other functions of concurrency. @default 5
    */
   readonly sandboxReservedConcurrency?: number;
+  /**
+   * Who the installation's Web Push says it is: the `sub` of the VAPID
+   * claims the push services see (RFC 8292), a `mailto:` or `https://`
+   * URL they may contact about its pushes; the deliver function's
+   * VAPID_SUBJECT. @default mailto:admin@localhost (as the local server)
+   */
+  readonly vapidSubject?: string;
 }
 
 const INSTALLATION = /^[a-z][a-z0-9-]{0,39}$/;
@@ -72,11 +83,16 @@ export const DEFAULT_CALL_RETENTION_DAYS = 400;
 /** Reserved concurrency of each sandbox function when the props do not say. */
 export const DEFAULT_SANDBOX_RESERVED_CONCURRENCY = 5;
 
+/** VAPID_SUBJECT when the props do not say: DEFAULT_VAPID_SUBJECT of functions/core/src/config.rs. */
+export const DEFAULT_VAPID_SUBJECT = 'mailto:admin@localhost';
+
 /**
  * One installation: the HTTP API, one Lambda function per endpoint family,
  * the three DynamoDB tables of docs/data-model.md, the displays' live
- * delivery (infra/lib/live.ts), alarms, and the seeded call types. Each
- * part is a file of its own; the constructor puts them together in order.
+ * delivery (infra/lib/live.ts), the alarms' timers (infra/lib/alarm-timers.ts),
+ * the pushes to the staff's phones (infra/lib/deliveries.ts), CloudWatch
+ * alarms, and the seeded call types. Each part is a file of its
+ * own; the constructor puts them together in order.
  */
 export class NurseCallStack extends Stack {
   readonly api: apigwv2.HttpApi;
@@ -87,6 +103,10 @@ export class NurseCallStack extends Stack {
   readonly key?: kms.Key;
   /** The displays' live delivery: WebSocket API, connections, stream subscription. */
   readonly live: Live;
+  /** The alarms' timers (DECISIONS §17): the timer queue, its dead-letter queue, the stream failure queue. */
+  readonly alarmTimers: AlarmTimers;
+  /** The pushes (DECISIONS §15, §17): the delivery queue and its dead-letter queue. */
+  readonly deliveries: Deliveries;
 
   constructor(scope: Construct, id: string, props: NurseCallStackProps) {
     super(scope, id, props);
@@ -116,6 +136,16 @@ export class NurseCallStack extends Stack {
       accessLogs: logGroup('LiveAccessLogs', logRemoval),
     });
 
+    // --- The alarms' timers (DECISIONS §17, infra/lib/alarm-timers.ts): the
+    // queues first, since the alarm function's environment names the timer
+    // queue; the function is subscribed to them once it exists.
+    this.alarmTimers = new AlarmTimers(this, 'AlarmTimers', { installation, key });
+
+    // --- The pushes (infra/lib/deliveries.ts): the delivery queue, which
+    // the alarm function's environment names; the deliver function is
+    // subscribed to it once it exists.
+    this.deliveries = new Deliveries(this, 'Deliveries', { installation, key });
+
     // --- Functions (infra/lib/functions.ts), each with exactly the
     // permissions its code needs (infra/lib/access.ts).
     this.functions = createFunctions(this, {
@@ -130,12 +160,17 @@ export class NurseCallStack extends Stack {
       tables: this.tables,
       key,
       live: this.live,
+      alarmTimers: this.alarmTimers,
+      deliveries: this.deliveries,
+      vapidSubject: settings.vapidSubject,
       logGroup,
       logRemoval,
     });
     const fns = this.functions as Record<FunctionName, lambda.Function>;
     this.live.routeConnections(fns['live-connect']);
     const liveAlarms = this.live.subscribe(fns.broadcast, this.tables.data);
+    const timerAlarms = this.alarmTimers.subscribe(fns.alarm, this.tables.data);
+    const deliveryAlarms = this.deliveries.subscribe(fns.deliver);
 
     // --- API (infra/lib/api.ts): exactly the routes of the spec (plus the
     // sandbox's in sandbox mode).
@@ -146,7 +181,8 @@ export class NurseCallStack extends Stack {
     // --- Seed the call types, once (infra/lib/seeding.ts).
     seedCallTypes(this, { prefix: settings.prefix, callTypes: this.tables.callTypes, key, logGroup });
 
-    // --- Alarms (infra/lib/alarms.ts), the live delivery's among them.
+    // --- Alarms (infra/lib/alarms.ts), the live delivery's, the timers'
+    // and the deliveries' among them.
     createAlarms(this, {
       installation,
       mode,
@@ -155,7 +191,7 @@ export class NurseCallStack extends Stack {
       api5xxRatePercent: props.api5xxRatePercent,
       api: this.api,
       functions: fns,
-      alarms: liveAlarms,
+      alarms: [...liveAlarms, ...timerAlarms, ...deliveryAlarms],
     });
 
     // --- Outputs: what the admin command and the docs need.
@@ -171,6 +207,7 @@ interface Settings {
   readonly timeZone: string;
   readonly callRetentionDays: number;
   readonly reservedConcurrency: number;
+  readonly vapidSubject: string;
   /** `nurse-call-<installation>-`: the names of the tables. */
   readonly prefix: string;
   readonly logRetention: logs.RetentionDays;
@@ -202,6 +239,8 @@ function settingsOf(props: NurseCallStackProps): Settings {
   if (!Number.isSafeInteger(reservedConcurrency) || reservedConcurrency < 1) {
     throw new Error(`sandboxReservedConcurrency ${reservedConcurrency}: expected a whole number, at least 1`);
   }
+  const vapidSubject = props.vapidSubject?.trim() || DEFAULT_VAPID_SUBJECT;
+  checkVapidSubject(vapidSubject);
   const prefix = `nurse-call-${installation}-`;
   const logRetention =
     props.logRetention ?? (production ? logs.RetentionDays.THREE_MONTHS : logs.RetentionDays.TWO_WEEKS);
@@ -221,6 +260,7 @@ function settingsOf(props: NurseCallStackProps): Settings {
     timeZone,
     callRetentionDays,
     reservedConcurrency,
+    vapidSubject,
     prefix,
     logRetention,
     logRemoval,
@@ -245,6 +285,25 @@ function createOutputs(stack: NurseCallStack): void {
       value: stack.key.keyArn,
       description: 'KMS key of the tables, logs and alarm topic (admins need kms:Decrypt, and kms:Encrypt and kms:GenerateDataKey to write)',
     });
+  }
+}
+
+/**
+ * Rejects a VAPID subject the deliver function would refuse at its cold
+ * start (parse_vapid_subject of functions/core/src/config.rs): a `mailto:`
+ * or `https://` URL with something after the scheme, printable ASCII
+ * without spaces.
+ */
+function checkVapidSubject(subject: string): void {
+  const rest = subject.startsWith('mailto:')
+    ? subject.slice('mailto:'.length)
+    : subject.startsWith('https://')
+      ? subject.slice('https://'.length)
+      : undefined;
+  if (!rest || !/^[\x21-\x7e]+$/.test(subject)) {
+    throw new Error(
+      `vapidSubject ${JSON.stringify(subject)}: expected a mailto: or https:// URL such as mailto:pflege@example.org`,
+    );
   }
 }
 

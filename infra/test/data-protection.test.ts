@@ -19,6 +19,7 @@ import {
   cdkJsonContext,
   functionId,
   placeholderLambdaDir,
+  queueId,
   resourcesOf,
   synth,
   tableId,
@@ -74,6 +75,11 @@ function kmsStatements(template: Template, roleId: string): Json[] {
 
 function roleOf(fn: Json): string {
   return fn.Properties.Role['Fn::GetAtt'][0];
+}
+
+/** The functions that write calls or their audit: the request path's, and the alarm function (CALL_RETENTION_DAYS). */
+function retainingFunctionsOf(mode: ServiceMode): FunctionName[] {
+  return [...httpFunctionsOf(mode), 'alarm'];
 }
 
 /** The Node function of the seeding custom resource. */
@@ -148,8 +154,8 @@ describe('the installation key (production)', () => {
     // Every alarm of the stack falls under the pattern: none would be dropped.
     const prefix = pattern.slice(pattern.lastIndexOf(':') + 1, -1);
     const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-    // The API's 5xx rate, each function's two, the hand edits', the broadcast's two.
-    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 1 + 2);
+    // The API's 5xx rate, each function's two, the hand edits', the broadcast's two, the timer queues' three, the delivery queues' two.
+    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 1 + 2 + 3 + 2);
     for (const alarm of alarms) {
       assert.ok(String(alarm.Properties.AlarmName).startsWith(prefix), alarm.Properties.AlarmName);
     }
@@ -180,7 +186,7 @@ describe('the installation key (production)', () => {
   // read, encrypt too to write.
   const read = ['kms:Decrypt', 'kms:DescribeKey'];
   const write = [...read, 'kms:Encrypt', 'kms:GenerateDataKey'].sort();
-  const expected: Record<Exclude<FunctionName, 'sandbox' | 'broadcast'> | 'seeding', string[]> = {
+  const expected: Record<Exclude<FunctionName, 'sandbox' | 'broadcast' | 'alarm' | 'deliver'> | 'seeding', string[]> = {
     display: write,
     'display-read': read,
     element: write,
@@ -239,11 +245,77 @@ describe('the installation key (production)', () => {
     );
   });
 
-  it('encrypts the broadcast failure queue', () => {
-    const queues = Object.values(resourcesOf(template, 'AWS::SQS::Queue'));
-    assert.equal(queues.length, 1);
-    assert.deepEqual(queues[0].Properties.KmsMasterKeyId, { 'Fn::GetAtt': [keyId(template), 'Arn'] });
-    assert.equal(queues[0].Properties.SqsManagedSseEnabled, undefined);
+  it('alarm: through DynamoDB to write, through SQS to send timers and failure records, and to read the stream and the timer queue', () => {
+    const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'alarm')];
+    const statements = kmsStatements(template, roleOf(fn)).map((statement) => ({
+      actions: [statement.Action].flat().sort(),
+      resource: statement.Resource,
+      viaService: statement.Condition ? joined(statement.Condition.StringEquals['kms:ViaService']) : undefined,
+      conditions: Object.keys(statement.Condition ?? {}),
+    }));
+    const key = { 'Fn::GetAtt': [keyId(template), 'Arn'] };
+    const sorted = (list: Json[]) => list.map((s) => JSON.stringify(s)).sort();
+    assert.deepEqual(
+      sorted(statements),
+      sorted([
+        {
+          actions: write,
+          resource: key,
+          viaService: 'dynamodb.${AWS::Region}.amazonaws.com',
+          conditions: ['StringEquals'],
+        },
+        {
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          resource: key,
+          viaService: 'sqs.${AWS::Region}.amazonaws.com',
+          conditions: ['StringEquals'],
+        },
+        // The event sources' reads (CDK's grantStreamRead and
+        // grantConsumeMessages, one statement): stream records and timers
+        // are encrypted with the installation's key.
+        { actions: read, resource: key, viaService: undefined, conditions: [] },
+      ]),
+    );
+  });
+
+  it('deliver: through DynamoDB to write (the VAPID key pair, a gone subscription), and to read the delivery queue', () => {
+    const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'deliver')];
+    const statements = kmsStatements(template, roleOf(fn)).map((statement) => ({
+      actions: [statement.Action].flat().sort(),
+      resource: statement.Resource,
+      viaService: statement.Condition ? joined(statement.Condition.StringEquals['kms:ViaService']) : undefined,
+      conditions: Object.keys(statement.Condition ?? {}),
+    }));
+    const key = { 'Fn::GetAtt': [keyId(template), 'Arn'] };
+    const sorted = (list: Json[]) => list.map((s) => JSON.stringify(s)).sort();
+    assert.deepEqual(
+      sorted(statements),
+      sorted([
+        {
+          actions: write,
+          resource: key,
+          viaService: 'dynamodb.${AWS::Region}.amazonaws.com',
+          conditions: ['StringEquals'],
+        },
+        // The event source's receive (CDK's grantConsumeMessages): push
+        // jobs are encrypted with the installation's key. Nothing to send.
+        { actions: ['kms:Decrypt'], resource: key, viaService: undefined, conditions: [] },
+      ]),
+    );
+  });
+
+  it('encrypts every queue: the broadcast failures, the alarm timers, their dead letters, the alarm stream failures, the deliveries and their dead letters', () => {
+    const queues = resourcesOf(template, 'AWS::SQS::Queue');
+    assert.deepEqual(
+      Object.keys(queues).sort(),
+      ['broadcast-failures', 'alarm-timers', 'alarm-timers-dlq', 'alarm-stream-failures', 'deliveries', 'deliveries-dlq']
+        .map((suffix) => queueId(template, suffix))
+        .sort(),
+    );
+    for (const [id, queue] of Object.entries(queues)) {
+      assert.deepEqual(queue.Properties.KmsMasterKeyId, { 'Fn::GetAtt': [keyId(template), 'Arn'] }, id);
+      assert.equal(queue.Properties.SqsManagedSseEnabled, undefined, id);
+    }
   });
 });
 
@@ -306,10 +378,10 @@ describe('reserved concurrency', () => {
 
 describe('call retention', () => {
   for (const mode of MODES) {
-    it(`${mode}: every request-path function gets CALL_RETENTION_DAYS=400 by default; calls expire on the data table's ttl`, () => {
+    it(`${mode}: every request-path function and the alarm function get CALL_RETENTION_DAYS=400 by default; calls expire on the data table's ttl`, () => {
       const template = templates[mode];
       const functions = resourcesOf(template, 'AWS::Lambda::Function');
-      for (const name of httpFunctionsOf(mode)) {
+      for (const name of retainingFunctionsOf(mode)) {
         assert.equal(functions[functionId(template, name)].Properties.Environment.Variables.CALL_RETENTION_DAYS, '400', name);
       }
       const data = resourcesOf(template, 'AWS::DynamoDB::Table')[tableId(template, 'data')];
@@ -320,7 +392,7 @@ describe('call retention', () => {
   it('the retention comes from the props', () => {
     const template = synth('production', { callRetentionDays: 730 });
     const functions = resourcesOf(template, 'AWS::Lambda::Function');
-    for (const name of httpFunctionsOf('production')) {
+    for (const name of retainingFunctionsOf('production')) {
       assert.equal(functions[functionId(template, name)].Properties.Environment.Variables.CALL_RETENTION_DAYS, '730', name);
     }
   });
@@ -365,7 +437,7 @@ describe('call retention', () => {
     );
     assert.equal(services.length, functionsOf('sandbox').length);
     const retentions = services.map((fn) => fn.Properties.Environment.Variables.CALL_RETENTION_DAYS).filter(Boolean);
-    assert.deepEqual(retentions, httpFunctionsOf('sandbox').map(() => '90'));
+    assert.deepEqual(retentions, retainingFunctionsOf('sandbox').map(() => '90'));
     for (const fn of services) {
       assert.equal(fn.Properties.ReservedConcurrentExecutions, 3);
     }
@@ -389,23 +461,26 @@ describe('checkov suppressions', () => {
   const expected: Record<ServiceMode, Record<string, number>> = {
     production: {
       'AWS::DynamoDB::Table: CKV_AWS_28': 1, // the connections table: nothing to recover
-      // The seven service functions and the seeding provider: no VPC, no DLQ
-      // (the broadcast's failures go to its event source mapping's queue).
-      'AWS::Lambda::Function: CKV_AWS_115': 8, // no cap: production functions; the seeding provider
-      'AWS::Lambda::Function: CKV_AWS_116': 8,
-      'AWS::Lambda::Function: CKV_AWS_117': 8,
-      'AWS::Lambda::Function: CKV_AWS_173': 7, // the service functions' environment holds no secret
+      // The nine service functions and the seeding provider: no VPC, no DLQ
+      // (the broadcast's, the alarm's and the deliver's failures go to
+      // their event sources' queues).
+      'AWS::Lambda::Function: CKV_AWS_115': 10, // no cap: production functions; the seeding provider
+      'AWS::Lambda::Function: CKV_AWS_116': 10,
+      'AWS::Lambda::Function: CKV_AWS_117': 10,
+      'AWS::Lambda::Function: CKV_AWS_173': 9, // the service functions' environment holds no secret
     },
     sandbox: {
       'AWS::DynamoDB::Table: CKV_AWS_119': 4, // AWS-owned encryption
       'AWS::DynamoDB::Table: CKV_AWS_28': 4, // no point-in-time recovery
       'AWS::Lambda::Function: CKV_AWS_115': 1, // the seeding provider only: the service functions are capped
-      'AWS::Lambda::Function: CKV_AWS_116': 9,
-      'AWS::Lambda::Function: CKV_AWS_117': 9,
-      'AWS::Lambda::Function: CKV_AWS_173': 8,
-      'AWS::Logs::LogGroup: CKV_AWS_158': 11, // CloudWatch Logs' own encryption
+      'AWS::Lambda::Function: CKV_AWS_116': 11,
+      'AWS::Lambda::Function: CKV_AWS_117': 11,
+      'AWS::Lambda::Function: CKV_AWS_173': 10,
+      'AWS::Logs::LogGroup: CKV_AWS_158': 13, // CloudWatch Logs' own encryption
       'AWS::SNS::Topic: CKV_AWS_26': 1, // no customer key for the alarm topic
-      'AWS::SQS::Queue: CKV_AWS_27': 1, // the broadcast failure queue: SQS-managed keys
+      // The broadcast and alarm failure queues, the timer queue, the
+      // delivery queue and their dead letters: SQS-managed keys.
+      'AWS::SQS::Queue: CKV_AWS_27': 6,
     },
   };
 

@@ -4,6 +4,7 @@
  * `aws:cdk:bundling-stacks = []` keeps any bundling (Docker, cargo) from
  * running.
  */
+import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -22,6 +23,8 @@ export const ALL_FUNCTIONS: FunctionName[] = [
   'staff',
   'live-connect',
   'broadcast',
+  'alarm',
+  'deliver',
 ];
 
 /** Temporary folders of this process, removed when it exits. */
@@ -110,6 +113,26 @@ export function tableId(template: Template, suffix: string): string {
     throw new Error(`expected one ${suffix} table, found ${ids.join(', ') || 'none'}`);
   }
   return ids[0];
+}
+
+/** The logical id of the queue named `nurse-call-<installation>-<suffix>` (broadcast-failures, alarm-timers, …). */
+export function queueId(template: Template, suffix: string): string {
+  const queues = resourcesOf(template, 'AWS::SQS::Queue');
+  const ids = Object.keys(queues).filter((id) => /^nurse-call-test-[a-z]+-(.*)$/.exec(queues[id].Properties.QueueName)?.[1] === suffix);
+  if (ids.length !== 1) {
+    throw new Error(`expected one ${suffix} queue, found ${ids.join(', ') || 'none'}`);
+  }
+  return ids[0];
+}
+
+/** The event source mappings that invoke a function: logical id → mapping. */
+export function mappingsOf(template: Template, name: FunctionName): Record<string, Json> {
+  const id = functionId(template, name);
+  return Object.fromEntries(
+    Object.entries(resourcesOf(template, 'AWS::Lambda::EventSourceMapping')).filter(
+      ([, mapping]) => mapping.Properties.FunctionName?.Ref === id,
+    ),
+  );
 }
 
 /**
@@ -218,4 +241,116 @@ export function routesOf(template: Template, protocol: 'HTTP' | 'WEBSOCKET' = 'H
         : functionNameOf(template, integration.Properties.IntegrationUri);
   }
   return result;
+}
+
+/** The only resource of a type among `resources`. */
+export function only(resources: Record<string, Json>, what: string): [string, Json] {
+  const entries = Object.entries(resources);
+  assert.equal(entries.length, 1, `expected one ${what}, found ${entries.length}`);
+  return entries[0];
+}
+
+/**
+ * A template value as text: `Fn::Join` joined, pseudo parameters as
+ * `${AWS::Region}`, other `Ref`s as `{<logical id>}`, `Fn::GetAtt` as
+ * `{<logical id>.<attribute>}`.
+ */
+export function text(value: Json): string {
+  if (typeof value === 'string') {
+    return value;
+  }
+  if (value?.Ref) {
+    return String(value.Ref).startsWith('AWS::') ? `\${${value.Ref}}` : `{${value.Ref}}`;
+  }
+  if (value?.['Fn::GetAtt']) {
+    return `{${value['Fn::GetAtt'][0]}.${value['Fn::GetAtt'][1]}}`;
+  }
+  if (value?.['Fn::Join']) {
+    return value['Fn::Join'][1].map(text).join(value['Fn::Join'][0]);
+  }
+  throw new Error(`cannot render ${JSON.stringify(value)}`);
+}
+
+/** What an IAM resource is, readably: `table connections`, `key`, `queue …`, or its text. */
+export function resourceOf(template: Template, resource: Json): string {
+  const resources = template.toJSON().Resources as Record<string, Json>;
+  const named = (id: string): string | undefined => {
+    const target = resources[id];
+    switch (target?.Type) {
+      case 'AWS::DynamoDB::Table':
+        return `table ${String(target.Properties.TableName).replace(/^nurse-call-test-[a-z]+-/, '')}`;
+      case 'AWS::KMS::Key':
+        return 'key';
+      case 'AWS::SQS::Queue':
+        return `queue ${target.Properties.QueueName}`;
+      default:
+        return undefined;
+    }
+  };
+  const getAtt = resource?.['Fn::GetAtt'];
+  if (getAtt && getAtt[1] === 'Arn' && named(getAtt[0])) {
+    return named(getAtt[0]) as string;
+  }
+  if (getAtt && getAtt[1] === 'StreamArn' && named(getAtt[0])) {
+    return `${named(getAtt[0])} stream`;
+  }
+  const join = resource?.['Fn::Join'];
+  if (join && join[1][0]?.['Fn::GetAtt']?.[1] === 'Arn' && named(join[1][0]['Fn::GetAtt'][0])) {
+    return `${named(join[1][0]['Fn::GetAtt'][0])}${join[1].slice(1).map(text).join('')}`;
+  }
+  return text(resource);
+}
+
+/** Every statement of a role's policies, readably, sorted: what the role may do. */
+export function permissionsOf(template: Template, name: FunctionName): string[] {
+  const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
+  const roleId = fn.Properties.Role['Fn::GetAtt'][0];
+  const statements: string[] = [];
+  for (const policy of Object.values(resourcesOf(template, 'AWS::IAM::Policy'))) {
+    if (!(policy.Properties.Roles ?? []).some((role: Json) => role.Ref === roleId)) {
+      continue;
+    }
+    for (const statement of policy.Properties.PolicyDocument.Statement) {
+      assert.equal(statement.Effect, 'Allow');
+      const conditions = Object.entries(statement.Condition ?? {}).flatMap(([operator, values]) =>
+        Object.entries(values as Record<string, Json>).map(([key, value]) => `${operator} ${key}=${text(value)}`),
+      );
+      statements.push(
+        [
+          [statement.Action].flat().sort().join(', '),
+          'on',
+          [statement.Resource].flat().map((r: Json) => resourceOf(template, r)).sort().join(', '),
+          ...(conditions.length ? ['if', conditions.sort().join(' and ')] : []),
+        ].join(' '),
+      );
+    }
+  }
+  return statements.sort();
+}
+
+/** The managed policies of a function's role (logs only). */
+export function managedPoliciesOf(template: Template, name: FunctionName): string[] {
+  const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
+  const role = resourcesOf(template, 'AWS::IAM::Role')[fn.Properties.Role['Fn::GetAtt'][0]];
+  return (role.Properties.ManagedPolicyArns ?? []).map(text);
+}
+
+/**
+ * Whether a stream record matches a Lambda filter pattern of the form used
+ * here (objects nest, arrays list the values allowed: a value itself, or
+ * `{ prefix }` for any string that begins with it).
+ */
+export function matches(pattern: Json, record: Json): boolean {
+  const allows = (allowed: Json, value: Json): boolean => {
+    if (allowed === null || typeof allowed !== 'object') {
+      return allowed === value;
+    }
+    assert.deepEqual(Object.keys(allowed), ['prefix'], `a filter rule this test cannot read: ${JSON.stringify(allowed)}`);
+    return typeof value === 'string' && value.startsWith(allowed.prefix);
+  };
+  return Object.entries(pattern).every(([key, expected]) =>
+    Array.isArray(expected)
+      ? expected.some((allowed) => allows(allowed, record?.[key]))
+      : typeof expected === 'object' && matches(expected, record?.[key]),
+  );
 }

@@ -17,10 +17,17 @@ import {
   apiId,
   apiResourcesOf,
   functionId,
+  managedPoliciesOf,
+  mappingsOf,
+  matches,
+  only,
+  permissionsOf,
+  queueId,
   resourcesOf,
   routesOf,
   synth,
   tableId,
+  text,
 } from './helpers';
 
 const MODES: ServiceMode[] = ['production', 'sandbox'];
@@ -30,112 +37,8 @@ const templates: Record<ServiceMode, Template> = {
   sandbox: synth('sandbox', { alarmEmail: 'ops@example.org' }),
 };
 
-/** The only resource of a type among `resources`. */
-function only(resources: Record<string, Json>, what: string): [string, Json] {
-  const entries = Object.entries(resources);
-  assert.equal(entries.length, 1, `expected one ${what}, found ${entries.length}`);
-  return entries[0];
-}
-
-/**
- * A template value as text: `Fn::Join` joined, pseudo parameters as
- * `${AWS::Region}`, other `Ref`s as `{<logical id>}`, `Fn::GetAtt` as
- * `{<logical id>.<attribute>}`.
- */
-function text(value: Json): string {
-  if (typeof value === 'string') {
-    return value;
-  }
-  if (value?.Ref) {
-    return String(value.Ref).startsWith('AWS::') ? `\${${value.Ref}}` : `{${value.Ref}}`;
-  }
-  if (value?.['Fn::GetAtt']) {
-    return `{${value['Fn::GetAtt'][0]}.${value['Fn::GetAtt'][1]}}`;
-  }
-  if (value?.['Fn::Join']) {
-    return value['Fn::Join'][1].map(text).join(value['Fn::Join'][0]);
-  }
-  throw new Error(`cannot render ${JSON.stringify(value)}`);
-}
-
-/** What an IAM resource is, readably: `table connections`, `key`, `queue …`, or its text. */
-function resourceOf(template: Template, resource: Json): string {
-  const resources = template.toJSON().Resources as Record<string, Json>;
-  const named = (id: string): string | undefined => {
-    const target = resources[id];
-    switch (target?.Type) {
-      case 'AWS::DynamoDB::Table':
-        return `table ${String(target.Properties.TableName).replace(/^nurse-call-test-[a-z]+-/, '')}`;
-      case 'AWS::KMS::Key':
-        return 'key';
-      case 'AWS::SQS::Queue':
-        return `queue ${target.Properties.QueueName}`;
-      default:
-        return undefined;
-    }
-  };
-  const getAtt = resource?.['Fn::GetAtt'];
-  if (getAtt && getAtt[1] === 'Arn' && named(getAtt[0])) {
-    return named(getAtt[0]) as string;
-  }
-  if (getAtt && getAtt[1] === 'StreamArn' && named(getAtt[0])) {
-    return `${named(getAtt[0])} stream`;
-  }
-  const join = resource?.['Fn::Join'];
-  if (join && join[1][0]?.['Fn::GetAtt']?.[1] === 'Arn' && named(join[1][0]['Fn::GetAtt'][0])) {
-    return `${named(join[1][0]['Fn::GetAtt'][0])}${join[1].slice(1).map(text).join('')}`;
-  }
-  return text(resource);
-}
-
-/** Every statement of a role's policies, readably, sorted: what the role may do. */
-function permissionsOf(template: Template, name: Parameters<typeof functionId>[1]): string[] {
-  const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
-  const roleId = fn.Properties.Role['Fn::GetAtt'][0];
-  const statements: string[] = [];
-  for (const policy of Object.values(resourcesOf(template, 'AWS::IAM::Policy'))) {
-    if (!(policy.Properties.Roles ?? []).some((role: Json) => role.Ref === roleId)) {
-      continue;
-    }
-    for (const statement of policy.Properties.PolicyDocument.Statement) {
-      assert.equal(statement.Effect, 'Allow');
-      const conditions = Object.entries(statement.Condition ?? {}).flatMap(([operator, values]) =>
-        Object.entries(values as Record<string, Json>).map(([key, value]) => `${operator} ${key}=${text(value)}`),
-      );
-      statements.push(
-        [
-          [statement.Action].flat().sort().join(', '),
-          'on',
-          [statement.Resource].flat().map((r: Json) => resourceOf(template, r)).sort().join(', '),
-          ...(conditions.length ? ['if', conditions.sort().join(' and ')] : []),
-        ].join(' '),
-      );
-    }
-  }
-  return statements.sort();
-}
-
-/** The managed policies of a function's role (logs only). */
-function managedPoliciesOf(template: Template, name: Parameters<typeof functionId>[1]): string[] {
-  const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
-  const role = resourcesOf(template, 'AWS::IAM::Role')[fn.Properties.Role['Fn::GetAtt'][0]];
-  return (role.Properties.ManagedPolicyArns ?? []).map(text);
-}
-
 const DYNAMODB_VIA = 'StringEquals kms:ViaService=dynamodb.${AWS::Region}.amazonaws.com';
 const SQS_VIA = 'StringEquals kms:ViaService=sqs.${AWS::Region}.amazonaws.com';
-
-/**
- * Whether a stream record matches a Lambda filter pattern of the form used
- * here (objects nest, arrays list the values allowed).
- */
-function matches(pattern: Json, record: Json): boolean {
-  return Object.entries(pattern).every(([key, expected]) =>
-    Array.isArray(expected)
-      ? expected.includes(record?.[key])
-      : typeof expected === 'object' && matches(expected, record?.[key]),
-  );
-}
 
 for (const mode of MODES) {
   const template = templates[mode];
@@ -334,8 +237,9 @@ for (const mode of MODES) {
     });
 
     it('one event source mapping: latency first, partial batch failures, bounded retries, bisect, 5 minutes, the filter, the failure queue', () => {
-      const [, mapping] = only(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'), 'event source mapping');
-      const [queueId] = only(resourcesOf(template, 'AWS::SQS::Queue'), 'queue');
+      // The alarm function reads the same stream: alarm-timers.test.ts.
+      const [, mapping] = only(mappingsOf(template, 'broadcast'), 'event source mapping of the broadcast');
+      const failures = queueId(template, 'broadcast-failures');
       const pattern = mapping.Properties.FilterCriteria.Filters.map((f: Json) => JSON.parse(f.Pattern));
       assert.deepEqual(pattern, [
         { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: ['call', 'element'] } } } },
@@ -353,14 +257,14 @@ for (const mode of MODES) {
           BisectBatchOnFunctionError: true,
           MaximumRecordAgeInSeconds: 300,
           ParallelizationFactor: 1,
-          DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
+          DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [failures, 'Arn'] } } },
           FilterCriteria: undefined,
         },
       );
     });
 
     it('the filter lets through new and changed calls and elements only', () => {
-      const [, mapping] = only(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'), 'event source mapping');
+      const [, mapping] = only(mappingsOf(template, 'broadcast'), 'event source mapping of the broadcast');
       const pattern = JSON.parse(mapping.Properties.FilterCriteria.Filters[0].Pattern);
       const record = (eventName: string, sk: string) => ({
         eventName,
@@ -408,7 +312,8 @@ for (const mode of MODES) {
 
   describe(`${mode}: the failure queue and the alarms`, () => {
     it(`the queue keeps failure records 14 days, TLS only, ${production ? "encrypted with the installation's key" : 'SQS-managed encryption'}`, () => {
-      const [queueId, queue] = only(resourcesOf(template, 'AWS::SQS::Queue'), 'queue');
+      const failures = queueId(template, 'broadcast-failures');
+      const queue = resourcesOf(template, 'AWS::SQS::Queue')[failures];
       assert.equal(queue.Properties.QueueName, `nurse-call-test-${mode}-broadcast-failures`);
       assert.equal(queue.Properties.MessageRetentionPeriod, 14 * 24 * 3600);
       if (production) {
@@ -417,21 +322,28 @@ for (const mode of MODES) {
       } else {
         assert.equal(queue.Properties.SqsManagedSseEnabled, true);
       }
-      const [, policy] = only(resourcesOf(template, 'AWS::SQS::QueuePolicy'), 'queue policy');
-      assert.deepEqual(policy.Properties.Queues, [{ Ref: queueId }]);
+      const [, policy] = only(
+        Object.fromEntries(
+          Object.entries(resourcesOf(template, 'AWS::SQS::QueuePolicy')).filter(
+            ([, p]) => p.Properties.Queues.some((q: Json) => q.Ref === failures),
+          ),
+        ),
+        'queue policy of the failure queue',
+      );
+      assert.deepEqual(policy.Properties.Queues, [{ Ref: failures }]);
       assert.deepEqual(policy.Properties.PolicyDocument.Statement, [
         {
           Action: 'sqs:*',
           Condition: { Bool: { 'aws:SecureTransport': 'false' } },
           Effect: 'Deny',
           Principal: { AWS: '*' },
-          Resource: { 'Fn::GetAtt': [queueId, 'Arn'] },
+          Resource: { 'Fn::GetAtt': [failures, 'Arn'] },
         },
       ]);
     });
 
     it('alarms: a failure record in the queue, the stream running more than 30 s late, the broadcast\'s throttles and errors; all to the topic', () => {
-      const [queueId] = only(resourcesOf(template, 'AWS::SQS::Queue'), 'queue');
+      const failureQueue = queueId(template, 'broadcast-failures');
       const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
       const alarm = (name: string) => {
@@ -454,7 +366,7 @@ for (const mode of MODES) {
         {
           namespace: 'AWS/SQS',
           metric: 'ApproximateNumberOfMessagesVisible',
-          dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+          dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [failureQueue, 'QueueName'] } }],
           statistic: 'Maximum',
           comparison: 'GreaterThanOrEqualToThreshold',
           threshold: 1,
@@ -528,10 +440,15 @@ for (const mode of MODES) {
       });
     }
 
-    it('no other role may manage the WebSocket connections, or use the connections table', () => {
+    it('no other role may manage the WebSocket connections, use the connections table or send to the failure queue', () => {
       for (const name of functionsOf(mode).filter((n) => n !== 'broadcast' && n !== 'live-connect')) {
         const permissions = permissionsOf(template, name).join('\n');
-        assert.doesNotMatch(permissions, /execute-api|table connections|sqs:/, name);
+        assert.doesNotMatch(permissions, /execute-api|table connections|broadcast-failures/, name);
+        // The alarm function sends to its own queues (alarm-timers.test.ts),
+        // the deliver function takes from the delivery queue (deliveries.test.ts).
+        if (name !== 'alarm' && name !== 'deliver') {
+          assert.doesNotMatch(permissions, /sqs:/, name);
+        }
       }
     });
   });

@@ -127,8 +127,10 @@ describe('functions', () => {
         assert.deepEqual(fn.Properties.Architectures, ['arm64']);
         assert.equal(fn.Properties.Handler, 'bootstrap');
         assert.equal(fn.Properties.MemorySize, MEMORY_MB[name], name);
-        // The broadcast answers no client (BROADCAST_TIMEOUT).
-        assert.equal(fn.Properties.Timeout, name === 'broadcast' ? 30 : 10, name);
+        // The broadcast answers no client (BROADCAST_TIMEOUT); the alarm
+        // neither (ALARM_TIMEOUT, the request path's 10 s), nor the deliver
+        // (DELIVER_TIMEOUT: retries within a push's 60 s TTL).
+        assert.equal(fn.Properties.Timeout, { broadcast: 30, deliver: 70 }[name as string] ?? 10, name);
         assert.match(fn.Properties.Code.S3Key, /^[0-9a-f]{64}\.zip$/);
         const common = {
           SERVICE_MODE: mode,
@@ -152,6 +154,15 @@ describe('functions', () => {
             { ...variables, DISPLAY_LIVE_URL: undefined },
             { ...common, CALL_RETENTION_DAYS: '400', DISPLAY_LIVE_URL: undefined },
           );
+        } else if (name === 'alarm') {
+          // Its audit lines expire with their call; the queues: alarm-timers.test.ts.
+          assert.deepEqual(
+            { ...variables, ALARM_TIMER_QUEUE_URL: undefined, DELIVERY_QUEUE_URL: undefined },
+            { ...common, CALL_RETENTION_DAYS: '400', ALARM_TIMER_QUEUE_URL: undefined, DELIVERY_QUEUE_URL: undefined },
+          );
+        } else if (name === 'deliver') {
+          // Writes no calls; who its pushes say they come from: deliveries.test.ts.
+          assert.deepEqual(variables, { ...common, VAPID_SUBJECT: 'mailto:admin@localhost' });
         } else {
           assert.deepEqual(variables, { ...common, CALL_RETENTION_DAYS: '400' }, name);
         }
@@ -199,7 +210,7 @@ describe('functions', () => {
     );
   });
 
-  it('time zone, memory and timeout come from the props', () => {
+  it('time zone, memory and timeout come from the props (the timeout but for the broadcast, the alarm and the deliver)', () => {
     const template = synth('production', {
       timeZone: 'America/New_York',
       lambdaMemoryMb: 512,
@@ -209,7 +220,7 @@ describe('functions', () => {
       const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
       assert.equal(fn.Properties.Environment.Variables.SERVICE_TIME_ZONE, 'America/New_York');
       assert.equal(fn.Properties.MemorySize, 512);
-      assert.equal(fn.Properties.Timeout, name === 'broadcast' ? 30 : 15, name);
+      assert.equal(fn.Properties.Timeout, { broadcast: 30, alarm: 10, deliver: 70 }[name as string] ?? 15, name);
     }
   });
 
@@ -227,7 +238,7 @@ describe('functions', () => {
       () => synth('sandbox', { lambdaDir: placeholderLambdaDir(functionsOf('production')) }),
       /sandbox.bootstrap\.zip is missing/,
     );
-    for (const name of ['display-read', 'live-connect', 'broadcast'] as const) {
+    for (const name of ['display-read', 'live-connect', 'broadcast', 'alarm', 'deliver'] as const) {
       const lambdaDir = placeholderLambdaDir(functionsOf('production').filter((other) => other !== name));
       assert.throws(() => synth('production', { lambdaDir }), new RegExp(`${name}.bootstrap\\.zip is missing`), name);
     }
@@ -274,6 +285,19 @@ describe('least privilege', () => {
       'call-types': ['dynamodb:Scan'],
       data: ['dynamodb:Query'],
       'data/index/by_scope': ['dynamodb:Query'],
+    },
+    // Call types for the levels; the data table as staff has it (the same
+    // alarm engine); the stream read is the event source mapping's.
+    alarm: {
+      'call-types': ['dynamodb:Scan'],
+      data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      'data/stream': ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+      '*': ['dynamodb:ListStreams'],
+    },
+    // The Web Push store only: the VAPID key pair (read, made once with a
+    // conditional put), a person's subscriptions, a gone one deleted.
+    deliver: {
+      data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     },
     // The token's staff member, call types; duty, roster, open calls and
     // the alarm written with its audit (DECISIONS §14); an alarm server's
@@ -464,10 +488,10 @@ describe('logs', () => {
 
 describe('alarms', () => {
   for (const mode of MODES) {
-    it(`${mode}: API 5xx rate, throttles and errors of each function, hand edits (and the broadcast's two of live.test.ts)`, () => {
+    it(`${mode}: API 5xx rate, throttles and errors of each function, hand edits (and the broadcast's two of live.test.ts, the timer queues' three of alarm-timers.test.ts, the delivery queues' two of deliveries.test.ts)`, () => {
       const template = templates[mode];
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 1 + 2);
+      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 1 + 2 + 3 + 2);
 
       const rate = alarms.filter((a) => a.Properties.Metrics);
       assert.equal(rate.length, 1);

@@ -38,7 +38,6 @@ use nurse_call_core::domain::alarm::Effect;
 use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::timer::Timer;
 use nurse_call_core::domain::model::{Call, Scope};
-use nurse_call_core::domain::wire_time;
 
 use crate::queues::Queue;
 use crate::wakes::{Wake, calls_in, wakes_of_record};
@@ -91,7 +90,9 @@ impl AlarmHandler {
             })
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let now = wire_time::now();
+        // To the millisecond: a timer's delay and whether it came early
+        // are sub-second questions (stored times are whole seconds).
+        let now = Utc::now();
         let (failures, tally) = match source {
             "aws:dynamodb" => self.schedule(records, now).await,
             "aws:sqs" => self.take(records, now).await,

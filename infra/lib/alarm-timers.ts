@@ -1,0 +1,231 @@
+/**
+ * Alarms in AWS (DECISIONS §17): an alarm steps on time without a process
+ * that keeps time. Every committed change that moves a call's next step
+ * reaches the alarm function through the data table's stream (never from
+ * the request path: a committed open gets its timer even when the request's
+ * Lambda died after the commit); the function puts a timer for it on an SQS
+ * queue, delayed until it is due (at most 900 s; a longer wait is sent on
+ * with the remainder), and takes it when it becomes visible: a due timer
+ * steps the alarm with a conditional write, whose stream record schedules
+ * the next timer. A duplicate or late timer does nothing.
+ *
+ *   a write ─▶ data table ─stream─▶ alarm ─SendMessage, delay ≤ 900 s─▶ timer queue
+ *                                   ▲ │ │                               │ │
+ *                                   │ │ │                               │ └ failed 5 times ─▶ dead-letter queue (alarmed)
+ *                                   └─┼─┼──────── due timers ───────────┘
+ *                                     │ └ failed stream batches ─▶ SQS queue (alarmed)
+ *                                     └ an audit's alerts and cancels ─▶ delivery queue ─▶ deliver (infra/lib/deliveries.ts)
+ *
+ * The stack creates the function like every other one (runtime, logs, its
+ * environment with ALARM_TIMER_QUEUE_URL and DELIVERY_QUEUE_URL:
+ * infra/lib/functions.ts; least privilege: infra/lib/access.ts) and hands it
+ * to {@link AlarmTimers.subscribe}.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+import { CHECKOV, skipCheckov } from './checkov';
+
+/**
+ * The stream records the alarm function is invoked for (any pattern):
+ * new and changed calls (an open stores its alarm due at once; a step, a
+ * response or a close moves or ends it), every change of a duty (a
+ * sign-on, a change, a sign-off or a shift's end by TTL: the scope's
+ * running alarms are looked at again), and audit items inserted (each
+ * carries the alerts and cancels of the alarm write that made it, in the
+ * same transaction: they become push jobs on the delivery queue,
+ * infra/lib/deliveries.ts). Locks, index items, elements, an audit item's
+ * or a call's removal by TTL wake nothing and are filtered out by Lambda
+ * before they cost an invocation (functions/alarms-aws/src/wakes.rs).
+ */
+export const ALARM_FILTERS = [
+  { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: ['call'] } } } },
+  { eventName: ['INSERT', 'MODIFY', 'REMOVE'], dynamodb: { Keys: { pk: { S: [{ prefix: 'duty#' }] } } } },
+  { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'audit#' }] } } } },
+];
+
+/**
+ * The alarm function's timeout: like the request path's functions (a step
+ * is a few DynamoDB operations, each given up after 4 s), but not the
+ * props' `lambdaTimeout`: the timer queue's visibility timeout must stay
+ * above it ({@link TIMER_VISIBILITY_TIMEOUT}).
+ */
+export const ALARM_TIMEOUT = Duration.seconds(10);
+
+/**
+ * How long a timer taken by the function stays invisible to others: above
+ * {@link ALARM_TIMEOUT} (Lambda refuses a mapping whose queue's is below the
+ * function's), so that an invocation still running is not given the same
+ * timer again; a timer that failed is given again after it.
+ */
+export const TIMER_VISIBILITY_TIMEOUT = Duration.seconds(30);
+
+/** Receives of a timer that failed each time before it goes to the dead-letter queue. */
+export const TIMER_MAX_RECEIVES = 5;
+
+/**
+ * The timer queue's oldest message age (s) above which the function is not
+ * taking timers: a message is delayed at most 900 s, and is taken as soon
+ * as it becomes visible.
+ */
+export const TIMER_AGE_ALARM_SECONDS = 960;
+
+export interface AlarmTimersProps {
+  /** The installation's name: `nurse-call-<installation>-alarm-…` queues and alarms. */
+  readonly installation: string;
+  /** The installation's key (production): the three queues. */
+  readonly key?: kms.IKey;
+}
+
+export class AlarmTimers extends Construct {
+  /** The timers, each delayed until its alarm's next step is due: the function's ALARM_TIMER_QUEUE_URL. */
+  readonly timerQueue: sqs.Queue;
+  /** Timers the function failed to take {@link TIMER_MAX_RECEIVES} times. */
+  readonly timerDeadLetters: sqs.Queue;
+  /** The stream mapping's on-failure destination: a record of each batch the function gave up on. */
+  readonly streamFailures: sqs.Queue;
+  private readonly installation: string;
+
+  constructor(scope: Construct, id: string, props: AlarmTimersProps) {
+    super(scope, id);
+    const { installation, key } = props;
+    this.installation = installation;
+
+    // Each queue encrypted: in production with the installation's key,
+    // which the alarm role may use through SQS (the stack grants it; the
+    // key policy leaves the account's principals to IAM); in a sandbox with
+    // SQS-managed keys. TLS only. Deleted with the stack: a timer is only
+    // worth something to the function that takes it.
+    const queueSettings = {
+      encryption: key ? sqs.QueueEncryption.KMS : sqs.QueueEncryption.SQS_MANAGED,
+      encryptionMasterKey: key,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+    };
+
+    // --- The timers that failed 5 times (a step or a sending on that kept
+    // failing, a message that is no timer), kept 14 days (the most SQS
+    // allows) for the alarm to be looked into. The timer queue's key, so
+    // that a timer moved here needs no other.
+    this.timerDeadLetters = new sqs.Queue(this, 'TimerDeadLetters', {
+      ...queueSettings,
+      queueName: `nurse-call-${installation}-alarm-timers-dlq`,
+      retentionPeriod: Duration.days(14),
+    });
+
+    // --- The timer queue: standard (a timer may come twice, which the
+    // conditional write makes harmless; each names its own due time, so
+    // order does not matter). A timer is sent on at least every 900 s, so
+    // one of 4 days is stuck for good; the age alarm says so long before.
+    this.timerQueue = new sqs.Queue(this, 'TimerQueue', {
+      ...queueSettings,
+      queueName: `nurse-call-${installation}-alarm-timers`,
+      visibilityTimeout: TIMER_VISIBILITY_TIMEOUT,
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.timerDeadLetters, maxReceiveCount: TIMER_MAX_RECEIVES },
+    });
+
+    // --- What the function gave up on in the stream (retries spent, record
+    // too old): Lambda sends a record of the batch (shard, sequence
+    // numbers, no item data) here. Kept 14 days, like the broadcast's.
+    this.streamFailures = new sqs.Queue(this, 'StreamFailures', {
+      ...queueSettings,
+      queueName: `nurse-call-${installation}-alarm-stream-failures`,
+      retentionPeriod: Duration.days(14),
+    });
+
+    if (!key) {
+      skipCheckov(this.timerQueue, CHECKOV.sandboxTimerQueueKey);
+      skipCheckov(this.timerDeadLetters, CHECKOV.sandboxTimerQueueKey);
+      skipCheckov(this.streamFailures, CHECKOV.sandboxQueueKey);
+    }
+  }
+
+  /**
+   * Subscribes `fn` to its two event sources, for latency (no batching
+   * window on either: an open's first timer goes out at once, a due timer
+   * steps at once), and returns the alarms of the three queues.
+   *
+   * - The data table's stream, the records of {@link ALARM_FILTERS}, up to
+   *   100 a batch. A record that fails is retried by itself (partial batch
+   *   response, bisect on error), at most 3 times and for at most 5
+   *   minutes, then reported to the failure queue. The broadcast reads the
+   *   same stream: two readers per shard, the documented maximum
+   *   (a third reader would be throttled).
+   * - The timer queue, up to 10 timers a batch; a timer that fails is
+   *   reported alone (partial batch response) and given again after the
+   *   visibility timeout, until the dead-letter queue takes it.
+   */
+  subscribe(fn: lambda.Function, data: dynamodb.ITable): cloudwatch.Alarm[] {
+    // The destination without CDK's SqsDlq, which would also grant
+    // kms:ReEncrypt* and kms:GenerateDataKey* on the key without a
+    // condition: the stack grants exactly sqs:SendMessage and, through SQS
+    // only, kms:GenerateDataKey and kms:Decrypt (infra/lib/access.ts).
+    const onFailure: lambda.IEventSourceDlq = { bind: () => ({ destination: this.streamFailures.queueArn }) };
+    fn.addEventSource(
+      new DynamoEventSource(data, {
+        startingPosition: lambda.StartingPosition.LATEST,
+        batchSize: 100,
+        maxBatchingWindow: Duration.seconds(0),
+        reportBatchItemFailures: true,
+        retryAttempts: 3,
+        bisectBatchOnError: true,
+        maxRecordAge: Duration.minutes(5),
+        parallelizationFactor: 1,
+        onFailure,
+        filters: ALARM_FILTERS.map((pattern) => lambda.FilterCriteria.filter(pattern)),
+      }),
+    );
+    // Receiving, deleting and the queue's attributes (and, in production,
+    // decrypting through the key) are granted by the event source.
+    fn.addEventSource(
+      new SqsEventSource(this.timerQueue, {
+        batchSize: 10,
+        maxBatchingWindow: Duration.seconds(0),
+        reportBatchItemFailures: true,
+      }),
+    );
+
+    const period = Duration.minutes(5);
+    const name = (suffix: string) => `nurse-call-${this.installation}-${suffix}`;
+    return [
+      this.streamFailures
+        .metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' })
+        .createAlarm(this, 'StreamFailuresAlarm', {
+          alarmName: name('alarm-stream-failures'),
+          alarmDescription:
+            'The alarm function gave up on stream records (retries or 5 minutes spent): the calls they changed may have got no timer, so their alarms may not escalate (the due index by_due still lists them); the queue holds which',
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      this.timerDeadLetters
+        .metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' })
+        .createAlarm(this, 'TimerDeadLettersAlarm', {
+          alarmName: name('alarm-timers-dlq'),
+          alarmDescription: `An alarm's timer could not be taken ${TIMER_MAX_RECEIVES} times: its call may not escalate (the call stays shown on displays); the dead-letter queue holds which`,
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      this.timerQueue
+        .metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' })
+        .createAlarm(this, 'TimerAgeAlarm', {
+          alarmName: name('alarm-timers-age'),
+          alarmDescription: `A timer has waited more than ${TIMER_AGE_ALARM_SECONDS} s in the timer queue (one is delayed at most 900 s): the alarm function is not taking timers, alarms are not escalating`,
+          threshold: TIMER_AGE_ALARM_SECONDS,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+    ];
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * Web Push in AWS (DECISIONS §15, §17): the alerts and cancels of every
+ * alarm write reach the staff's phones through a queue and the `deliver`
+ * function. The alarm function reads each write's audit item from the data
+ * table's stream (infra/lib/alarm-timers.ts) and puts its push jobs on the
+ * delivery queue at once; the deliver function takes them without waiting
+ * and sends each with the local server's Pusher, retrying within the
+ * push's 60 s TTL inside the invocation (a push later than that is worth
+ * nothing, so the queue does not retry it by delay).
+ *
+ *   data table ─stream─▶ alarm ─SendMessage─▶ delivery queue ─▶ deliver ─HTTPS─▶ push services ─▶ phones
+ *                                                 │
+ *                                                 └ unreadable 3 times ─▶ dead-letter queue (alarmed)
+ *
+ * The stack creates the function like every other one (runtime, logs, its
+ * environment with VAPID_SUBJECT: infra/lib/functions.ts; least privilege:
+ * infra/lib/access.ts) and hands it to {@link Deliveries.subscribe}.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+import { CHECKOV, skipCheckov } from './checkov';
+
+/** A push's `TTL` (s): the push services drop it after that (functions/core/src/domain/push.rs). */
+export const PUSH_TTL_SECONDS = 60;
+
+/**
+ * The deliver function's timeout: a job is sent within the invocation, its
+ * failed attempts (5 s each) retried until the push's 60 s TTL runs out
+ * (functions/push/src/delivery_queue.rs); 70 s leaves room for the last
+ * attempt and the subscriptions' read.
+ */
+export const DELIVER_TIMEOUT = Duration.seconds(70);
+
+/**
+ * How long a job taken by the function stays invisible to others: 6 times
+ * {@link DELIVER_TIMEOUT}, AWS's recommendation for a queue that invokes a
+ * function (batching and retries of throttled invocations included).
+ */
+export const DELIVERY_VISIBILITY_TIMEOUT = Duration.seconds(6 * DELIVER_TIMEOUT.toSeconds());
+
+/** Receives of a job the function reported failed before it goes to the dead-letter queue. */
+export const DELIVERY_MAX_RECEIVES = 3;
+
+/**
+ * The delivery queue's oldest message age (s) above which the deliver
+ * function is not keeping up (or failing): its pushes are older than their
+ * TTL.
+ */
+export const DELIVERY_AGE_ALARM_SECONDS = PUSH_TTL_SECONDS;
+
+export interface DeliveriesProps {
+  /** The installation's name: `nurse-call-<installation>-deliveries…` queues and alarms. */
+  readonly installation: string;
+  /** The installation's key (production): both queues. */
+  readonly key?: kms.IKey;
+}
+
+export class Deliveries extends Construct {
+  /** The push jobs, sent at once by the alarm function: its DELIVERY_QUEUE_URL. */
+  readonly queue: sqs.Queue;
+  /** Jobs the deliver function reported failed {@link DELIVERY_MAX_RECEIVES} times (no push job). */
+  readonly deadLetters: sqs.Queue;
+  private readonly installation: string;
+
+  constructor(scope: Construct, id: string, props: DeliveriesProps) {
+    super(scope, id);
+    const { installation, key } = props;
+    this.installation = installation;
+
+    // As the timer queues: in production the installation's key (the alarm
+    // role sends, the deliver role receives, both through SQS), in a
+    // sandbox SQS-managed keys; TLS only; deleted with the stack (a push
+    // job is worth nothing a minute after it was made).
+    const queueSettings = {
+      encryption: key ? sqs.QueueEncryption.KMS : sqs.QueueEncryption.SQS_MANAGED,
+      encryptionMasterKey: key,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+    };
+
+    // --- Jobs the function could not read 3 times, kept 14 days (the most
+    // SQS allows, counted from the first send) for an operator to look into.
+    this.deadLetters = new sqs.Queue(this, 'DeliveryDeadLetters', {
+      ...queueSettings,
+      queueName: `nurse-call-${installation}-deliveries-dlq`,
+      retentionPeriod: Duration.days(14),
+    });
+
+    // --- The delivery queue: standard (a job that comes twice shows the
+    // same notification, which its Topic and tag replace on the phone).
+    // Kept 1 hour: a push is worth nothing after its 60 s TTL, but an
+    // operator should still see a backlog (the age alarm).
+    this.queue = new sqs.Queue(this, 'DeliveryQueue', {
+      ...queueSettings,
+      queueName: `nurse-call-${installation}-deliveries`,
+      visibilityTimeout: DELIVERY_VISIBILITY_TIMEOUT,
+      retentionPeriod: Duration.hours(1),
+      deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: DELIVERY_MAX_RECEIVES },
+    });
+
+    if (!key) {
+      skipCheckov(this.queue, CHECKOV.sandboxDeliveryQueueKey);
+      skipCheckov(this.deadLetters, CHECKOV.sandboxDeliveryQueueKey);
+    }
+  }
+
+  /**
+   * Subscribes `fn` to the delivery queue, for latency (an alert must reach
+   * the phone at once: no batching window), up to 10 jobs a batch; a job
+   * that fails is reported alone (partial batch response) and given again
+   * after the visibility timeout, until the dead-letter queue takes it.
+   * Receiving, deleting and the queue's attributes (and, in production,
+   * decrypting with the key) are granted by the event source. Returns the
+   * two alarms of the queues.
+   */
+  subscribe(fn: lambda.Function): cloudwatch.Alarm[] {
+    fn.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: 10,
+        maxBatchingWindow: Duration.seconds(0),
+        reportBatchItemFailures: true,
+      }),
+    );
+
+    const period = Duration.minutes(5);
+    const name = (suffix: string) => `nurse-call-${this.installation}-${suffix}`;
+    return [
+      this.deadLetters
+        .metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' })
+        .createAlarm(this, 'DeliveryDeadLettersAlarm', {
+          alarmName: name('deliveries-dlq'),
+          alarmDescription: `Push jobs the deliver function could not read (${DELIVERY_MAX_RECEIVES} times): a phone may have missed an alert; the dead-letter queue holds which`,
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      this.queue
+        .metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' })
+        .createAlarm(this, 'DeliveryAgeAlarm', {
+          alarmName: name('deliveries-age'),
+          alarmDescription: `A push job has waited more than ${DELIVERY_AGE_ALARM_SECONDS} s in the delivery queue, longer than a push's TTL: the deliver function is not keeping up or fails, alerts reach the phones late or not at all`,
+          threshold: DELIVERY_AGE_ALARM_SECONDS,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+    ];
+  }
+}

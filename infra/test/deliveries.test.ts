@@ -1,0 +1,362 @@
+/**
+ * Web Push in AWS (DECISIONS §15, §17; issue 28): the delivery queue and
+ * its dead-letter queue, the deliver function (its event source mapping,
+ * environment with VAPID_SUBJECT, timeout, exact permissions, checkov
+ * reasons), the queues' alarms, the vapidSubject setting, and what the
+ * Rust side must do the same way (the push's TTL the timeout and the age
+ * alarm are made for, the default VAPID subject, the push store's DynamoDB
+ * operations the grant is made for). Offline, on the synthesized templates
+ * of both modes.
+ */
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+
+import { Template } from 'aws-cdk-lib/assertions';
+
+import {
+  DEFAULT_VAPID_SUBJECT,
+  DELIVER_TIMEOUT,
+  ServiceMode,
+  functionsOf,
+} from '../lib/nurse-call-stack';
+import { DELIVERY_AGE_ALARM_SECONDS, PUSH_TTL_SECONDS } from '../lib/deliveries';
+import {
+  Json,
+  cdkJsonContext,
+  functionId,
+  managedPoliciesOf,
+  mappingsOf,
+  only,
+  permissionsOf,
+  placeholderLambdaDir,
+  queueId,
+  resourcesOf,
+  synth,
+  tableId,
+  tempDir,
+  text,
+} from './helpers';
+
+const MODES: ServiceMode[] = ['production', 'sandbox'];
+// With the alarm topic, as scripts/test synthesizes them for cfn-lint and checkov.
+const templates: Record<ServiceMode, Template> = {
+  production: synth('production', { alarmEmail: 'ops@example.org' }),
+  sandbox: synth('sandbox', { alarmEmail: 'ops@example.org' }),
+};
+const REPO = path.resolve(__dirname, '..', '..', '..');
+
+const DYNAMODB_VIA = 'StringEquals kms:ViaService=dynamodb.${AWS::Region}.amazonaws.com';
+
+for (const mode of MODES) {
+  const template = templates[mode];
+  const production = mode === 'production';
+  const queue = (suffix: string) => resourcesOf(template, 'AWS::SQS::Queue')[queueId(template, suffix)];
+  const queueArn = (suffix: string) => ({ 'Fn::GetAtt': [queueId(template, suffix), 'Arn'] });
+  const deliverFunction = () => resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'deliver')];
+
+  describe(`${mode}: the delivery queue and its dead-letter queue`, () => {
+    it('the delivery queue: standard, no delay, visibility 6 × the function\'s 70 s, kept 1 hour, to the dead-letter queue after 3 receives', () => {
+      const props = queue('deliveries').Properties;
+      assert.equal(props.QueueName, `nurse-call-test-${mode}-deliveries`);
+      assert.equal(props.FifoQueue, undefined);
+      assert.equal(props.DelaySeconds, undefined);
+      assert.equal(props.VisibilityTimeout, 6 * 70);
+      assert.equal(props.VisibilityTimeout, 6 * deliverFunction().Properties.Timeout);
+      assert.equal(props.MessageRetentionPeriod, 3600);
+      assert.deepEqual(props.RedrivePolicy, { deadLetterTargetArn: queueArn('deliveries-dlq'), maxReceiveCount: 3 });
+      // A job that failed every receive reaches the dead-letter queue long
+      // before the queue would drop it.
+      assert.ok(props.VisibilityTimeout * props.RedrivePolicy.maxReceiveCount < props.MessageRetentionPeriod);
+    });
+
+    it('the dead-letter queue keeps what it gets 14 days, and sends it nowhere', () => {
+      const props = queue('deliveries-dlq').Properties;
+      assert.equal(props.QueueName, `nurse-call-test-${mode}-deliveries-dlq`);
+      assert.equal(props.MessageRetentionPeriod, 14 * 24 * 3600);
+      assert.equal(props.RedrivePolicy, undefined);
+      assert.equal(props.FifoQueue, undefined);
+    });
+
+    it(`both: TLS only, ${production ? "encrypted with the installation's key" : 'SQS-managed encryption'}, deleted with the stack`, () => {
+      const policies = Object.values(resourcesOf(template, 'AWS::SQS::QueuePolicy'));
+      for (const suffix of ['deliveries', 'deliveries-dlq']) {
+        const id = queueId(template, suffix);
+        const resource = queue(suffix);
+        if (production) {
+          const keyId = Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0];
+          assert.deepEqual(resource.Properties.KmsMasterKeyId, { 'Fn::GetAtt': [keyId, 'Arn'] }, suffix);
+          assert.equal(resource.Properties.SqsManagedSseEnabled, undefined, suffix);
+          assert.equal(resource.Metadata?.checkov, undefined, suffix);
+        } else {
+          assert.equal(resource.Properties.KmsMasterKeyId, undefined, suffix);
+          assert.equal(resource.Properties.SqsManagedSseEnabled, true, suffix);
+          const skips: Json[] = resource.Metadata.checkov.skip;
+          assert.deepEqual(skips.map((s) => s.id), ['CKV_AWS_27'], suffix);
+          assert.match(skips[0].comment, /push jobs/, suffix);
+        }
+        assert.equal(resource.DeletionPolicy, 'Delete', suffix);
+        const matching = policies.filter((p) => p.Properties.Queues.some((q: Json) => q.Ref === id));
+        assert.equal(matching.length, 1, `the queue policy of ${suffix}`);
+        assert.deepEqual(matching[0].Properties.Queues, [{ Ref: id }], suffix);
+        assert.deepEqual(
+          matching[0].Properties.PolicyDocument.Statement,
+          [
+            {
+              Action: 'sqs:*',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+              Effect: 'Deny',
+              Principal: { AWS: '*' },
+              Resource: { 'Fn::GetAtt': [id, 'Arn'] },
+            },
+          ],
+          suffix,
+        );
+      }
+    });
+  });
+
+  describe(`${mode}: the deliver function`, () => {
+    it('arm64 provided.al2023 from its zip, 70 s, 256 MB, its own log group, no VPC', () => {
+      const props = deliverFunction().Properties;
+      assert.deepEqual(props.Architectures, ['arm64']);
+      assert.equal(props.Runtime, 'provided.al2023');
+      assert.equal(props.Handler, 'bootstrap');
+      assert.equal(props.Timeout, 70);
+      assert.equal(DELIVER_TIMEOUT.toSeconds(), 70);
+      assert.equal(props.MemorySize, 256);
+      assert.equal(props.VpcConfig, undefined);
+      assert.match(props.Description, /Web Push/);
+      const group = resourcesOf(template, 'AWS::Logs::LogGroup')[props.LoggingConfig.LogGroup.Ref];
+      assert.equal(group.Properties.RetentionInDays, production ? 90 : 14);
+      assert.equal(props.ReservedConcurrentExecutions, production ? undefined : 5);
+    });
+
+    it('one event source: the delivery queue, up to 10 jobs a batch, without waiting, partial batch failures', () => {
+      const [, mapping] = only(mappingsOf(template, 'deliver'), "the deliver function's mapping");
+      assert.deepEqual(mapping.Properties, {
+        FunctionName: { Ref: functionId(template, 'deliver') },
+        EventSourceArn: queueArn('deliveries'),
+        BatchSize: 10,
+        MaximumBatchingWindowInSeconds: 0,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+    });
+
+    it('no other function reads the delivery queue, and none reads its dead letters', () => {
+      const readers = (suffix: string) =>
+        Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'))
+          .filter((m) => m.Properties.EventSourceArn['Fn::GetAtt']?.[0] === queueId(template, suffix))
+          .map((m) => m.Properties.FunctionName.Ref);
+      assert.deepEqual(readers('deliveries'), [functionId(template, 'deliver')]);
+      assert.deepEqual(readers('deliveries-dlq'), []);
+    });
+
+    it('the environment: mode, time zone, tables, logs and VAPID_SUBJECT (no retention: it writes no calls)', () => {
+      const variables = deliverFunction().Properties.Environment.Variables;
+      assert.deepEqual(
+        Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, text(v)])),
+        {
+          SERVICE_MODE: mode,
+          SERVICE_TIME_ZONE: 'Europe/Berlin',
+          CALL_TYPES_TABLE: `{${tableId(template, 'call-types')}}`,
+          CONSUMERS_TABLE: `{${tableId(template, 'consumers')}}`,
+          DATA_TABLE: `{${tableId(template, 'data')}}`,
+          RUST_LOG: 'info',
+          VAPID_SUBJECT: 'mailto:admin@localhost',
+        },
+      );
+    });
+
+    it('exactly its statements: the push store on the data table, the delivery queue\'s receive; only the basic execution role besides (logs)', () => {
+      const key = production ? ['key'] : [];
+      assert.deepEqual(
+        permissionsOf(template, 'deliver'),
+        [
+          // The VAPID key pair (GetItem, the first one's conditional
+          // PutItem), a person's subscriptions (Query), a gone one (DeleteItem).
+          'dynamodb:DeleteItem, dynamodb:GetItem, dynamodb:PutItem, dynamodb:Query on table data',
+          // The event source mapping's receive and delete.
+          `sqs:ChangeMessageVisibility, sqs:DeleteMessage, sqs:GetQueueAttributes, sqs:GetQueueUrl, sqs:ReceiveMessage on queue nurse-call-test-${mode}-deliveries`,
+          ...key.flatMap(() => [
+            `kms:Decrypt, kms:DescribeKey, kms:Encrypt, kms:GenerateDataKey on key if ${DYNAMODB_VIA}`,
+            // The jobs, encrypted with the installation's key.
+            'kms:Decrypt on key',
+          ]),
+        ].sort(),
+      );
+      assert.deepEqual(managedPoliciesOf(template, 'deliver'), [
+        'arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole',
+      ]);
+    });
+
+    it('only the alarm function sends to the delivery queue; no role sends to or reads its dead letters', () => {
+      for (const name of functionsOf(mode)) {
+        const permissions = permissionsOf(template, name);
+        const sends = permissions.some((p) => /^sqs:SendMessage on .*queue nurse-call-test-[a-z]+-deliveries(,|$)/.test(p));
+        assert.equal(sends, name === 'alarm', name);
+        assert.doesNotMatch(permissions.join('\n'), /deliveries-dlq/, name);
+        if (name !== 'deliver') {
+          assert.doesNotMatch(permissions.join('\n'), /sqs:ReceiveMessage[^\n]*deliveries/, name);
+        }
+      }
+    });
+
+    it('its checkov suppressions carry its own reasons: the push services on the internet, the queue\'s redrive, the alerts a cap would hold back', () => {
+      const skips: Json[] = deliverFunction().Metadata.checkov.skip;
+      assert.deepEqual(
+        skips.map((s) => s.id).sort(),
+        ['CKV_AWS_116', 'CKV_AWS_117', 'CKV_AWS_173', ...(production ? ['CKV_AWS_115'] : [])].sort(),
+      );
+      assert.match(skips.find((s) => s.id === 'CKV_AWS_117').comment, /push services on the internet/);
+      assert.match(skips.find((s) => s.id === 'CKV_AWS_116').comment, /delivery queue.*dead-letter queue/);
+      if (production) {
+        assert.match(skips.find((s) => s.id === 'CKV_AWS_115').comment, /alerts to the staff's phones/);
+      }
+    });
+  });
+
+  describe(`${mode}: the alarms`, () => {
+    it('a job in the dead-letter queue, a job older than a push\'s 60 s TTL, the function\'s throttles and errors; all to the topic', () => {
+      const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
+      const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
+      const alarm = (name: string) => {
+        const found = alarms.filter((a) => a.Properties.AlarmName === `nurse-call-test-${mode}-${name}`);
+        assert.equal(found.length, 1, name);
+        assert.deepEqual(found[0].Properties.AlarmActions, [{ Ref: topicId }], name);
+        assert.equal(found[0].Properties.TreatMissingData, 'notBreaching', name);
+        assert.equal(found[0].Properties.EvaluationPeriods, 1, name);
+        return found[0].Properties;
+      };
+      const summary = (props: Json) => ({
+        namespace: props.Namespace,
+        metric: props.MetricName,
+        dimensions: props.Dimensions,
+        statistic: props.Statistic,
+        period: props.Period,
+        comparison: props.ComparisonOperator,
+        threshold: props.Threshold,
+      });
+      const onQueue = (suffix: string) => [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId(template, suffix), 'QueueName'] } }];
+      const deadLetters = alarm('deliveries-dlq');
+      assert.deepEqual(summary(deadLetters), {
+        namespace: 'AWS/SQS',
+        metric: 'ApproximateNumberOfMessagesVisible',
+        dimensions: onQueue('deliveries-dlq'),
+        statistic: 'Maximum',
+        period: 300,
+        comparison: 'GreaterThanOrEqualToThreshold',
+        threshold: 1,
+      });
+      assert.match(deadLetters.AlarmDescription, /could not read.*a phone may have missed an alert/);
+      const age = alarm('deliveries-age');
+      assert.deepEqual(summary(age), {
+        namespace: 'AWS/SQS',
+        metric: 'ApproximateAgeOfOldestMessage',
+        dimensions: onQueue('deliveries'),
+        statistic: 'Maximum',
+        period: 300,
+        comparison: 'GreaterThanThreshold',
+        threshold: 60,
+      });
+      assert.match(age.AlarmDescription, /not keeping up or fails/);
+      assert.equal(alarm('deliver-throttles').MetricName, 'Throttles');
+      assert.equal(alarm('deliver-errors').MetricName, 'Errors');
+    });
+  });
+}
+
+describe('vapidSubject', () => {
+  const subjectOf = (template: Template) =>
+    resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'deliver')].Properties.Environment.Variables.VAPID_SUBJECT;
+
+  it('comes from the props (trimmed), mailto:admin@localhost when unset or empty; only the deliver function gets it', () => {
+    assert.equal(DEFAULT_VAPID_SUBJECT, 'mailto:admin@localhost');
+    assert.equal(subjectOf(synth('production', { vapidSubject: ' https://pflege.example.org/kontakt ' })), 'https://pflege.example.org/kontakt');
+    assert.equal(subjectOf(synth('sandbox', { vapidSubject: 'mailto:pflege@example.org' })), 'mailto:pflege@example.org');
+    assert.equal(subjectOf(synth('production', { vapidSubject: '' })), 'mailto:admin@localhost');
+    for (const mode of MODES) {
+      for (const name of functionsOf(mode).filter((n) => n !== 'deliver')) {
+        const fn = resourcesOf(templates[mode], 'AWS::Lambda::Function')[functionId(templates[mode], name)];
+        assert.equal(fn.Properties.Environment.Variables.VAPID_SUBJECT, undefined, `${mode} ${name}`);
+      }
+    }
+  });
+
+  it('refuses what the deliver function would refuse at its cold start (parse_vapid_subject)', () => {
+    for (const bad of ['admin@example.org', 'http://example.org', 'mailto:', 'https://', 'mailto:a b@example.org', 'mailto:pflege@exämple.org']) {
+      assert.throws(() => synth('production', { vapidSubject: bad }), /vapidSubject/, bad);
+    }
+  });
+
+  it('the CDK app passes vapidSubject from the context', () => {
+    const outdir = tempDir('nurse-call-app-');
+    execFileSync(process.execPath, [path.join(__dirname, '..', 'bin', 'nurse-call.js')], {
+      env: {
+        ...process.env,
+        CDK_OUTDIR: outdir,
+        CDK_CONTEXT_JSON: JSON.stringify({
+          ...cdkJsonContext(),
+          'aws:cdk:bundling-stacks': [],
+          installation: 'vapid',
+          mode: 'production',
+          vapidSubject: 'mailto:pflege@example.org',
+          lambdaDir: placeholderLambdaDir(),
+        }),
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const template = JSON.parse(fs.readFileSync(path.join(outdir, 'NurseCall-vapid.template.json'), 'utf8'));
+    const subjects = Object.values(template.Resources as Record<string, Json>)
+      .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.VAPID_SUBJECT)
+      .map((r) => r.Properties.Environment.Variables.VAPID_SUBJECT);
+    assert.deepEqual(subjects, ['mailto:pflege@example.org']);
+  });
+});
+
+describe('the Rust side does the same', () => {
+  const source = (file: string) => fs.readFileSync(path.join(REPO, 'functions', file), 'utf8');
+
+  it('a workspace package and binary `deliver`, the zip scripts/build-lambdas makes', () => {
+    assert.match(source('deliver/Cargo.toml'), /^name = "deliver"$/m);
+    assert.ok(fs.existsSync(path.join(REPO, 'functions', 'deliver', 'src', 'main.rs')));
+    assert.match(fs.readFileSync(path.join(REPO, 'Cargo.toml'), 'utf8'), /"functions\/deliver"/);
+  });
+
+  it('a push lives 60 s (the age alarm\'s threshold), each attempt at most 5 s: the 70 s timeout outlasts the last retry', () => {
+    assert.match(source('core/src/domain/push.rs'), /pub const PUSH_TTL_SECONDS: u64 = 60;/);
+    assert.equal(PUSH_TTL_SECONDS, 60);
+    assert.equal(DELIVERY_AGE_ALARM_SECONDS, PUSH_TTL_SECONDS);
+    const attempt = /pub const ATTEMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs\((\d+)\);/.exec(
+      source('core/src/domain/webhooks/schedule.rs'),
+    );
+    assert.ok(attempt, 'ATTEMPT_TIMEOUT of schedule.rs');
+    assert.match(source('push/src/queue.rs'), /\.timeout\(ATTEMPT_TIMEOUT\)/);
+    assert.ok(DELIVER_TIMEOUT.toSeconds() >= PUSH_TTL_SECONDS + Number(attempt[1]));
+  });
+
+  it('the deliver function reads VAPID_SUBJECT through the settings, whose default is the stack\'s', () => {
+    assert.match(source('deliver/src/main.rs'), /Settings::from_env\(Mode::Production\)/);
+    assert.match(source('deliver/src/main.rs'), /settings\.staff\.vapid_subject/);
+    assert.match(source('core/src/config.rs'), /var\("VAPID_SUBJECT"\)/);
+    assert.match(source('core/src/config.rs'), new RegExp(`pub const DEFAULT_VAPID_SUBJECT: &'static str = "${DEFAULT_VAPID_SUBJECT}";`));
+  });
+
+  it('the deliver function answers a partial batch response (reportBatchItemFailures)', () => {
+    assert.match(source('push/src/delivery_queue.rs'), /"batchItemFailures"/);
+    assert.match(source('push/src/delivery_queue.rs'), /"itemIdentifier"/);
+  });
+
+  it('the push store issues exactly GetItem, PutItem, DeleteItem and Query (the grant)', () => {
+    const file = source('store-dynamodb/src/push.rs');
+    const body = file.slice(file.indexOf('impl PushStore for DynamoStore'));
+    assert.ok(body.length > 0, 'impl PushStore for DynamoStore');
+    const calls = new Set([...body.matchAll(/\.client\s*\.(\w+)\(\)/g)].map((m) => m[1]));
+    assert.deepEqual([...calls].sort(), ['delete_item', 'get_item', 'put_item']);
+    // A person's subscriptions: one Query of their partition.
+    assert.deepEqual([...new Set([...body.matchAll(/self\s*\.(\w+)\(/g)].map((m) => m[1]))].sort(), ['query_partition', 'vapid_keys']);
+    assert.match(source('store-dynamodb/src/reads.rs'), /async fn query_partition[^{]*\{\s*self\.client\s*\.query\(\)/);
+  });
+});
