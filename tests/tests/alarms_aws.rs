@@ -105,6 +105,8 @@ struct Mappings<'a> {
     failed: Vec<String>,
     /// Stream records handed over.
     records: usize,
+    /// Push jobs handed over.
+    push_jobs: usize,
 }
 
 impl Mappings<'_> {
@@ -122,6 +124,7 @@ impl Mappings<'_> {
             );
         }
         let pushes = self.deliveries.receive().await;
+        self.push_jobs += pushes.len();
         if !pushes.is_empty() {
             let answer = self
                 .deliver
@@ -338,6 +341,7 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
         taken: Vec::new(),
         failed: Vec::new(),
         records: 0,
+        push_jobs: 0,
     };
     let (server, visitor, moto, data) = (&server, &visitor, &moto, data.as_str());
 
@@ -411,6 +415,54 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
         .expect("still open");
     assert_eq!(shown["alarm"]["state"], "accepted");
     assert_eq!(shown["alarm"]["level"], 1, "no level after the accept");
+
+    // --- What a phone must not ring for: an alert that comes after the
+    // --- accept (a standard queue keeps no order) and one older than the
+    // --- push's TTL (a message given again after a crash).
+    let of_call = |messages: Vec<Value>, id: i64| {
+        messages
+            .into_iter()
+            .filter(|message| message["call"]["id"] == id)
+            .count()
+    };
+    let phone_before = of_call(push_service.decrypted(&phone).await, accepted);
+    let jobs_before = aws.push_jobs;
+    let scope = stored_call(moto, data, accepted).await["scope"]["S"].clone();
+    let job = |call: i64, made_at: chrono::DateTime<chrono::Utc>| {
+        json!({
+            "scope": scope, "staff_id": anna.id, "call_id": call, "kind": "alert",
+            "payload": json!({"type": "call.alert", "call": {"id": call}}).to_string(),
+            "made_at": made_at,
+        })
+        .to_string()
+    };
+    let now = chrono::Utc::now();
+    deliveries.send(&job(accepted, now), 0).await;
+    deliveries
+        .send(&job(first, now - chrono::Duration::seconds(120)), 0)
+        .await;
+    let deadline = Instant::now() + WAIT;
+    while aws.push_jobs < jobs_before + 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the two push jobs never handed over"
+        );
+        aws.round().await;
+    }
+    assert_eq!(
+        of_call(push_service.decrypted(&phone).await, accepted),
+        phone_before,
+        "no alert after the accept"
+    );
+    let logs = aws.deliver.logs().join("\n");
+    assert!(
+        logs.contains("alert not pushed: it rings no more"),
+        "{logs}"
+    );
+    assert!(
+        logs.contains("push not delivered: older than its TTL when taken"),
+        "{logs}"
+    );
 
     // --- A redeploy between a timer's schedule and its time: the timer
     // --- waits in the queue and the new function takes it.

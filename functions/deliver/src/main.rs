@@ -39,10 +39,11 @@ async fn handler_from_env() -> Result<DeliveryHandler, String> {
     let config = sdk_config(endpoint.as_deref(), Timeouts::from_env()).await;
     let store = DynamoStore::from_sdk_config(&config, TableNames::from_env());
     tracing::info!(endpoint = ?endpoint, tables = ?store.tables(), "using DynamoDB");
-    let pusher = Pusher::new(Arc::new(store), &settings.staff.vapid_subject)?;
+    let store = Arc::new(store);
+    let pusher = Pusher::new(store.clone(), &settings.staff.vapid_subject)?;
     // Also opens the store's connection during init.
     if let Err(error) = pusher.prepare().await {
         tracing::error!(%error, "web push: no VAPID key pair yet; tried again with the first push");
     }
-    Ok(DeliveryHandler::new(pusher))
+    Ok(DeliveryHandler::new(pusher, store))
 }

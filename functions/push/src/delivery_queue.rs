@@ -7,31 +7,50 @@
 //! A job is sent within the invocation, with the Pusher's retries inside
 //! the push's 60 s `TTL` (a push later than that is worth nothing, so a
 //! message delay could not help it); the function's timeout leaves room
-//! for that. Of several jobs of one person about one call in a batch only
-//! the newest is sent: the phone would replace the older one anyway (same
-//! `Topic` and tag), as the local server's lanes do. A message that is no
-//! push job is reported failed: the queue gives it again and then moves it
-//! to the dead-letter queue, whose alarm an operator sees. If the function
-//! dies while sending, the queue gives the message again after its
-//! visibility timeout: at least once.
+//! for that. If the function dies while sending, the queue gives the
+//! message again after its visibility timeout: at least once.
+//!
+//! What is not sent, because the phone must not ring for it:
+//! - a job older than the push's `TTL` (given again after a crash), logged
+//!   as an error as any push not delivered;
+//! - of several jobs of one person about one call in a batch, all but the
+//!   newest (by the time of the write that made it, then the batch's
+//!   order): the phone would replace them anyway (same `Topic` and tag), as
+//!   the local server's lanes do;
+//! - an alert whose person's alert no longer rings when it is sent (the
+//!   call was accepted, closed or the person answered meanwhile): a
+//!   standard queue keeps no order, so an alert may come after its own
+//!   cancel. One read of the call's alarm per alert; when that read fails
+//!   the alert is sent (rather once too often than silent).
+//!
+//! A message that is no push job is reported failed: the queue gives it
+//! again and then moves it to the dead-letter queue, whose alarm an
+//! operator sees.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
+use chrono::{DateTime, Duration, Utc};
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
-use nurse_call_core::app::push::PushJob;
+use nurse_call_core::app::push::{PushJob, PushKind};
+use nurse_call_core::domain::push::PUSH_TTL_SECONDS;
+use nurse_call_core::store::alarms::AlarmStore;
 
 use crate::Pusher;
 
 pub struct DeliveryHandler {
     pusher: Pusher,
+    alarms: Arc<dyn AlarmStore>,
 }
 
 impl DeliveryHandler {
-    pub fn new(pusher: Pusher) -> Self {
-        DeliveryHandler { pusher }
+    /// `alarms`: the store the calls' alarms are read from (whether an
+    /// alert still rings).
+    pub fn new(pusher: Pusher, alarms: Arc<dyn AlarmStore>) -> Self {
+        DeliveryHandler { pusher, alarms }
     }
 
     /// One SQS event (`{"Records":[…]}`) in, `{"batchItemFailures":[…]}` out.
@@ -61,10 +80,17 @@ impl DeliveryHandler {
                 continue;
             };
             let lane = (job.staff_id.clone(), job.call_id);
-            if newest.insert(lane.clone(), job).is_some() {
-                superseded += 1;
-            } else {
-                lanes.push(lane);
+            match newest.get(&lane) {
+                None => {
+                    lanes.push(lane.clone());
+                    newest.insert(lane, job);
+                }
+                Some(kept) => {
+                    superseded += 1;
+                    if job.made_at >= kept.made_at {
+                        newest.insert(lane, job);
+                    }
+                }
             }
         }
         let jobs: Vec<PushJob> = lanes
@@ -72,10 +98,12 @@ impl DeliveryHandler {
             .filter_map(|lane| newest.remove(lane))
             .collect();
         // Side by side; the Pusher bounds its attempts at once itself.
-        join_all(jobs.iter().map(|job| self.pusher.deliver_now(job))).await;
+        let sent = join_all(jobs.iter().map(|job| self.deliver(job, Utc::now()))).await;
+        let sent = sent.into_iter().filter(|sent| *sent).count();
         tracing::info!(
             records = records.len(),
-            sent = jobs.len(),
+            sent,
+            not_sent = jobs.len() - sent,
             superseded,
             unreadable = failures.len(),
             ms = started.elapsed().as_millis() as u64,
@@ -87,5 +115,40 @@ impl DeliveryHandler {
                 .map(|id| json!({"itemIdentifier": id}))
                 .collect::<Vec<_>>()
         })
+    }
+}
+
+impl DeliveryHandler {
+    /// Sends `job` unless it is too old or an alert that rings no more;
+    /// whether it was sent.
+    async fn deliver(&self, job: &PushJob, now: DateTime<Utc>) -> bool {
+        if now - job.made_at > Duration::seconds(PUSH_TTL_SECONDS as i64) {
+            tracing::error!(
+                staff_id = %job.staff_id,
+                call_id = job.call_id,
+                age_s = (now - job.made_at).num_seconds(),
+                "push not delivered: older than its TTL when taken"
+            );
+            return false;
+        }
+        if job.kind == PushKind::Alert && !self.still_rings(job).await {
+            tracing::info!(staff_id = %job.staff_id, call_id = job.call_id, "alert not pushed: it rings no more");
+            return false;
+        }
+        self.pusher.deliver_now(job).await;
+        true
+    }
+
+    /// Whether the job's person's alert of its call still rings (also when
+    /// that cannot be read).
+    async fn still_rings(&self, job: &PushJob) -> bool {
+        match self.alarms.alarm(&job.scope, job.call_id).await {
+            Ok(Some(kept)) => kept.call.closed_at.is_none() && kept.alarm.alerts(&job.staff_id),
+            Ok(None) => false,
+            Err(error) => {
+                tracing::warn!(staff_id = %job.staff_id, call_id = job.call_id, %error, "alarm not read: the alert is pushed");
+                true
+            }
+        }
     }
 }
