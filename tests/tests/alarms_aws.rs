@@ -6,11 +6,16 @@
 //! binary through a Lambda Runtime API; the timers it sends wait in moto's
 //! SQS with their per-message delay, and come back to the same binary as
 //! Lambda's SQS event source mapping hands them over (deleted unless
-//! reported failed). Asserted: escalation at the policy's times
-//! (shortened: the house after 2 s, the group after 4 s), an accept stops
-//! it, a duplicated timer changes nothing, a close ends the alarm, a
-//! redeploy of the function between a timer's schedule and its time loses
-//! nothing, and a poison message ends in the dead-letter queue.
+//! reported failed); the push jobs go through moto's SQS to the real
+//! `deliver` binary and on to `web-push-testing`, which decrypts them.
+//! Asserted: escalation at the policy's times (shortened: the house after
+//! 2 s, the group after 4 s), an accept stops it, a duplicated timer
+//! changes nothing, a close ends the alarm and cancels the alert on the
+//! phone, a presence on the address stops its call's alarm, a sign-on
+//! alerts the new person for an unattended call, a redeploy of the function
+//! between a timer's schedule and its time loses nothing, an alert after
+//! the accept or older than its TTL is not pushed, and a poison message
+//! ends in the dead-letter queue.
 //!
 //! Runs with `BLACKBOX_STORE=dynamodb` (scripts/test runs the suite a second
 //! time so); on SQLite there is no stream nor queue, and it says that it is
@@ -303,6 +308,8 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
     let region = region();
     let server = Server::start(Options::sandbox().env("ALARM_STEPS", "none"));
     set_escalation(&server, "Notruf", SHORT_POLICY);
+    // WC: its section only (nobody on duty for section 3 is reachable).
+    set_escalation(&server, "WC", r#"[{"after":0,"to":"section"}]"#);
     let prefix = server.table_prefix();
     let data = format!("{prefix}data");
     let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
@@ -321,7 +328,7 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
     let visitor = server.new_consumer().await;
     let anna = staff(&server, &visitor, "Anna", &[]).await;
     let ben = staff(&server, &visitor, "Ben", &[]).await;
-    staff(&server, &visitor, "Cem", &["Leitung"]).await;
+    let cem = staff(&server, &visitor, "Cem", &["Leitung"]).await;
     sign_on(&server, &anna, &["1"]).await;
     sign_on(&server, &ben, &["2"]).await;
     // Anna's phone (the push service stand-in decrypts what it gets).
@@ -535,6 +542,50 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
             .all(|seen| seen.ttl.as_deref() == Some("60")),
         "each push lives 60 s"
     );
+
+    // --- A presence on the address (staff in the room) stops its call's
+    // --- alarm and cancels the alert: the presence's record wakes the
+    // --- address's other open calls.
+    let fourth = open(server, visitor, "Z4", "Notruf", Some("1")).await;
+    aws.until("level 1 of the fourth call", WAIT, || async move {
+        level(server, visitor, fourth).await >= 1
+    })
+    .await;
+    open(server, visitor, "Z4", "Anwesenheit", None).await;
+    aws.until("the presence stopped the alarm", WAIT, || async move {
+        displayed(server, visitor, fourth)
+            .await
+            .is_some_and(|call| call["alarm"]["state"] == "present")
+    })
+    .await;
+    aws.until("Anna's cancel for the presence", WAIT, || async move {
+        push_service.decrypted(phone).await.iter().any(|message| {
+            message["call"]["id"] == fourth
+                && message["type"] == "call.cancelled"
+                && message["reason"] == "present"
+        })
+    })
+    .await;
+
+    // --- A sign-on: the duty's record wakes the scope's running alarms,
+    // --- and Cem, on duty for section 3 now, is alerted for the WC there
+    // --- that nobody could take.
+    let fifth = open(server, visitor, "Z5", "WC", Some("3")).await;
+    aws.until("the WC unattended", WAIT, || async move {
+        displayed(server, visitor, fifth)
+            .await
+            .is_some_and(|call| call["alarm"]["state"] == "unattended")
+    })
+    .await;
+    sign_on(server, &cem, &["3"]).await;
+    let cem = &cem;
+    aws.until("Cem alerted after his sign-on", WAIT, || async move {
+        staff_calls(server, cem)
+            .await
+            .iter()
+            .any(|call| call["id"] == fifth && call["alerting"] == true)
+    })
+    .await;
 
     // --- A poison message: reported failed on each receive, then in the
     // --- dead-letter queue.
