@@ -15,13 +15,19 @@
 //! alerts the new person for an unattended call, a redeploy of the function
 //! between a timer's schedule and its time loses nothing, an alert after
 //! the accept or older than its TTL is not pushed, and a poison message
-//! ends in the dead-letter queue.
+//! ends in the dead-letter queue. And the webhooks: the outbox's records
+//! wake the `deliver` function through the (FIFO) webhook queue; a
+//! receiver (Standard Webhooks, from PyPI) answering 503 four times gets
+//! the event at the fifth attempt, the same `webhook-id` each time, after
+//! §16's 1, 2, 4 s (waited for in the invocation) and 8 s (a wake-up
+//! delayed on the timer queue, passed on by the `alarm` function).
 //!
 //! Runs with `BLACKBOX_STORE=dynamodb` (scripts/test runs the suite a second
 //! time so); on SQLite there is no stream nor queue, and it says that it is
 //! skipped.
 
 mod alarms_support;
+mod webhooks_support;
 
 // Shared with tests/tests/live_aws.rs, which uses the rest.
 #[allow(dead_code)]
@@ -33,6 +39,7 @@ mod live_aws {
 }
 
 mod alarms_aws {
+    pub mod event_sources;
     pub mod queues;
 }
 
@@ -40,175 +47,22 @@ mod alarms_aws {
 #[allow(dead_code)]
 mod stand_in;
 
-use std::collections::HashSet;
-use std::future::Future;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use alarms_support::*;
 use blackbox_tests::*;
 
-use alarms_aws::queues::Queue;
-use live_aws::moto_api::{Moto, StreamReader};
+use alarms_aws::event_sources::{EventSources, Queues, function_env, region};
+use live_aws::moto_api::Moto;
 use live_aws::runtime_api::Function;
 use stand_in::{PushService, Recorder, register};
+use webhooks_support::{Receiver, endpoint, open_notruf, production_options, room};
 
 /// How late a level may be shown after its time: the timer's delay is
 /// rounded up to whole seconds (DECISIONS §17), then this harness's polling
 /// and moto's answers.
 const LATE: Duration = Duration::from_millis(1500);
-
-fn region() -> String {
-    ["AWS_REGION", "AWS_DEFAULT_REGION"]
-        .iter()
-        .find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
-        .unwrap_or_else(|| "eu-central-1".to_string())
-}
-
-/// The stack's environment of the alarm and deliver functions, on moto.
-fn function_env(
-    prefix: &str,
-    region: &str,
-    timers: &str,
-    deliveries: &str,
-) -> Vec<(String, String)> {
-    let moto = store_conformance::moto::endpoint();
-    [
-        ("SERVICE_MODE", "sandbox".to_string()),
-        ("SERVICE_TIME_ZONE", "Europe/Berlin".to_string()),
-        ("CALL_TYPES_TABLE", format!("{prefix}call-types")),
-        ("CONSUMERS_TABLE", format!("{prefix}consumers")),
-        ("DATA_TABLE", format!("{prefix}data")),
-        ("ALARM_TIMER_QUEUE_URL", timers.to_string()),
-        ("DELIVERY_QUEUE_URL", deliveries.to_string()),
-        ("DYNAMODB_ENDPOINT", moto.clone()),
-        ("SQS_ENDPOINT", moto),
-        // moto answers one request at a time: slower than DynamoDB.
-        ("DYNAMODB_ATTEMPT_TIMEOUT_MS", "10000".to_string()),
-        ("DYNAMODB_OPERATION_TIMEOUT_MS", "30000".to_string()),
-        ("AWS_REGION", region.to_string()),
-        ("AWS_DEFAULT_REGION", region.to_string()),
-        ("RUST_LOG", "info".to_string()),
-    ]
-    .into_iter()
-    .map(|(key, value)| (key.to_string(), value))
-    .collect()
-}
-
-/// The event source mappings of the two functions: the stream and the
-/// timer queue to the alarm function, the delivery queue to the deliver
-/// function, polled in turns.
-struct Mappings<'a> {
-    stream: StreamReader<'a>,
-    timers: &'a Queue<'a>,
-    deliveries: &'a Queue<'a>,
-    alarm: Function,
-    deliver: Function,
-    /// Every timer message handed over, in order.
-    taken: Vec<Value>,
-    /// Bodies of the messages the function reported failed.
-    failed: Vec<String>,
-    /// Stream records handed over.
-    records: usize,
-    /// Push jobs handed over.
-    push_jobs: usize,
-}
-
-impl Mappings<'_> {
-    /// One poll of each source; what it found goes to the function.
-    async fn round(&mut self) {
-        let event = self.stream.next_event().await;
-        let records = event["Records"].as_array().map_or(0, Vec::len);
-        if records > 0 {
-            self.records += records;
-            let answer = self.alarm.invoke(event).await;
-            assert_eq!(
-                answer,
-                json!({"batchItemFailures": []}),
-                "the stream's records are all scheduled"
-            );
-        }
-        let pushes = self.deliveries.receive().await;
-        self.push_jobs += pushes.len();
-        if !pushes.is_empty() {
-            let answer = self
-                .deliver
-                .invoke(self.deliveries.lambda_event(&pushes))
-                .await;
-            assert_eq!(
-                answer,
-                json!({"batchItemFailures": []}),
-                "every push job sent"
-            );
-            for message in &pushes {
-                let receipt = message["ReceiptHandle"].as_str().expect("a receipt");
-                self.deliveries.delete(receipt).await;
-            }
-        }
-        let messages = self.timers.receive().await;
-        if messages.is_empty() {
-            return;
-        }
-        let answer = self.alarm.invoke(self.timers.lambda_event(&messages)).await;
-        let failed: HashSet<String> = answer["batchItemFailures"]
-            .as_array()
-            .expect("a partial batch response")
-            .iter()
-            .map(|failure| failure["itemIdentifier"].as_str().unwrap().to_string())
-            .collect();
-        for message in messages {
-            let body = message["Body"].as_str().unwrap_or_default().to_string();
-            if failed.contains(message["MessageId"].as_str().unwrap_or_default()) {
-                self.failed.push(body.clone());
-            } else {
-                self.timers
-                    .delete(message["ReceiptHandle"].as_str().expect("a receipt"))
-                    .await;
-            }
-            self.taken
-                .push(serde_json::from_str(&body).unwrap_or(Value::String(body)));
-        }
-    }
-
-    /// Polls until `check` holds; panics after `within`.
-    async fn until<F, Fut>(&mut self, what: &str, within: Duration, mut check: F)
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = bool>,
-    {
-        let deadline = Instant::now() + within;
-        loop {
-            self.round().await;
-            if check().await {
-                return;
-            }
-            assert!(Instant::now() < deadline, "{what}: not within {within:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Polls until `count` timer messages were handed over in all.
-    async fn until_taken(&mut self, count: usize, within: Duration) {
-        let deadline = Instant::now() + within;
-        while self.taken.len() < count {
-            assert!(
-                Instant::now() < deadline,
-                "{count} timers not taken within {within:?}"
-            );
-            self.round().await;
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Polls for `duration`.
-    async fn run_for(&mut self, duration: Duration) {
-        let end = Instant::now() + duration;
-        while Instant::now() < end {
-            self.round().await;
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
 
 /// The level of call `id`'s alarm on the displays (0 when not shown).
 async fn level(server: &Server, visitor: &Consumer, id: i64) -> i64 {
@@ -314,16 +168,7 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
     let data = format!("{prefix}data");
     let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
     moto.enable_stream(&data).await;
-    // The stack's queues, with a shorter visibility and fewer receives.
-    let dead_letters = Queue::create(&moto, &format!("{prefix}alarm-timers-dlq"), json!({})).await;
-    let redrive = json!({"deadLetterTargetArn": dead_letters.arn, "maxReceiveCount": 2});
-    let timers = Queue::create(
-        &moto,
-        &format!("{prefix}alarm-timers"),
-        json!({"VisibilityTimeout": "1", "RedrivePolicy": redrive.to_string()}),
-    )
-    .await;
-    let deliveries = Queue::create(&moto, &format!("{prefix}deliveries"), json!({})).await;
+    let queues = Queues::create(&moto, &prefix).await;
 
     let visitor = server.new_consumer().await;
     let anna = staff(&server, &visitor, "Anna", &[]).await;
@@ -336,20 +181,10 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
     let recorder = Recorder::start(&push_service).await;
     let phone = register(&server, &push_service, &recorder, &anna).await;
 
-    let env = function_env(&prefix, &region, &timers.url, &deliveries.url);
-    let alarm = Function::start("alarm", &workspace_binary("alarm"), &env).await;
-    let deliver = Function::start("deliver", &workspace_binary("deliver"), &env).await;
-    let mut aws = Mappings {
-        stream: StreamReader::latest(&moto, &data).await,
-        timers: &timers,
-        deliveries: &deliveries,
-        alarm,
-        deliver,
-        taken: Vec::new(),
-        failed: Vec::new(),
-        records: 0,
-        push_jobs: 0,
-    };
+    let env = function_env(&prefix, &region, &queues);
+    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
+    let (timers, deliveries, dead_letters) =
+        (&queues.timers, &queues.deliveries, &queues.dead_letters);
     let (server, visitor, moto, data) = (&server, &visitor, &moto, data.as_str());
 
     // --- Escalation at the policy's times: section 1 (Anna) at once, the
@@ -590,7 +425,6 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
     // --- A poison message: reported failed on each receive, then in the
     // --- dead-letter queue.
     timers.send("not a timer", 0).await;
-    let dead_letters = &dead_letters;
     aws.until(
         "the poison message in the dead-letter queue",
         WAIT,
@@ -613,6 +447,90 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
         !logs.contains(&anna.token) && !logs.contains(&visitor.secret),
         "no secret logged"
     );
+}
+
+/// The §16 backoff after the first four failures: the first three are
+/// waited for in the `deliver` invocation, the fourth (8 s) is a wake-up
+/// delayed on the timer queue and passed on by the `alarm` function.
+const BACKOFF: [f64; 4] = [1.0, 2.0, 4.0, 8.0];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_go_out_through_the_webhook_queue_and_the_deliver_function() {
+    if !on_dynamodb() {
+        eprintln!(
+            "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and SQS on moto"
+        );
+        return;
+    }
+    let _serial = webhooks_support::SERIAL.lock().await;
+    let region = region();
+    let server = Server::start(production_options(1).env("ALARM_STEPS", "none"));
+    let prefix = server.table_prefix();
+    let data = format!("{prefix}data");
+    let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
+    moto.enable_stream(&data).await;
+    let queues = Queues::create(&moto, &prefix).await;
+    let env = function_env(&prefix, &region, &queues);
+    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
+
+    // A receiver (Standard Webhooks, from PyPI) that answers 503 four
+    // times, then 200.
+    let receiver = Receiver::start(None);
+    receiver.answers(&[503, 503, 503, 503]).await;
+    endpoint(&server, &receiver, &[]).await;
+    let call = open_notruf(&server, &room(1), "1").await;
+    let receiver = &receiver;
+    aws.until(
+        "the first event delivered at its fifth attempt",
+        Duration::from_secs(30),
+        || async move {
+            let received = receiver.received().await;
+            received
+                .first()
+                .is_some_and(|first| received.iter().any(|d| d.id == first.id && d.status == 200))
+        },
+    )
+    .await;
+    let received = receiver.received().await;
+    let first = &received[0];
+    assert_eq!(first.call_id(), Some(call), "{:?}", first.body);
+    let attempts: Vec<_> = received.iter().filter(|d| d.id == first.id).collect();
+    assert_eq!(
+        attempts.iter().map(|d| d.status).collect::<Vec<_>>(),
+        [503, 503, 503, 503, 200],
+        "the same webhook-id each time"
+    );
+    assert!(
+        attempts.iter().all(|d| d.verified),
+        "every attempt verifies"
+    );
+    for (n, pair) in attempts.windows(2).enumerate() {
+        let interval = pair[1].received_at - pair[0].received_at;
+        eprintln!(
+            "alarms_aws: retry {} after {interval:.2} s (backoff {} s)",
+            n + 1,
+            BACKOFF[n]
+        );
+        assert!(
+            (BACKOFF[n] * 0.8..=BACKOFF[n] + 1.5).contains(&interval),
+            "retry {} after {interval:.2} s, the backoff is {} s",
+            n + 1,
+            BACKOFF[n]
+        );
+    }
+    // The call's later events follow, each delivered.
+    aws.run_for(Duration::from_secs(2)).await;
+    let received = receiver.received().await;
+    let ids: std::collections::BTreeSet<&str> = received.iter().map(|d| d.id.as_str()).collect();
+    for id in &ids {
+        assert!(
+            received
+                .iter()
+                .any(|d| d.id == *id && d.status == 200 && d.verified),
+            "{id} delivered: {received:#?}"
+        );
+    }
+    assert!(aws.webhook_wakes > 0, "woken through the webhook queue");
 }
 
 /// A copy of `binary` in a folder of its own, as a redeploy replaces the

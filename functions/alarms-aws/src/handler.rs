@@ -9,8 +9,11 @@
 //!   read the wakes need that fails (call types, an address, a scope's
 //!   calls) reports that record's `SequenceNumber`, after the messages of
 //!   the records before it were sent: Lambda retries from it. A timer sent
-//!   twice is harmless; a push sent twice replaces itself on the phone.
-//! - **the timer queue** (`aws:sqs`): each message is a [`Timer`], taken
+//!   twice is harmless; a push sent twice replaces itself on the phone. A
+//!   batch with webhook events in the outbox wakes the webhook deliveries.
+//! - **the timer queue** (`aws:sqs`): each message is a [`Timer`] (or a
+//!   webhook wake-up delayed to a retry's time, passed on to the webhook
+//!   queue), taken
 //!   with [`AppState::take_timer`]: due, the alarm is stepped with the
 //!   conditional write (its stream record schedules the next timer); early,
 //!   it is sent on. A message that is no timer, or whose step or sending on
@@ -39,7 +42,7 @@ use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::timer::Timer;
 use nurse_call_core::domain::model::{Call, Scope};
 
-use crate::queues::Queue;
+use crate::queues::{Queue, WEBHOOK_WAKE};
 use crate::wakes::{Wake, calls_in, wakes_of_record};
 
 /// Everything an invocation needs, built once per cold start.
@@ -47,6 +50,7 @@ pub struct AlarmHandler {
     state: AppState,
     timers: Queue,
     deliveries: Queue,
+    webhooks: Queue,
 }
 
 /// What a batch did, for its log line and the tests.
@@ -64,11 +68,12 @@ pub struct Tally {
 }
 
 impl AlarmHandler {
-    pub fn new(state: AppState, timers: Queue, deliveries: Queue) -> Self {
+    pub fn new(state: AppState, timers: Queue, deliveries: Queue, webhooks: Queue) -> Self {
         AlarmHandler {
             state,
             timers,
             deliveries,
+            webhooks,
         }
     }
 
@@ -150,6 +155,7 @@ impl AlarmHandler {
         let calls = calls_in(&records);
         let mut timers = Vec::new();
         let mut pushes = Vec::new();
+        let mut outbox = None;
         let mut retry_from = None;
         for record in &records {
             let sequence = record.change.sequence_number.clone().unwrap_or_default();
@@ -161,6 +167,9 @@ impl AlarmHandler {
                     continue;
                 }
             };
+            if wakes.contains(&Wake::Outbox) && outbox.is_none() {
+                outbox = Some(sequence.clone());
+            }
             match self.messages_of(wakes, &calls, now).await {
                 Ok((more_timers, more_pushes)) => {
                     timers.extend(more_timers);
@@ -176,6 +185,10 @@ impl AlarmHandler {
         let sent = match self.timers.send_timers(&timers).await {
             Ok(()) => self.deliveries.send_pushes(&pushes).await,
             Err(error) => Err(error),
+        };
+        let sent = match (sent, &outbox) {
+            (Ok(()), Some(sequence)) => self.webhooks.send_webhook_wake(sequence).await,
+            (sent, _) => sent,
         };
         if let Err(error) = sent {
             tracing::error!(%error, timers = timers.len(), pushes = pushes.len(), "stream batch not sent on: retried whole");
@@ -295,7 +308,7 @@ impl AlarmHandler {
                     let others = snapshot.open_calls.iter().filter(|other| other.id != call);
                     timers.extend(others.map(|other| now_timer(&scope, other.id, now)));
                 }
-                Wake::Audit { .. } => {}
+                Wake::Audit { .. } | Wake::Outbox => {}
                 Wake::DutyChanged { scope } => {
                     let calls = self
                         .state
@@ -345,6 +358,16 @@ impl AlarmHandler {
     async fn take_one(&self, raw: &Value, now: DateTime<Utc>) -> (String, Taken) {
         let message = SqsMessage::deserialize(raw).unwrap_or_default();
         let id = message.message_id.clone().unwrap_or_default();
+        if message.body.as_deref() == Some(WEBHOOK_WAKE) {
+            // A webhook retry's time: passed on to the webhook queue.
+            return match self.webhooks.send_webhook_wake(&id).await {
+                Ok(()) => (id, Taken::Nothing),
+                Err(error) => {
+                    tracing::warn!(message_id = id, %error, "webhook wake-up not passed on: given again");
+                    (id, Taken::Failed)
+                }
+            };
+        }
         let Some(timer) = message
             .body
             .as_deref()

@@ -8,7 +8,13 @@
 //!   time);
 //! - the **delivery queue**: [`PushJob`]s for the `deliver` function, sent
 //!   at once (a push that comes twice shows the same notification, its
-//!   `Topic` and tag replace it on the phone).
+//!   `Topic` and tag replace it on the phone);
+//! - the **webhook queue**, a FIFO queue of one message group: wake-ups of
+//!   the `deliver` function's webhook dispatcher ([`WEBHOOK_WAKE`]), so
+//!   that one dispatcher runs at a time and keeps each call's events in
+//!   order per endpoint. A FIFO queue has no per-message delay: a wake-up
+//!   for a retry later waits on the timer queue and is passed on from there
+//!   by the `alarm` function.
 
 use aws_config::SdkConfig;
 use aws_sdk_sqs::Client;
@@ -20,6 +26,14 @@ use nurse_call_core::domain::alarm::timer::{MAX_DELAY_SECONDS, Timer};
 /// The queues' URL variables of the stack (CDK sets them).
 pub const TIMER_QUEUE_URL_VAR: &str = "ALARM_TIMER_QUEUE_URL";
 pub const DELIVERY_QUEUE_URL_VAR: &str = "DELIVERY_QUEUE_URL";
+pub const WEBHOOK_QUEUE_URL_VAR: &str = "WEBHOOK_QUEUE_URL";
+
+/// The body of a webhook wake-up, on the webhook queue and, delayed, on the
+/// timer queue.
+pub const WEBHOOK_WAKE: &str = r#"{"webhooks":"wake"}"#;
+
+/// The webhook queue's one message group.
+const WEBHOOK_GROUP: &str = "outbox";
 
 /// Entries of one `SendMessageBatch` (SQS's limit).
 const BATCH_LIMIT: usize = 10;
@@ -60,6 +74,37 @@ impl Queue {
     pub async fn send_pushes(&self, jobs: &[PushJob]) -> Result<(), String> {
         let messages: Vec<(String, u32)> = jobs.iter().map(|job| (to_json(job), 0)).collect();
         self.send(&messages).await
+    }
+
+    /// A webhook wake-up on the (FIFO) webhook queue; `dedup` names what
+    /// caused it (SQS drops a second one of the same name within 5 minutes:
+    /// a stream batch retried wakes once).
+    pub async fn send_webhook_wake(&self, dedup: &str) -> Result<(), String> {
+        self.client
+            .send_message()
+            .queue_url(&self.url)
+            .message_body(WEBHOOK_WAKE)
+            .message_group_id(WEBHOOK_GROUP)
+            .message_deduplication_id(dedup_id(dedup))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|error| {
+                format!(
+                    "webhook queue not reached: {}",
+                    aws_sdk_sqs::error::DisplayErrorContext(&error)
+                )
+            })
+    }
+
+    /// A webhook wake-up on the timer queue, delayed by `delay_seconds`
+    /// (at most the queue's limit): a retry's time.
+    pub async fn send_webhook_wake_later(&self, delay_seconds: u32) -> Result<(), String> {
+        self.send(&[(
+            WEBHOOK_WAKE.to_string(),
+            delay_seconds.min(MAX_DELAY_SECONDS),
+        )])
+        .await
     }
 
     async fn send(&self, messages: &[(String, u32)]) -> Result<(), String> {
@@ -116,4 +161,32 @@ impl Queue {
 
 fn to_json(message: &impl serde::Serialize) -> String {
     serde_json::to_string(message).expect("queue messages serialise")
+}
+
+/// A deduplication id SQS takes (at most 128 of `[A-Za-z0-9_-]` and some
+/// punctuation): the cause's name with anything else replaced.
+fn dedup_id(cause: &str) -> String {
+    cause
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(128)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_sequence_number_or_a_message_id_is_a_deduplication_id() {
+        assert_eq!(dedup_id("4000000000000123456789"), "4000000000000123456789");
+        assert_eq!(dedup_id("a1b2-c3#d4"), "a1b2-c3_d4");
+        assert_eq!(dedup_id(&"x".repeat(300)).len(), 128);
+    }
 }

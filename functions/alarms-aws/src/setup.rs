@@ -11,15 +11,15 @@ use nurse_call_wiring::lambda_state;
 use nurse_call_wiring::warm_up::{WARM_UP_LIMIT, warm_store, warm_up};
 
 use crate::handler::AlarmHandler;
-use crate::queues::{DELIVERY_QUEUE_URL_VAR, Queue, TIMER_QUEUE_URL_VAR};
+use crate::queues::{DELIVERY_QUEUE_URL_VAR, Queue, TIMER_QUEUE_URL_VAR, WEBHOOK_QUEUE_URL_VAR};
 
 /// Points the queue client at moto in tests (as `DYNAMODB_ENDPOINT` does
 /// the store's).
 pub const SQS_ENDPOINT_VAR: &str = "SQS_ENDPOINT";
 
 /// From `SERVICE_MODE` (production when unset, as the other functions),
-/// `SERVICE_TIME_ZONE`, the table variables, `ALARM_TIMER_QUEUE_URL` and
-/// `DELIVERY_QUEUE_URL`.
+/// `SERVICE_TIME_ZONE`, the table variables, `ALARM_TIMER_QUEUE_URL`,
+/// `DELIVERY_QUEUE_URL` and `WEBHOOK_QUEUE_URL`.
 pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
     let settings = Settings::from_env(Mode::Production)?;
     let variable = |name: &str| {
@@ -29,10 +29,9 @@ pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
             .filter(|value| !value.is_empty())
     };
     let required = |name: &str| variable(name).ok_or_else(|| format!("{name} is not set"));
-    let (timer_url, delivery_url) = (
-        required(TIMER_QUEUE_URL_VAR)?,
-        required(DELIVERY_QUEUE_URL_VAR)?,
-    );
+    let timer_url = required(TIMER_QUEUE_URL_VAR)?;
+    let delivery_url = required(DELIVERY_QUEUE_URL_VAR)?;
+    let webhook_url = required(WEBHOOK_QUEUE_URL_VAR)?;
     let dynamodb_endpoint = variable("DYNAMODB_ENDPOINT");
     let sqs_endpoint = variable(SQS_ENDPOINT_VAR);
     let config = sdk_config(dynamodb_endpoint.as_deref(), Timeouts::from_env()).await;
@@ -47,6 +46,7 @@ pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
     );
     let timers = Queue::new(&config, &timer_url, sqs_endpoint.as_deref());
     let deliveries = Queue::new(&config, &delivery_url, sqs_endpoint.as_deref());
+    let webhooks = Queue::new(&config, &webhook_url, sqs_endpoint.as_deref());
     let state = lambda_state(Arc::new(store), settings);
     let warm_queue = timers.clone();
     futures_util::future::join(
@@ -57,5 +57,5 @@ pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
         }),
     )
     .await;
-    Ok(AlarmHandler::new(state, timers, deliveries))
+    Ok(AlarmHandler::new(state, timers, deliveries, webhooks))
 }

@@ -18,7 +18,9 @@
 //! - an audit item inserted: [`Wake::Audit`], the alerts and cancels of
 //!   the alarm write that made it, for the handler to push to the people's
 //!   phones (the audit is written in the same transaction as the alarm, so
-//!   it is the write's outbox of pushes, whichever function wrote it).
+//!   it is the write's outbox of pushes, whichever function wrote it);
+//! - a webhook event put in the outbox: [`Wake::Outbox`], for the handler
+//!   to wake the webhook deliveries.
 //!
 //! Everything else (elements, locks, audit lines, staff, outbox items, an
 //! alarm write that left its time, a removal by TTL) wakes nothing. The
@@ -37,6 +39,7 @@ use nurse_call_core::domain::alarm::timer::{Timer, timer_of_change};
 use nurse_call_core::domain::model::{Call, Scope};
 use nurse_call_dynamodb::alarm_items::{AUDIT_PREFIX, audit_from_item};
 use nurse_call_dynamodb::item::{CALL_SK, Item, alarm_from_item, call_from_item, get_n, get_s};
+use nurse_call_dynamodb::webhook_items::OUTBOX_PK;
 
 /// The prefix of a duty item's partition key (`duty#<scope>`).
 const DUTY_PK_PREFIX: &str = "duty#";
@@ -56,6 +59,8 @@ pub enum Wake {
     },
     /// A duty of the scope changed: its running alarms are looked at now.
     DutyChanged { scope: Scope },
+    /// Webhook events wait in the outbox (DECISIONS §16).
+    Outbox,
     /// An alarm write's audit lines: what it told whom.
     Audit {
         scope: Scope,
@@ -86,6 +91,13 @@ pub fn wakes_of_record(record: &EventRecord, now: DateTime<Utc>) -> Result<Vec<W
             "the record's keys have no string \"pk\" and \"sk\"".into(),
         ));
     };
+    if partition == OUTBOX_PK {
+        return Ok(if operation == "INSERT" {
+            vec![Wake::Outbox]
+        } else {
+            Vec::new()
+        });
+    }
     if partition.starts_with(DUTY_PK_PREFIX) {
         // A REMOVE (a sign-off, a shift's end by TTL) has the old image only.
         let image = match operation {
@@ -360,6 +372,25 @@ mod tests {
         assert_eq!(
             wakes_of_record(&record("REMOVE", Some(&duty), None), t0()).unwrap(),
             expected
+        );
+    }
+
+    #[test]
+    fn a_webhook_event_put_in_the_outbox_wakes_the_deliveries_and_its_removal_does_not() {
+        let event: Item = [
+            ("pk", "webhook#outbox"),
+            ("sk", "2026-01-05T09:00:00.000000000Z#1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), s(v)))
+        .collect();
+        assert_eq!(
+            wakes_of_record(&record("INSERT", None, Some(&event)), t0()).unwrap(),
+            [Wake::Outbox]
+        );
+        assert_eq!(
+            wakes_of_record(&record("REMOVE", Some(&event), None), t0()).unwrap(),
+            []
         );
     }
 

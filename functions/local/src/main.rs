@@ -103,11 +103,13 @@ struct Args {
           value_parser = config::parse_vapid_subject)]
     vapid_subject: String,
 
-    /// Who steps the alarms (DECISIONS §14): `in-process`, this server (its
-    /// timers and the looks after each write); `none`, another process on
-    /// the same DynamoDB tables: the AWS path's `alarm` function, woken by
-    /// the table's stream and its timer queue (the end-to-end test on moto
-    /// runs the server so, DECISIONS §17).
+    /// Who steps the alarms and delivers their pushes and webhook events
+    /// (DECISIONS §14–§16): `in-process`, this server (its timers, the
+    /// looks after each write, its push sender and webhook dispatcher);
+    /// `none`, other processes on the same DynamoDB tables: the AWS path's
+    /// `alarm` and `deliver` functions, woken by the table's stream and
+    /// their queues (the end-to-end test on moto runs the server so,
+    /// DECISIONS §17).
     #[arg(long, env = "ALARM_STEPS", default_value = "in-process",
           value_parser = ["in-process", "none"])]
     alarm_steps: String,
@@ -199,8 +201,12 @@ async fn run(args: Args) -> Result<(), String> {
         // due while the server was down (DECISIONS §14).
         tokio::spawn(timers::run(state.clone()));
     }
-    webhooks::start(dispatcher, webhook_store)
-        .map_err(|e| format!("cannot start the webhook deliveries: {e}"))?;
+    if args.alarm_steps == "none" {
+        tracing::warn!("webhook events are delivered by another process (ALARM_STEPS=none)");
+    } else {
+        webhooks::start(dispatcher, webhook_store)
+            .map_err(|e| format!("cannot start the webhook deliveries: {e}"))?;
+    }
 
     let limits = Limits {
         header_timeout: args.header_timeout_seconds,

@@ -1,6 +1,7 @@
 //! The local server's webhook deliveries (DECISIONS §16): the dispatcher of
-//! core (`app::webhooks`) asked every [`POLL`] for what may go, and an HTTP
-//! client that sends one attempt within the 5 s of the schedule.
+//! core (`app::webhooks`) asked every [`POLL`] for what may go, sending with
+//! the HTTP client the AWS `deliver` function uses too
+//! ([`HttpSender`], `nurse_call_push::webhook_sender`).
 //!
 //! Deliveries run on a thread of their own at the lowest CPU priority
 //! ([`start`]): when requests keep both cores busy, they come first and the
@@ -13,12 +14,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use nurse_call_core::app::webhooks::{Dispatcher, Sender};
-use nurse_call_core::domain::webhooks::Outcome;
-use nurse_call_core::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
+use nurse_call_core::app::webhooks::Dispatcher;
 use nurse_call_core::domain::wire_time;
 use nurse_call_core::store::webhooks::WebhookStore;
+pub use nurse_call_push::webhook_sender::HttpSender;
 
 /// How often the outbox is read.
 pub const POLL: Duration = Duration::from_millis(250);
@@ -28,49 +27,6 @@ pub const CONCURRENCY: usize = 32;
 
 /// How long the delivery log keeps an attempt.
 pub const LOG_KEPT_DAYS: i64 = 30;
-
-/// Sends with reqwest: rustls with the system's root certificates (a
-/// home's own CA, installed on the machine, is trusted as the admin
-/// expects), no redirects (a redirect is an answer, not a delivery), the
-/// schedule's timeout for the whole attempt.
-pub struct HttpSender {
-    client: reqwest::Client,
-}
-
-impl HttpSender {
-    pub fn new() -> Result<Self, String> {
-        let client = reqwest::Client::builder()
-            .timeout(ATTEMPT_TIMEOUT)
-            .connect_timeout(ATTEMPT_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("nurse-call-webhooks/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("webhook client: {e}"))?;
-        Ok(HttpSender { client })
-    }
-}
-
-#[async_trait]
-impl Sender for HttpSender {
-    async fn send(&self, url: &str, headers: Vec<(&'static str, String)>, body: String) -> Outcome {
-        let mut request = self
-            .client
-            .post(url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json");
-        for (name, value) in headers {
-            request = request.header(name, value);
-        }
-        match request.body(body).send().await {
-            Ok(response) => Outcome::Status(response.status().as_u16()),
-            Err(error) if error.is_timeout() => Outcome::TimedOut,
-            Err(error) => {
-                // The URL is the admin's (no credentials: `check_url`).
-                tracing::debug!(%error, "webhook attempt found no receiver");
-                Outcome::NetworkError
-            }
-        }
-    }
-}
 
 /// How often memory is asked whether a retry has come due.
 const RETRY_CHECK: Duration = Duration::from_millis(20);

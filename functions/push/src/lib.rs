@@ -12,7 +12,9 @@
 //!   waiting (`PushSink`), keeps each person's pushes about a call in order,
 //!   retries and removes gone subscriptions;
 //! - [`delivery_queue`]: the same Pusher behind the AWS `deliver`
-//!   function, fed by the delivery queue (DECISIONS §17).
+//!   function, fed by the delivery queue (DECISIONS §17);
+//! - [`webhook_sender`]: the webhooks' HTTP client (DECISIONS §16), which
+//!   the local server's dispatcher and the `deliver` function share.
 //!
 //! The jobs come from `nurse_call_core::app::push` after a step is written;
 //! the subscriptions and the key pair from the store
@@ -22,5 +24,6 @@ pub mod delivery_queue;
 pub mod keys;
 pub mod queue;
 pub mod request;
+pub mod webhook_sender;
 
 pub use queue::Pusher;

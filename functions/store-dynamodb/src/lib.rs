@@ -46,7 +46,7 @@ mod staff;
 pub mod tables;
 mod transaction;
 mod webhook_gate;
-mod webhook_items;
+pub mod webhook_items;
 mod webhooks;
 
 pub use webhook_gate::SEEN_WITHIN as WEBHOOK_ENDPOINTS_SEEN_WITHIN;

@@ -389,6 +389,32 @@ impl Dispatcher {
             .any(|d| !d.finished && !d.in_flight && d.not_before.is_some_and(|at| at <= now))
     }
 
+    /// Whether an attempt is on its way: a caller that must not end before
+    /// its attempts (a Lambda invocation) waits for this to turn false.
+    pub fn in_flight(&self) -> bool {
+        let memory = self.memory.lock().expect("dispatcher memory");
+        memory.deliveries.values().any(|d| d.in_flight)
+    }
+
+    /// Whether attempts made are not yet in the delivery log (the next
+    /// round writes them first).
+    pub fn has_unlogged(&self) -> bool {
+        let memory = self.memory.lock().expect("dispatcher memory");
+        !memory.unlogged.is_empty() || !memory.unfinished.is_empty()
+    }
+
+    /// When the earliest retry waiting in memory falls due, if any: where
+    /// nothing polls (AWS), the caller schedules a wake-up for then.
+    pub fn next_retry(&self) -> Option<DateTime<Utc>> {
+        let memory = self.memory.lock().expect("dispatcher memory");
+        memory
+            .deliveries
+            .values()
+            .filter(|d| !d.finished && !d.in_flight)
+            .filter_map(|d| d.not_before)
+            .min()
+    }
+
     /// One attempt: signed, sent, logged; the endpoint's health kept.
     async fn attempt(&self, job: Job) {
         let Job {

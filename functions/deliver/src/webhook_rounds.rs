@@ -1,0 +1,105 @@
+//! The webhook dispatcher where nothing polls (DECISIONS §16, §17): the
+//! local server's dispatcher (`nurse_call_core::app::webhooks`) run in
+//! rounds while an invocation lasts, woken by the webhook queue (a FIFO
+//! queue of one message group: one dispatcher at a time, so each call's
+//! events keep their order per endpoint).
+//!
+//! An invocation runs rounds until no attempt is on its way and every
+//! attempt made is in the delivery log; a retry due within
+//! [`WAIT_IN_INVOCATION`] is waited for, a later one gets a wake-up on the
+//! timer queue delayed to its time (the `alarm` function passes it on to
+//! the webhook queue). The dispatcher's memory (each delivery's attempts)
+//! lives as long as the function's environment and is rebuilt from the
+//! outbox and the delivery log after a cold start, as after a restart of
+//! the local server: at least once, the same `webhook-id`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+
+use nurse_call_alarms_aws::queues::Queue;
+use nurse_call_core::app::webhooks::Dispatcher;
+
+/// A retry due within this is waited for in the invocation (the backoff's
+/// first steps: 1, 2, 4 s); a later one is woken by the timer queue.
+pub const WAIT_IN_INVOCATION: Duration = Duration::from_secs(5);
+
+/// Time kept back before the invocation's deadline: a round and its
+/// attempts (5 s each at most) end before it.
+const DEADLINE_MARGIN: Duration = Duration::from_secs(8);
+
+/// Rounds of one invocation at most (a store that keeps refusing the
+/// delivery log must not spin it).
+const MAX_ROUNDS: usize = 200;
+
+/// When the store cannot be read: the next try.
+const AFTER_A_FAILED_ROUND_SECONDS: u32 = 5;
+
+pub struct WebhookRounds {
+    dispatcher: Arc<Dispatcher>,
+    timers: Queue,
+}
+
+impl WebhookRounds {
+    pub fn new(dispatcher: Arc<Dispatcher>, timers: Queue) -> Self {
+        WebhookRounds { dispatcher, timers }
+    }
+
+    /// Rounds until the deliveries rest, within `deadline`.
+    pub async fn run(&self, deadline: Instant) {
+        let stop = deadline.checked_sub(DEADLINE_MARGIN).unwrap_or(deadline);
+        let mut attempts = 0;
+        for _ in 0..MAX_ROUNDS {
+            match self.dispatcher.round(Utc::now()).await {
+                Ok(started) => attempts += started,
+                Err(error) => {
+                    tracing::warn!(%error, "webhook outbox not read: tried again in 5 s");
+                    self.wake_later(AFTER_A_FAILED_ROUND_SECONDS).await;
+                    return;
+                }
+            }
+            while self.dispatcher.in_flight() {
+                if Instant::now() >= stop {
+                    tracing::warn!(
+                        "webhook attempts still on their way at the invocation's end: woken again"
+                    );
+                    self.wake_later(1).await;
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            if self.dispatcher.has_unlogged() {
+                // The next round writes them first.
+                continue;
+            }
+            let Some(at) = self.dispatcher.next_retry() else {
+                tracing::info!(attempts, "webhook deliveries at rest");
+                return;
+            };
+            let wait = (at - Utc::now()).to_std().unwrap_or_default();
+            if wait <= WAIT_IN_INVOCATION && Instant::now() + wait < stop {
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            let seconds = u32::try_from(wait.as_millis().div_ceil(1000)).unwrap_or(u32::MAX);
+            tracing::info!(
+                attempts,
+                retry_in_s = seconds,
+                "webhook deliveries wait for a retry"
+            );
+            self.wake_later(seconds.max(1)).await;
+            return;
+        }
+        tracing::warn!(attempts, "webhook rounds at their limit: woken again");
+        self.wake_later(1).await;
+    }
+
+    /// A wake-up in `seconds` (a retry's time); loudly when it cannot be
+    /// sent: the events wait in the outbox until the next one comes.
+    async fn wake_later(&self, seconds: u32) {
+        if let Err(error) = self.timers.send_webhook_wake_later(seconds).await {
+            tracing::error!(%error, "webhook wake-up not scheduled: waiting events go with the next event's");
+        }
+    }
+}

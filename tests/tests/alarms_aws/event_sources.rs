@@ -1,0 +1,245 @@
+//! The AWS side of the alarm tests on moto: the stack's queues (with a
+//! shorter visibility and fewer receives than the stack's, so that a
+//! poison message lands in its dead-letter queue in seconds), the
+//! functions' environment, and the event source mappings of the `alarm`
+//! and `deliver` functions: the data table's stream and the timer queue to
+//! `alarm`, the delivery and webhook queues to `deliver`, polled in turns,
+//! messages deleted unless reported failed, as Lambda does.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use blackbox_tests::*;
+
+use crate::alarms_aws::queues::Queue;
+use crate::live_aws::moto_api::{Moto, StreamReader};
+use crate::live_aws::runtime_api::Function;
+
+/// The stack's queues on moto.
+pub struct Queues<'a> {
+    pub timers: Queue<'a>,
+    pub dead_letters: Queue<'a>,
+    pub deliveries: Queue<'a>,
+    /// FIFO, one message group: the webhook dispatcher's wake-ups.
+    pub webhooks: Queue<'a>,
+}
+
+impl<'a> Queues<'a> {
+    pub async fn create(moto: &'a Moto, prefix: &str) -> Queues<'a> {
+        let dead_letters =
+            Queue::create(moto, &format!("{prefix}alarm-timers-dlq"), json!({})).await;
+        let redrive = json!({"deadLetterTargetArn": dead_letters.arn, "maxReceiveCount": 2});
+        let timers = Queue::create(
+            moto,
+            &format!("{prefix}alarm-timers"),
+            json!({"VisibilityTimeout": "1", "RedrivePolicy": redrive.to_string()}),
+        )
+        .await;
+        let deliveries = Queue::create(moto, &format!("{prefix}deliveries"), json!({})).await;
+        let webhooks = Queue::create(
+            moto,
+            &format!("{prefix}webhooks.fifo"),
+            json!({"FifoQueue": "true"}),
+        )
+        .await;
+        Queues {
+            timers,
+            dead_letters,
+            deliveries,
+            webhooks,
+        }
+    }
+}
+
+pub fn region() -> String {
+    ["AWS_REGION", "AWS_DEFAULT_REGION"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
+        .unwrap_or_else(|| "eu-central-1".to_string())
+}
+
+/// The stack's environment of the alarm and deliver functions, on moto.
+pub fn function_env(prefix: &str, region: &str, queues: &Queues<'_>) -> Vec<(String, String)> {
+    let moto = store_conformance::moto::endpoint();
+    [
+        ("SERVICE_MODE", "sandbox".to_string()),
+        ("SERVICE_TIME_ZONE", "Europe/Berlin".to_string()),
+        ("CALL_TYPES_TABLE", format!("{prefix}call-types")),
+        ("CONSUMERS_TABLE", format!("{prefix}consumers")),
+        ("DATA_TABLE", format!("{prefix}data")),
+        ("ALARM_TIMER_QUEUE_URL", queues.timers.url.clone()),
+        ("DELIVERY_QUEUE_URL", queues.deliveries.url.clone()),
+        ("WEBHOOK_QUEUE_URL", queues.webhooks.url.clone()),
+        ("DYNAMODB_ENDPOINT", moto.clone()),
+        ("SQS_ENDPOINT", moto),
+        // moto answers one request at a time: slower than DynamoDB.
+        ("DYNAMODB_ATTEMPT_TIMEOUT_MS", "10000".to_string()),
+        ("DYNAMODB_OPERATION_TIMEOUT_MS", "30000".to_string()),
+        ("AWS_REGION", region.to_string()),
+        ("AWS_DEFAULT_REGION", region.to_string()),
+        ("RUST_LOG", "info".to_string()),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_string(), value))
+    .collect()
+}
+
+/// The event source mappings of the two functions: the stream and the
+/// timer queue to the alarm function, the delivery queue to the deliver
+/// function, polled in turns.
+pub struct EventSources<'a> {
+    stream: StreamReader<'a>,
+    queues: &'a Queues<'a>,
+    pub alarm: Function,
+    pub deliver: Function,
+    /// Every timer message handed over, in order.
+    pub taken: Vec<Value>,
+    /// Bodies of the messages the function reported failed.
+    pub failed: Vec<String>,
+    /// Stream records handed over.
+    pub records: usize,
+    /// Push jobs handed over.
+    pub push_jobs: usize,
+    /// Webhook wake-ups handed over.
+    pub webhook_wakes: usize,
+}
+
+impl<'a> EventSources<'a> {
+    /// The two functions started with `env`, the stream read from now on.
+    pub async fn start(
+        moto: &'a Moto,
+        data_table: &str,
+        queues: &'a Queues<'a>,
+        env: &[(String, String)],
+    ) -> EventSources<'a> {
+        let alarm = Function::start("alarm", &workspace_binary("alarm"), env).await;
+        let deliver = Function::start("deliver", &workspace_binary("deliver"), env).await;
+        EventSources {
+            stream: StreamReader::latest(moto, data_table).await,
+            queues,
+            alarm,
+            deliver,
+            taken: Vec::new(),
+            failed: Vec::new(),
+            records: 0,
+            push_jobs: 0,
+            webhook_wakes: 0,
+        }
+    }
+
+    /// One poll of each source; what it found goes to the function.
+    pub async fn round(&mut self) {
+        let event = self.stream.next_event().await;
+        let records = event["Records"].as_array().map_or(0, Vec::len);
+        if records > 0 {
+            self.records += records;
+            let answer = self.alarm.invoke(event).await;
+            assert_eq!(
+                answer,
+                json!({"batchItemFailures": []}),
+                "the stream's records are all scheduled"
+            );
+        }
+        let pushes = self.queues.deliveries.receive().await;
+        self.push_jobs += pushes.len();
+        if !pushes.is_empty() {
+            let answer = self
+                .deliver
+                .invoke(self.queues.deliveries.lambda_event(&pushes))
+                .await;
+            assert_eq!(
+                answer,
+                json!({"batchItemFailures": []}),
+                "every push job sent"
+            );
+            for message in &pushes {
+                let receipt = message["ReceiptHandle"].as_str().expect("a receipt");
+                self.queues.deliveries.delete(receipt).await;
+            }
+        }
+        let wakes = self.queues.webhooks.receive().await;
+        self.webhook_wakes += wakes.len();
+        if !wakes.is_empty() {
+            let answer = self
+                .deliver
+                .invoke(self.queues.webhooks.lambda_event(&wakes))
+                .await;
+            assert_eq!(
+                answer,
+                json!({"batchItemFailures": []}),
+                "the webhook rounds ran"
+            );
+            for message in &wakes {
+                let receipt = message["ReceiptHandle"].as_str().expect("a receipt");
+                self.queues.webhooks.delete(receipt).await;
+            }
+        }
+        let messages = self.queues.timers.receive().await;
+        if messages.is_empty() {
+            return;
+        }
+        let answer = self
+            .alarm
+            .invoke(self.queues.timers.lambda_event(&messages))
+            .await;
+        let failed: HashSet<String> = answer["batchItemFailures"]
+            .as_array()
+            .expect("a partial batch response")
+            .iter()
+            .map(|failure| failure["itemIdentifier"].as_str().unwrap().to_string())
+            .collect();
+        for message in messages {
+            let body = message["Body"].as_str().unwrap_or_default().to_string();
+            if failed.contains(message["MessageId"].as_str().unwrap_or_default()) {
+                self.failed.push(body.clone());
+            } else {
+                self.queues
+                    .timers
+                    .delete(message["ReceiptHandle"].as_str().expect("a receipt"))
+                    .await;
+            }
+            self.taken
+                .push(serde_json::from_str(&body).unwrap_or(Value::String(body)));
+        }
+    }
+
+    /// Polls until `check` holds; panics after `within`.
+    pub async fn until<F, Fut>(&mut self, what: &str, within: Duration, mut check: F)
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = bool>,
+    {
+        let deadline = Instant::now() + within;
+        loop {
+            self.round().await;
+            if check().await {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}: not within {within:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Polls until `count` timer messages were handed over in all.
+    pub async fn until_taken(&mut self, count: usize, within: Duration) {
+        let deadline = Instant::now() + within;
+        while self.taken.len() < count {
+            assert!(
+                Instant::now() < deadline,
+                "{count} timers not taken within {within:?}"
+            );
+            self.round().await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Polls for `duration`.
+    pub async fn run_for(&mut self, duration: Duration) {
+        let end = Instant::now() + duration;
+        while Instant::now() < end {
+            self.round().await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
