@@ -22,18 +22,12 @@ pub const SQS_ENDPOINT_VAR: &str = "SQS_ENDPOINT";
 /// `DELIVERY_QUEUE_URL` and `WEBHOOK_QUEUE_URL`.
 pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
     let settings = Settings::from_env(Mode::Production)?;
-    let variable = |name: &str| {
-        std::env::var(name)
-            .ok()
-            .map(|value| value.trim().to_string())
-            .filter(|value| !value.is_empty())
-    };
-    let required = |name: &str| variable(name).ok_or_else(|| format!("{name} is not set"));
+    let required = |name: &str| env_var(name).ok_or_else(|| format!("{name} is not set"));
     let timer_url = required(TIMER_QUEUE_URL_VAR)?;
     let delivery_url = required(DELIVERY_QUEUE_URL_VAR)?;
     let webhook_url = required(WEBHOOK_QUEUE_URL_VAR)?;
-    let dynamodb_endpoint = variable("DYNAMODB_ENDPOINT");
-    let sqs_endpoint = variable(SQS_ENDPOINT_VAR);
+    let dynamodb_endpoint = env_var("DYNAMODB_ENDPOINT");
+    let sqs_endpoint = env_var(SQS_ENDPOINT_VAR);
     let config = sdk_config(dynamodb_endpoint.as_deref(), Timeouts::from_env()).await;
     let store = DynamoStore::from_sdk_config(&config, TableNames::from_env())
         .with_call_retention(settings.call_retention);
@@ -58,4 +52,12 @@ pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
     )
     .await;
     Ok(AlarmHandler::new(state, timers, deliveries, webhooks))
+}
+
+/// The environment variable `name`, trimmed; `None` when unset or blank.
+pub fn env_var(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .map(|value| value.trim().to_string())
+        .filter(|value| !value.is_empty())
 }

@@ -16,7 +16,7 @@ use lambda_runtime::{LambdaEvent, service_fn};
 use serde_json::{Value, json};
 
 use nurse_call_alarms_aws::queues::{Queue, TIMER_QUEUE_URL_VAR, WEBHOOK_WAKE};
-use nurse_call_alarms_aws::setup::SQS_ENDPOINT_VAR;
+use nurse_call_alarms_aws::setup::{SQS_ENDPOINT_VAR, env_var};
 use nurse_call_core::app::webhooks::Dispatcher;
 use nurse_call_core::{Mode, Settings, logging};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
@@ -93,15 +93,9 @@ fn deadline_of(deadline_ms: u64) -> Instant {
 /// `SQS_ENDPOINT` point it at moto in tests.
 async fn deliver_from_env() -> Result<Deliver, String> {
     let settings = Settings::from_env(Mode::Production)?;
-    let variable = |name: &str| {
-        std::env::var(name)
-            .ok()
-            .map(|value| value.trim().to_string())
-            .filter(|value| !value.is_empty())
-    };
-    let endpoint = variable("DYNAMODB_ENDPOINT");
+    let endpoint = env_var("DYNAMODB_ENDPOINT");
     let timer_url =
-        variable(TIMER_QUEUE_URL_VAR).ok_or_else(|| format!("{TIMER_QUEUE_URL_VAR} is not set"))?;
+        env_var(TIMER_QUEUE_URL_VAR).ok_or_else(|| format!("{TIMER_QUEUE_URL_VAR} is not set"))?;
     let config = sdk_config(endpoint.as_deref(), Timeouts::from_env()).await;
     let store = Arc::new(DynamoStore::from_sdk_config(
         &config,
@@ -120,7 +114,7 @@ async fn deliver_from_env() -> Result<Deliver, String> {
         WEBHOOK_CONCURRENCY,
         settings.supervision,
     );
-    let timers = Queue::new(&config, &timer_url, variable(SQS_ENDPOINT_VAR).as_deref());
+    let timers = Queue::new(&config, &timer_url, env_var(SQS_ENDPOINT_VAR).as_deref());
     Ok(Deliver {
         pushes: DeliveryHandler::new(pusher, store),
         webhooks: WebhookRounds::new(dispatcher, timers),

@@ -141,40 +141,18 @@ impl<'a> EventSources<'a> {
                 "the stream's records are all scheduled"
             );
         }
-        let pushes = self.queues.deliveries.receive().await;
-        self.push_jobs += pushes.len();
-        if !pushes.is_empty() {
-            let answer = self
-                .deliver
-                .invoke(self.queues.deliveries.lambda_event(&pushes))
-                .await;
-            assert_eq!(
-                answer,
-                json!({"batchItemFailures": []}),
-                "every push job sent"
-            );
-            for message in &pushes {
-                let receipt = message["ReceiptHandle"].as_str().expect("a receipt");
-                self.queues.deliveries.delete(receipt).await;
-            }
-        }
-        let wakes = self.queues.webhooks.receive().await;
-        self.webhook_wakes += wakes.len();
-        if !wakes.is_empty() {
-            let answer = self
-                .deliver
-                .invoke(self.queues.webhooks.lambda_event(&wakes))
-                .await;
-            assert_eq!(
-                answer,
-                json!({"batchItemFailures": []}),
-                "the webhook rounds ran"
-            );
-            for message in &wakes {
-                let receipt = message["ReceiptHandle"].as_str().expect("a receipt");
-                self.queues.webhooks.delete(receipt).await;
-            }
-        }
+        self.push_jobs += hand_over(
+            &self.queues.deliveries,
+            &mut self.deliver,
+            "every push job sent",
+        )
+        .await;
+        self.webhook_wakes += hand_over(
+            &self.queues.webhooks,
+            &mut self.deliver,
+            "the webhook rounds ran",
+        )
+        .await;
         let messages = self.queues.timers.receive().await;
         if messages.is_empty() {
             return;
@@ -242,4 +220,22 @@ impl<'a> EventSources<'a> {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// What `queue` has now to `function`, as Lambda's mapping hands it over,
+/// asserting that nothing is reported failed (so each message is deleted);
+/// how many messages there were.
+async fn hand_over(queue: &Queue<'_>, function: &mut Function, what: &str) -> usize {
+    let messages = queue.receive().await;
+    if messages.is_empty() {
+        return 0;
+    }
+    let answer = function.invoke(queue.lambda_event(&messages)).await;
+    assert_eq!(answer, json!({"batchItemFailures": []}), "{what}");
+    for message in &messages {
+        queue
+            .delete(message["ReceiptHandle"].as_str().expect("a receipt"))
+            .await;
+    }
+    messages.len()
 }
