@@ -16,6 +16,10 @@
  *                                     │ └ failed stream batches ─▶ SQS queue (alarmed)
  *                                     └ an audit's alerts and cancels ─▶ delivery queue ─▶ deliver (infra/lib/deliveries.ts)
  *
+ * A stream record the function cannot read is skipped, neither retried nor
+ * reported to the failure queue: its error line is counted by a metric
+ * filter and alarmed ({@link UNREADABLE_RECORD_MESSAGES}).
+ *
  * The stack creates the function like every other one (runtime, logs, its
  * environment with ALARM_TIMER_QUEUE_URL and DELIVERY_QUEUE_URL:
  * infra/lib/functions.ts; least privilege: infra/lib/access.ts) and hands it
@@ -27,6 +31,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
@@ -75,6 +80,35 @@ export const TIMER_MAX_RECEIVES = 5;
  * as it becomes visible.
  */
 export const TIMER_AGE_ALARM_SECONDS = 960;
+
+/**
+ * The error lines of the alarm function (functions/alarms-aws/src/handler.rs;
+ * JSON logs, `message` a field of each line) that mean an alarm may not
+ * escalate or be pushed with nothing else to say so: a stream record that
+ * could not be read (`unreadable stream record skipped`), or whose call,
+ * duty or audit item could not be read (`unreadable stream record skipped:
+ * its alarm gets nothing from it`), is skipped for good. The batch succeeds
+ * without it, so Lambda neither retries it nor reports it to the stream
+ * failure queue: the call it changed may get no timer (no escalation) and
+ * the audit's alerts and cancels no push job. The lines name the record
+ * (its index in the batch, or its sequence number), never its data.
+ *
+ * The handler's other error lines are left out, each alarmed already or
+ * harmless to an alarm: `stream batch not sent on: retried whole` (Lambda
+ * retries the batch; once the retries or 5 minutes are spent its record
+ * goes to the stream failure queue, `alarm-stream-failures`); `a timer
+ * message that is no timer: left to the dead-letter queue` (there after
+ * {@link TIMER_MAX_RECEIVES} receives, `alarm-timers-dlq`); `neither a
+ * stream nor a timer queue event: ignored` (the function is invoked by its
+ * two mappings only: such an event carries no alarm).
+ */
+export const UNREADABLE_RECORD_MESSAGES = [
+  'unreadable stream record skipped',
+  'unreadable stream record skipped: its alarm gets nothing from it',
+] as const;
+
+/** The metric the unreadable-record lines of the alarm function's log group count into. */
+export const UNREADABLE_RECORD_METRIC = 'AlarmRecordsUnreadable';
 
 export interface AlarmTimersProps {
   /** The installation's name: `nurse-call-<installation>-alarm-…` queues and alarms. */
@@ -150,7 +184,8 @@ export class AlarmTimers extends Construct {
   /**
    * Subscribes `fn` to its two event sources, for latency (no batching
    * window on either: an open's first timer goes out at once, a due timer
-   * steps at once), and returns the alarms of the three queues.
+   * steps at once), and returns the alarms of the three queues and of the
+   * unreadable stream records.
    *
    * - The data table's stream, the records of {@link ALARM_FILTERS}, up to
    *   100 a batch. A record that fails is retried by itself (partial batch
@@ -161,6 +196,10 @@ export class AlarmTimers extends Construct {
    * - The timer queue, up to 10 timers a batch; a timer that fails is
    *   reported alone (partial batch response) and given again after the
    *   visibility timeout, until the dead-letter queue takes it.
+   *
+   * Besides, a metric filter on the function's log group counts its
+   * {@link UNREADABLE_RECORD_MESSAGES}, and an alarm fires on one such line
+   * within five minutes.
    */
   subscribe(fn: lambda.Function, data: dynamodb.ITable): cloudwatch.Alarm[] {
     // The destination without CDK's SqsDlq, which would also grant
@@ -194,7 +233,30 @@ export class AlarmTimers extends Construct {
 
     const period = Duration.minutes(5);
     const name = (suffix: string) => `nurse-call-${this.installation}-${suffix}`;
+    const namespace = `NurseCall/${this.installation}`;
+    new logs.MetricFilter(this, 'UnreadableRecordsFilter', {
+      logGroup: fn.logGroup,
+      filterPattern: logs.FilterPattern.any(
+        ...UNREADABLE_RECORD_MESSAGES.map((message) => logs.FilterPattern.stringValue('$.message', '=', message)),
+      ),
+      metricNamespace: namespace,
+      metricName: UNREADABLE_RECORD_METRIC,
+      metricValue: '1',
+    });
+    const unreadable = new cloudwatch.Metric({ namespace, metricName: UNREADABLE_RECORD_METRIC, statistic: 'Sum', period });
     return [
+      unreadable.createAlarm(this, 'UnreadableRecordsAlarm', {
+        alarmName: name('alarm-records-unreadable'),
+        alarmDescription:
+          'The alarm function skipped a stream record it could not read (not retried, not in the stream failure queue): ' +
+          'the call it changed may have got no timer, so its alarm may not escalate (the due index by_due still lists it), ' +
+          "and an audit's alerts and cancels may not have been pushed to the phones; " +
+          "see the alarm function's log for the record (index or sequence number)",
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
       this.streamFailures
         .metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' })
         .createAlarm(this, 'StreamFailuresAlarm', {

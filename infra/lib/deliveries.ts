@@ -12,6 +12,9 @@
  *                                                 │
  *                                                 └ unreadable 3 times ─▶ dead-letter queue (alarmed)
  *
+ * A push the function gives up on is an error line of its log, which a
+ * metric filter counts and an alarm reports ({@link NOT_DELIVERED_MESSAGES}).
+ *
  * The stack creates the function like every other one (runtime, logs, its
  * environment with VAPID_SUBJECT: infra/lib/functions.ts; least privilege:
  * infra/lib/access.ts) and hands it to {@link Deliveries.subscribe}.
@@ -21,6 +24,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
@@ -53,6 +57,32 @@ export const DELIVERY_MAX_RECEIVES = 3;
  * TTL.
  */
 export const DELIVERY_AGE_ALARM_SECONDS = PUSH_TTL_SECONDS;
+
+/**
+ * The error lines of the deliver function (functions/push/src/queue.rs and
+ * delivery_queue.rs; JSON logs, `message` a field of each line) that say a
+ * push to a person's phone was not delivered: its retries were spent, the
+ * push service refused it, or it could not be encrypted or signed (`push
+ * not delivered`); it was older than its TTL when taken (`push not
+ * delivered: older than its TTL when taken`); the VAPID key pair could not
+ * be read (`push not sent`); the person's subscriptions could not be read
+ * (`push not sent: the subscriptions could not be read`). Each line names
+ * the person (`staff_id`), the call (`call_id`) and, once it was tried, the
+ * push service's host (`push_service`).
+ *
+ * The crate's one other error line, `a delivery message that is no push
+ * job: left to the dead-letter queue`, is not counted: that job ends in the
+ * dead-letter queue, whose alarm (`deliveries-dlq`) already fires.
+ */
+export const NOT_DELIVERED_MESSAGES = [
+  'push not delivered',
+  'push not delivered: older than its TTL when taken',
+  'push not sent',
+  'push not sent: the subscriptions could not be read',
+] as const;
+
+/** The metric the not-delivered lines of the deliver function's log group count into. */
+export const NOT_DELIVERED_METRIC = 'PushesNotDelivered';
 
 export interface DeliveriesProps {
   /** The installation's name: `nurse-call-<installation>-deliveries…` queues and alarms. */
@@ -117,7 +147,9 @@ export class Deliveries extends Construct {
    * after the visibility timeout, until the dead-letter queue takes it.
    * Receiving, deleting and the queue's attributes (and, in production,
    * decrypting with the key) are granted by the event source. Returns the
-   * two alarms of the queues.
+   * two alarms of the queues and the alarm on the function's
+   * {@link NOT_DELIVERED_MESSAGES}: a metric filter on its log group counts
+   * them, one such line within five minutes raises it.
    */
   subscribe(fn: lambda.Function): cloudwatch.Alarm[] {
     fn.addEventSource(
@@ -130,7 +162,30 @@ export class Deliveries extends Construct {
 
     const period = Duration.minutes(5);
     const name = (suffix: string) => `nurse-call-${this.installation}-${suffix}`;
+    const namespace = `NurseCall/${this.installation}`;
+    new logs.MetricFilter(this, 'NotDeliveredFilter', {
+      logGroup: fn.logGroup,
+      filterPattern: logs.FilterPattern.any(
+        ...NOT_DELIVERED_MESSAGES.map((message) => logs.FilterPattern.stringValue('$.message', '=', message)),
+      ),
+      metricNamespace: namespace,
+      metricName: NOT_DELIVERED_METRIC,
+      metricValue: '1',
+    });
+    const notDelivered = new cloudwatch.Metric({ namespace, metricName: NOT_DELIVERED_METRIC, statistic: 'Sum', period });
     return [
+      notDelivered.createAlarm(this, 'NotDeliveredAlarm', {
+        alarmName: name('pushes-not-delivered'),
+        alarmDescription:
+          'A push to a phone was not delivered (retries spent, refused by the push service, not encrypted or signed, ' +
+          'older than its TTL when taken, or the VAPID key or the subscriptions not read): a phone may have missed an alert or a cancel; ' +
+          'the alert still rang on open staff pages, on displays and through alarm servers; ' +
+          "see the deliver function's log for person (staff_id), call (call_id) and push service host (push_service)",
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
       this.deadLetters
         .metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' })
         .createAlarm(this, 'DeliveryDeadLettersAlarm', {

@@ -4,9 +4,11 @@
  * event source mappings (the data table's stream, filtered to calls,
  * duties and audit items inserted; the timer queue), its environment and
  * exact permissions (with the delivery queue of deliveries.test.ts), the
- * queues' alarms, and what the Rust side must name the same way (the queue
- * variables, the keys the filter reads, the longest delay). Offline, on the
- * synthesized templates of both modes.
+ * queues' alarms, the alarm on stream records skipped unread (a metric filter
+ * on the function's log), and what the Rust side must name the same way (the
+ * queue variables, the keys the filter reads, the longest delay, the error
+ * lines the metric filter matches). Offline, on the synthesized templates
+ * of both modes.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -15,6 +17,7 @@ import { describe, it } from 'node:test';
 
 import { Template } from 'aws-cdk-lib/assertions';
 
+import { UNREADABLE_RECORD_MESSAGES, UNREADABLE_RECORD_METRIC } from '../lib/alarm-timers';
 import { ServiceMode, functionsOf } from '../lib/nurse-call-stack';
 import {
   Json,
@@ -26,6 +29,7 @@ import {
   permissionsOf,
   queueId,
   resourcesOf,
+  rustErrorMessages,
   synth,
   tableId,
   text,
@@ -347,6 +351,49 @@ for (const mode of MODES) {
       assert.equal(alarm('alarm-throttles').MetricName, 'Throttles');
       assert.equal(alarm('alarm-errors').MetricName, 'Errors');
     });
+
+    it('a stream record skipped unread: a metric filter on the alarm function\'s log group counts its lines, one within five minutes raises the alarm, to the topic', () => {
+      const group = alarmFunction().Properties.LoggingConfig.LogGroup;
+      const [, filter] = only(
+        Object.fromEntries(
+          Object.entries(resourcesOf(template, 'AWS::Logs::MetricFilter')).filter(
+            ([, f]) => f.Properties.MetricTransformations[0].MetricName === 'AlarmRecordsUnreadable',
+          ),
+        ),
+        'the unreadable-records metric filter',
+      );
+      assert.deepEqual(filter.Properties, {
+        LogGroupName: { Ref: group.Ref },
+        FilterPattern:
+          '{ ($.message = "unreadable stream record skipped") || ' +
+          '($.message = "unreadable stream record skipped: its alarm gets nothing from it") }',
+        MetricTransformations: [{ MetricNamespace: `NurseCall/test-${mode}`, MetricName: 'AlarmRecordsUnreadable', MetricValue: '1' }],
+      });
+      assert.equal(UNREADABLE_RECORD_METRIC, 'AlarmRecordsUnreadable');
+
+      const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
+      const found = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter(
+        (a) => a.Properties.AlarmName === `nurse-call-test-${mode}-alarm-records-unreadable`,
+      );
+      assert.equal(found.length, 1);
+      const { AlarmDescription: description, ...props } = found[0].Properties;
+      assert.deepEqual(props, {
+        AlarmName: `nurse-call-test-${mode}-alarm-records-unreadable`,
+        Namespace: `NurseCall/test-${mode}`,
+        MetricName: 'AlarmRecordsUnreadable',
+        Statistic: 'Sum',
+        Period: 300,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Threshold: 1,
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: topicId }],
+      });
+      assert.match(description, /not retried, not in the stream failure queue/);
+      assert.match(description, /may not escalate/);
+      assert.match(description, /may not have been pushed/);
+      assert.ok(description.length <= 1024, 'CloudWatch takes at most 1024 characters');
+    });
   });
 }
 
@@ -377,6 +424,29 @@ describe('the Rust side names the same', () => {
     assert.match(crate('alarms-aws'), /const DUTY_PK_PREFIX: &str = "duty#";/);
     assert.match(source('store-dynamodb/src/alarm_items.rs'), /pub fn duty_pk\(scope: &Scope\) -> String \{\s*format!\("duty#\{\}", scope\.as_str\(\)\)/);
     assert.match(source('store-dynamodb/src/item.rs'), /pub const CALL_SK: &str = "call";/);
+  });
+
+  it('the alarm function logs the unreadable-record messages the metric filter matches, as error lines; its other error lines are alarmed otherwise or carry no alarm', () => {
+    const messages = rustErrorMessages(path.join(REPO, 'functions', 'alarms-aws', 'src'));
+    for (const message of UNREADABLE_RECORD_MESSAGES) {
+      assert.ok(messages.includes(message), `tracing::error!(…, "${message}") in functions/alarms-aws/src`);
+    }
+    // A new or renamed error line must be sorted: counted by the filter, or
+    // one of these (infra/lib/alarm-timers.ts says why each is left out).
+    assert.deepEqual(
+      [...new Set(messages)].sort(),
+      [
+        ...UNREADABLE_RECORD_MESSAGES,
+        'stream batch not sent on: retried whole', // retried, then alarm-stream-failures
+        'a timer message that is no timer: left to the dead-letter queue', // alarm-timers-dlq
+        'neither a stream nor a timer queue event: ignored', // no alarm in it
+      ].sort(),
+    );
+    // A record skipped is not reported as a batch item failure: nothing else says so.
+    assert.match(
+      source('alarms-aws/src/handler.rs'),
+      /"unreadable stream record skipped: its alarm gets nothing from it"\);\s*tally\.unreadable \+= 1;\s*continue;/,
+    );
   });
 
   it('a timer is delayed at most 900 s: the age alarm\'s 960 s is above it', () => {

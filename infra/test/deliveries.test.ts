@@ -2,11 +2,12 @@
  * Web Push in AWS (DECISIONS §15, §17; issue 28): the delivery queue and
  * its dead-letter queue, the deliver function (its event source mapping,
  * environment with VAPID_SUBJECT, timeout, exact permissions, checkov
- * reasons), the queues' alarms, the vapidSubject setting, and what the
+ * reasons), the queues' alarms, the alarm on pushes not delivered (a metric
+ * filter on the function's log), the vapidSubject setting, and what the
  * Rust side must do the same way (the push's TTL the timeout and the age
  * alarm are made for, the default VAPID subject, the push store's DynamoDB
- * operations the grant is made for). Offline, on the synthesized templates
- * of both modes.
+ * operations the grant is made for, the error lines the filter matches).
+ * Offline, on the synthesized templates of both modes.
  */
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -22,7 +23,7 @@ import {
   ServiceMode,
   functionsOf,
 } from '../lib/nurse-call-stack';
-import { DELIVERY_AGE_ALARM_SECONDS, PUSH_TTL_SECONDS } from '../lib/deliveries';
+import { DELIVERY_AGE_ALARM_SECONDS, NOT_DELIVERED_MESSAGES, NOT_DELIVERED_METRIC, PUSH_TTL_SECONDS } from '../lib/deliveries';
 import {
   Json,
   cdkJsonContext,
@@ -34,6 +35,7 @@ import {
   placeholderLambdaDir,
   queueId,
   resourcesOf,
+  rustErrorMessages,
   synth,
   tableId,
   tempDir,
@@ -265,8 +267,66 @@ for (const mode of MODES) {
       assert.equal(alarm('deliver-throttles').MetricName, 'Throttles');
       assert.equal(alarm('deliver-errors').MetricName, 'Errors');
     });
+
+    it('a push not delivered: a metric filter on the deliver function\'s log group counts its lines, one within five minutes raises the alarm, to the topic', () => {
+      const group = deliverFunction().Properties.LoggingConfig.LogGroup;
+      const [, filter] = only(
+        Object.fromEntries(
+          Object.entries(resourcesOf(template, 'AWS::Logs::MetricFilter')).filter(
+            ([, f]) => f.Properties.MetricTransformations[0].MetricName === 'PushesNotDelivered',
+          ),
+        ),
+        'the not-delivered metric filter',
+      );
+      assert.deepEqual(filter.Properties, {
+        LogGroupName: { Ref: group.Ref },
+        FilterPattern:
+          '{ ($.message = "push not delivered") || ($.message = "push not delivered: older than its TTL when taken") || ' +
+          '($.message = "push not sent") || ($.message = "push not sent: the subscriptions could not be read") }',
+        MetricTransformations: [{ MetricNamespace: `NurseCall/test-${mode}`, MetricName: 'PushesNotDelivered', MetricValue: '1' }],
+      });
+      assert.equal(NOT_DELIVERED_METRIC, 'PushesNotDelivered');
+
+      const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
+      const found = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter(
+        (a) => a.Properties.AlarmName === `nurse-call-test-${mode}-pushes-not-delivered`,
+      );
+      assert.equal(found.length, 1);
+      const { AlarmDescription: description, ...props } = found[0].Properties;
+      assert.deepEqual(props, {
+        AlarmName: `nurse-call-test-${mode}-pushes-not-delivered`,
+        Namespace: `NurseCall/test-${mode}`,
+        MetricName: 'PushesNotDelivered',
+        Statistic: 'Sum',
+        Period: 300,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Threshold: 1,
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: topicId }],
+      });
+      assert.match(description, /a phone may have missed an alert or a cancel/);
+      assert.match(description, /the alert still rang on open staff pages, on displays and through alarm servers/);
+      assert.match(description, /log for person \(staff_id\), call \(call_id\) and push service host \(push_service\)/);
+      assert.ok(description.length <= 1024, 'CloudWatch takes at most 1024 characters');
+    });
   });
 }
+
+describe('without an alarm address', () => {
+  it('the not-delivered filter and alarm are made all the same, without an action', () => {
+    const template = synth('production');
+    template.resourceCountIs('AWS::SNS::Topic', 0);
+    const found = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter(
+      (a) => a.Properties.AlarmName === 'nurse-call-test-production-pushes-not-delivered',
+    );
+    assert.equal(found.length, 1);
+    assert.equal(found[0].Properties.AlarmActions, undefined);
+    template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      MetricTransformations: [{ MetricNamespace: 'NurseCall/test-production', MetricName: 'PushesNotDelivered', MetricValue: '1' }],
+    });
+  });
+});
 
 describe('vapidSubject', () => {
   const subjectOf = (template: Template) =>
@@ -342,6 +402,22 @@ describe('the Rust side does the same', () => {
     assert.match(source('deliver/src/main.rs'), /settings\.staff\.vapid_subject/);
     assert.match(source('core/src/config.rs'), /var\("VAPID_SUBJECT"\)/);
     assert.match(source('core/src/config.rs'), new RegExp(`pub const DEFAULT_VAPID_SUBJECT: &'static str = "${DEFAULT_VAPID_SUBJECT}";`));
+  });
+
+  it('the push crate logs exactly the not-delivered messages the metric filter matches, as error lines; its one other error line is the dead-letter queue\'s', () => {
+    const messages = rustErrorMessages(path.join(REPO, 'functions', 'push', 'src'));
+    for (const message of NOT_DELIVERED_MESSAGES) {
+      assert.ok(messages.includes(message), `tracing::error!(…, "${message}") in functions/push/src`);
+    }
+    // A new or renamed error line must be sorted: counted by the filter, or
+    // alarmed otherwise (this one: the deliveries-dlq alarm).
+    assert.deepEqual(
+      [...new Set(messages)].sort(),
+      [...NOT_DELIVERED_MESSAGES, 'a delivery message that is no push job: left to the dead-letter queue'].sort(),
+    );
+    // Both sources hold them; the filter matches the whole message.
+    assert.match(source('push/src/queue.rs'), /"push not delivered"\);/);
+    assert.match(source('push/src/delivery_queue.rs'), /"push not delivered: older than its TTL when taken"\s*\);/);
   });
 
   it('the deliver function answers a partial batch response (reportBatchItemFailures)', () => {

@@ -354,3 +354,24 @@ export function matches(pattern: Json, record: Json): boolean {
       : typeof expected === 'object' && matches(expected, record?.[key]),
   );
 }
+
+/**
+ * The messages of every `tracing::error!` line in the Rust sources under
+ * `dir` (a crate's `src`): the last argument, a string literal. Without
+ * `{…}` interpolation: those the metric filters match are fixed strings.
+ */
+export function rustErrorMessages(dir: string): string[] {
+  const messages: string[] = [];
+  const files = fs
+    .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.rs'))
+    .sort();
+  for (const file of files) {
+    const source = fs.readFileSync(path.join(dir, file), 'utf8');
+    const calls = source.split('tracing::error!(').length - 1;
+    const found = [...source.matchAll(/tracing::error!\([^;]*?"((?:[^"\\]|\\.)*)"\s*,?\s*\)\s*;/g)].map((m) => m[1]);
+    assert.equal(found.length, calls, `every tracing::error! of ${file} ends in its message`);
+    messages.push(...found);
+  }
+  return messages;
+}
