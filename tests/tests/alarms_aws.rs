@@ -19,8 +19,10 @@
 //! wake the `deliver` function through the (FIFO) webhook queue; a
 //! receiver (Standard Webhooks, from PyPI) answering 503 four times gets
 //! the event at the fifth attempt, the same `webhook-id` each time, after
-//! §16's 1, 2, 4 s (waited for in the invocation) and 8 s (a wake-up
-//! delayed on the timer queue, passed on by the `alarm` function).
+//! §16's 1, 2, 4 s (waited for in the invocation) and 8 s (a wake-up item
+//! in the table, whose stream record the `alarm` function turns into a
+//! message delayed on its timer queue, passed on to the webhook queue when
+//! it comes).
 //!
 //! Runs with `BLACKBOX_STORE=dynamodb` (scripts/test runs the suite a second
 //! time so); on SQLite there is no stream nor queue, and it says that it is
@@ -451,7 +453,7 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
 
 /// The §16 backoff after the first four failures: the first three are
 /// waited for in the `deliver` invocation, the fourth (8 s) is a wake-up
-/// delayed on the timer queue and passed on by the `alarm` function.
+/// item, then a message delayed on the timer queue (the `alarm` function's).
 const BACKOFF: [f64; 4] = [1.0, 2.0, 4.0, 8.0];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -39,7 +39,7 @@ use nurse_call_core::app::alarms::is_presence;
 use nurse_call_core::app::push::{PushJob, jobs_of_effects};
 use nurse_call_core::domain::alarm::Effect;
 use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::alarm::timer::Timer;
+use nurse_call_core::domain::alarm::timer::{Timer, first_delay};
 use nurse_call_core::domain::model::{Call, Scope};
 
 use crate::queues::{Queue, WEBHOOK_WAKE};
@@ -156,6 +156,7 @@ impl AlarmHandler {
         let mut timers = Vec::new();
         let mut pushes = Vec::new();
         let mut outbox = None;
+        let mut webhook_retries = Vec::new();
         let mut retry_from = None;
         for record in &records {
             let sequence = record.change.sequence_number.clone().unwrap_or_default();
@@ -169,6 +170,11 @@ impl AlarmHandler {
             };
             if wakes.contains(&Wake::Outbox) && outbox.is_none() {
                 outbox = Some(sequence.clone());
+            }
+            for wake in &wakes {
+                if let Wake::WebhookRetry { due } = wake {
+                    webhook_retries.push((sequence.clone(), *due));
+                }
             }
             match self.messages_of(wakes, &calls, now).await {
                 Ok((more_timers, more_pushes)) => {
@@ -189,6 +195,10 @@ impl AlarmHandler {
         let sent = match (sent, &outbox) {
             (Ok(()), Some(sequence)) => self.webhooks.send_webhook_wake(sequence).await,
             (sent, _) => sent,
+        };
+        let sent = match sent {
+            Ok(()) => self.schedule_webhook_retries(&webhook_retries, now).await,
+            error => error,
         };
         if let Err(error) = sent {
             tracing::error!(%error, timers = timers.len(), pushes = pushes.len(), "stream batch not sent on: retried whole");
@@ -308,7 +318,7 @@ impl AlarmHandler {
                     let others = snapshot.open_calls.iter().filter(|other| other.id != call);
                     timers.extend(others.map(|other| now_timer(&scope, other.id, now)));
                 }
-                Wake::Audit { .. } | Wake::Outbox => {}
+                Wake::Audit { .. } | Wake::Outbox | Wake::WebhookRetry { .. } => {}
                 Wake::DutyChanged { scope } => {
                     let calls = self
                         .state
@@ -326,6 +336,23 @@ impl AlarmHandler {
             }
         }
         Ok(timers)
+    }
+
+    /// The webhook wake-ups the `deliver` function asked for: delayed on
+    /// the timer queue until their time (passed on to the webhook queue
+    /// when they come), or on the webhook queue at once when due.
+    async fn schedule_webhook_retries(
+        &self,
+        retries: &[(String, DateTime<Utc>)],
+        now: DateTime<Utc>,
+    ) -> Result<(), String> {
+        for (sequence, due) in retries {
+            match first_delay(*due, now) {
+                0 => self.webhooks.send_webhook_wake(sequence).await?,
+                delay => self.timers.send_webhook_wake_later(delay).await?,
+            }
+        }
+        Ok(())
     }
 
     /// The queue's messages, taken side by side. Returns the ids of those

@@ -20,7 +20,9 @@
 //!   phones (the audit is written in the same transaction as the alarm, so
 //!   it is the write's outbox of pushes, whichever function wrote it);
 //! - a webhook event put in the outbox: [`Wake::Outbox`], for the handler
-//!   to wake the webhook deliveries.
+//!   to wake the webhook deliveries; a webhook wake-up item (a retry's time,
+//!   put by the `deliver` function): [`Wake::WebhookRetry`], for the handler
+//!   to wake them then.
 //!
 //! Everything else (elements, locks, audit lines, staff, outbox items, an
 //! alarm write that left its time, a removal by TTL) wakes nothing. The
@@ -40,6 +42,7 @@ use nurse_call_core::domain::model::{Call, Scope};
 use nurse_call_dynamodb::alarm_items::{AUDIT_PREFIX, audit_from_item};
 use nurse_call_dynamodb::item::{CALL_SK, Item, alarm_from_item, call_from_item, get_n, get_s};
 use nurse_call_dynamodb::webhook_items::OUTBOX_PK;
+use nurse_call_dynamodb::webhook_wakes::{WAKE_PK, wake_due};
 
 /// The prefix of a duty item's partition key (`duty#<scope>`).
 const DUTY_PK_PREFIX: &str = "duty#";
@@ -61,6 +64,8 @@ pub enum Wake {
     DutyChanged { scope: Scope },
     /// Webhook events wait in the outbox (DECISIONS §16).
     Outbox,
+    /// The webhook deliveries want to be woken at `due` (a retry's time).
+    WebhookRetry { due: DateTime<Utc> },
     /// An alarm write's audit lines: what it told whom.
     Audit {
         scope: Scope,
@@ -91,6 +96,14 @@ pub fn wakes_of_record(record: &EventRecord, now: DateTime<Utc>) -> Result<Vec<W
             "the record's keys have no string \"pk\" and \"sk\"".into(),
         ));
     };
+    if partition == WAKE_PK {
+        if operation != "INSERT" {
+            return Ok(Vec::new());
+        }
+        let due = wake_due(&to_sdk(&record.change.new_image))
+            .ok_or_else(|| Unreadable("a webhook wake-up without a usable \"due\"".into()))?;
+        return Ok(vec![Wake::WebhookRetry { due }]);
+    }
     if partition == OUTBOX_PK {
         return Ok(if operation == "INSERT" {
             vec![Wake::Outbox]
@@ -390,6 +403,26 @@ mod tests {
         );
         assert_eq!(
             wakes_of_record(&record("REMOVE", Some(&event), None), t0()).unwrap(),
+            []
+        );
+    }
+
+    #[test]
+    fn a_webhook_wake_up_item_asks_for_a_wake_up_at_its_time() {
+        let wake: Item = [
+            ("pk", "webhook#wake"),
+            ("sk", "2026-01-05T09:00:08.000000000Z#0a1b"),
+            ("due", "2026-01-05T09:00:08.000000000Z"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), s(v)))
+        .collect();
+        assert_eq!(
+            wakes_of_record(&record("INSERT", None, Some(&wake)), t0()).unwrap(),
+            [Wake::WebhookRetry { due: at(8) }]
+        );
+        assert_eq!(
+            wakes_of_record(&record("REMOVE", Some(&wake), None), t0()).unwrap(),
             []
         );
     }

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use lambda_runtime::{LambdaEvent, service_fn};
 use serde_json::{Value, json};
 
-use nurse_call_alarms_aws::queues::{Queue, TIMER_QUEUE_URL_VAR, WEBHOOK_WAKE};
-use nurse_call_alarms_aws::setup::{SQS_ENDPOINT_VAR, env_var};
+use nurse_call_alarms_aws::queues::WEBHOOK_WAKE;
+use nurse_call_alarms_aws::setup::env_var;
 use nurse_call_core::app::webhooks::Dispatcher;
 use nurse_call_core::{Mode, Settings, logging};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
@@ -88,14 +88,11 @@ fn deadline_of(deadline_ms: u64) -> Instant {
     Instant::now() + left
 }
 
-/// From `SERVICE_MODE`, `SERVICE_TIME_ZONE`, the table variables,
-/// `VAPID_SUBJECT` and `ALARM_TIMER_QUEUE_URL`; `DYNAMODB_ENDPOINT` and
-/// `SQS_ENDPOINT` point it at moto in tests.
+/// From `SERVICE_MODE`, `SERVICE_TIME_ZONE`, the table variables and
+/// `VAPID_SUBJECT`; `DYNAMODB_ENDPOINT` points it at moto in tests.
 async fn deliver_from_env() -> Result<Deliver, String> {
     let settings = Settings::from_env(Mode::Production)?;
     let endpoint = env_var("DYNAMODB_ENDPOINT");
-    let timer_url =
-        env_var(TIMER_QUEUE_URL_VAR).ok_or_else(|| format!("{TIMER_QUEUE_URL_VAR} is not set"))?;
     let config = sdk_config(endpoint.as_deref(), Timeouts::from_env()).await;
     let store = Arc::new(DynamoStore::from_sdk_config(
         &config,
@@ -114,9 +111,8 @@ async fn deliver_from_env() -> Result<Deliver, String> {
         WEBHOOK_CONCURRENCY,
         settings.supervision,
     );
-    let timers = Queue::new(&config, &timer_url, env_var(SQS_ENDPOINT_VAR).as_deref());
     Ok(Deliver {
-        pushes: DeliveryHandler::new(pusher, store),
-        webhooks: WebhookRounds::new(dispatcher, timers),
+        pushes: DeliveryHandler::new(pusher, store.clone()),
+        webhooks: WebhookRounds::new(dispatcher, store),
     })
 }

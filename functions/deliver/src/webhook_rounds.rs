@@ -6,9 +6,11 @@
 //!
 //! An invocation runs rounds until no attempt is on its way and every
 //! attempt made is in the delivery log; a retry due within
-//! [`WAIT_IN_INVOCATION`] is waited for, a later one gets a wake-up on the
-//! timer queue delayed to its time (the `alarm` function passes it on to
-//! the webhook queue). The dispatcher's memory (each delivery's attempts)
+//! [`WAIT_IN_INVOCATION`] is waited for, a later one gets a wake-up item in
+//! the table due at its time, whose stream record the `alarm` function
+//! turns into a message delayed on its timer queue and, when that comes,
+//! a wake-up on the webhook queue (so this function needs no queue client:
+//! its zip stays under 3 MB). The dispatcher's memory (each delivery's attempts)
 //! lives as long as the function's environment and is rebuilt from the
 //! outbox and the delivery log after a cold start, as after a restart of
 //! the local server: at least once, the same `webhook-id`.
@@ -18,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
-use nurse_call_alarms_aws::queues::Queue;
 use nurse_call_core::app::webhooks::Dispatcher;
+use nurse_call_dynamodb::DynamoStore;
 
 /// A retry due within this is waited for in the invocation (the backoff's
 /// first steps: 1, 2, 4 s); a later one is woken by the timer queue.
@@ -38,12 +40,13 @@ const AFTER_A_FAILED_ROUND_SECONDS: u32 = 5;
 
 pub struct WebhookRounds {
     dispatcher: Arc<Dispatcher>,
-    timers: Queue,
+    store: Arc<DynamoStore>,
 }
 
 impl WebhookRounds {
-    pub fn new(dispatcher: Arc<Dispatcher>, timers: Queue) -> Self {
-        WebhookRounds { dispatcher, timers }
+    /// `store`: where wake-ups are put (the dispatcher's store).
+    pub fn new(dispatcher: Arc<Dispatcher>, store: Arc<DynamoStore>) -> Self {
+        WebhookRounds { dispatcher, store }
     }
 
     /// Rounds until the deliveries rest, within `deadline`.
@@ -96,9 +99,10 @@ impl WebhookRounds {
     }
 
     /// A wake-up in `seconds` (a retry's time); loudly when it cannot be
-    /// sent: the events wait in the outbox until the next one comes.
+    /// put: the events wait in the outbox until the next one comes.
     async fn wake_later(&self, seconds: u32) {
-        if let Err(error) = self.timers.send_webhook_wake_later(seconds).await {
+        let due = Utc::now() + chrono::Duration::seconds(i64::from(seconds));
+        if let Err(error) = self.store.schedule_webhook_wake(due).await {
             tracing::error!(%error, "webhook wake-up not scheduled: waiting events go with the next event's");
         }
     }

@@ -47,6 +47,7 @@ pub mod tables;
 mod transaction;
 mod webhook_gate;
 pub mod webhook_items;
+pub mod webhook_wakes;
 mod webhooks;
 
 pub use webhook_gate::SEEN_WITHIN as WEBHOOK_ENDPOINTS_SEEN_WITHIN;
