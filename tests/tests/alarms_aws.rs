@@ -16,7 +16,7 @@
 //! between a timer's schedule and its time loses nothing, an alert after
 //! the accept or older than its TTL is not pushed, and a poison message
 //! ends in the dead-letter queue. And the webhooks: the outbox's records
-//! wake the `deliver` function through the (FIFO) webhook queue; a
+//! wake the `forward` function through the (FIFO) webhook queue; a
 //! receiver (Standard Webhooks, from PyPI) answering 503 four times gets
 //! the event at the fifth attempt, the same `webhook-id` each time, after
 //! §16's 1, 2, 4 s (waited for in the invocation) and 8 s (a wake-up item
@@ -452,12 +452,12 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
 }
 
 /// The §16 backoff after the first four failures: the first three are
-/// waited for in the `deliver` invocation, the fourth (8 s) is a wake-up
+/// waited for in the `forward` invocation, the fourth (8 s) is a wake-up
 /// item, then a message delayed on the timer queue (the `alarm` function's).
 const BACKOFF: [f64; 4] = [1.0, 2.0, 4.0, 8.0];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn webhooks_go_out_through_the_webhook_queue_and_the_deliver_function() {
+async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
     if !on_dynamodb() {
         eprintln!(
             "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and SQS on moto"

@@ -24,6 +24,7 @@ pub mod delivery_queue;
 pub mod keys;
 pub mod queue;
 pub mod request;
+pub mod tls;
 pub mod webhook_sender;
 
 pub use queue::Pusher;

@@ -56,6 +56,7 @@ impl Pusher {
     /// A sender over `store`'s subscriptions and VAPID keys, signing with
     /// `vapid_subject` as the VAPID `sub`, its lanes on the current runtime.
     pub fn new(store: Arc<dyn PushStore>, vapid_subject: &str) -> Result<Self, String> {
+        crate::tls::use_aws_lc();
         let client = reqwest::Client::builder()
             .timeout(ATTEMPT_TIMEOUT)
             .connect_timeout(ATTEMPT_TIMEOUT)

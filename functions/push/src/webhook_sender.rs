@@ -17,6 +17,7 @@ pub struct HttpSender {
 
 impl HttpSender {
     pub fn new() -> Result<Self, String> {
+        crate::tls::use_aws_lc();
         let client = reqwest::Client::builder()
             .timeout(ATTEMPT_TIMEOUT)
             .connect_timeout(ATTEMPT_TIMEOUT)

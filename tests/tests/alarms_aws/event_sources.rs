@@ -1,10 +1,11 @@
 //! The AWS side of the alarm tests on moto: the stack's queues (with a
 //! shorter visibility and fewer receives than the stack's, so that a
 //! poison message lands in its dead-letter queue in seconds), the
-//! functions' environment, and the event source mappings of the `alarm`
-//! and `deliver` functions: the data table's stream and the timer queue to
-//! `alarm`, the delivery and webhook queues to `deliver`, polled in turns,
-//! messages deleted unless reported failed, as Lambda does.
+//! functions' environment, and the event source mappings of the `alarm`,
+//! `deliver` and `forward` functions: the data table's stream and the timer
+//! queue to `alarm`, the delivery queue to `deliver`, the webhook queue to
+//! `forward`, polled in turns, messages deleted unless reported failed, as
+//! Lambda does.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -93,6 +94,7 @@ pub struct EventSources<'a> {
     queues: &'a Queues<'a>,
     pub alarm: Function,
     pub deliver: Function,
+    pub forward: Function,
     /// Every timer message handed over, in order.
     pub taken: Vec<Value>,
     /// Bodies of the messages the function reported failed.
@@ -106,7 +108,7 @@ pub struct EventSources<'a> {
 }
 
 impl<'a> EventSources<'a> {
-    /// The two functions started with `env`, the stream read from now on.
+    /// The three functions started with `env`, the stream read from now on.
     pub async fn start(
         moto: &'a Moto,
         data_table: &str,
@@ -115,11 +117,13 @@ impl<'a> EventSources<'a> {
     ) -> EventSources<'a> {
         let alarm = Function::start("alarm", &workspace_binary("alarm"), env).await;
         let deliver = Function::start("deliver", &workspace_binary("deliver"), env).await;
+        let forward = Function::start("forward", &workspace_binary("forward"), env).await;
         EventSources {
             stream: StreamReader::latest(moto, data_table).await,
             queues,
             alarm,
             deliver,
+            forward,
             taken: Vec::new(),
             failed: Vec::new(),
             records: 0,
@@ -149,7 +153,7 @@ impl<'a> EventSources<'a> {
         .await;
         self.webhook_wakes += hand_over(
             &self.queues.webhooks,
-            &mut self.deliver,
+            &mut self.forward,
             "the webhook rounds ran",
         )
         .await;

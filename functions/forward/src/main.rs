@@ -1,0 +1,89 @@
+//! Lambda function of the webhook deliveries in AWS (DECISIONS §16, §17):
+//! each wake-up of the webhook queue (a FIFO queue of one message group:
+//! one invocation at a time) runs the local server's webhook dispatcher in
+//! rounds ([`webhook_rounds`]) until the deliveries rest. A function of its
+//! own beside `deliver` (the pushes): the dispatcher, its store operations
+//! and the pushes' encryption together made a zip over the 3 MB budget.
+//! This is the runtime glue.
+
+mod webhook_rounds;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use lambda_runtime::{LambdaEvent, service_fn};
+use serde_json::{Value, json};
+
+use nurse_call_core::app::webhooks::Dispatcher;
+use nurse_call_core::store::webhooks::WebhookStore;
+use nurse_call_core::{Mode, Settings, logging};
+use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
+use nurse_call_push::webhook_sender::HttpSender;
+
+use webhook_rounds::WebhookRounds;
+
+/// Webhook attempts on their way at once (as the local server's).
+const CONCURRENCY: usize = 32;
+
+/// An invocation without a deadline (an emulator): this long.
+const DEFAULT_TIME: Duration = Duration::from_secs(60);
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_runtime::Error> {
+    logging::init();
+    let rounds = rounds_from_env()
+        .await
+        .inspect_err(|error| tracing::error!(%error, "cold start failed"))?;
+    tracing::info!("function ready");
+    let rounds = &rounds;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+        let deadline = deadline_of(event.context.deadline);
+        let wakes = event.payload["Records"].as_array().map_or(0, Vec::len);
+        if wakes > 0 {
+            rounds.run(deadline).await;
+        }
+        // A wake-up is never reported failed: the rounds schedule their own
+        // next one.
+        Ok::<_, std::convert::Infallible>(json!({"batchItemFailures": []}))
+    }))
+    .await
+}
+
+/// The invocation's deadline (Lambda's, epoch milliseconds), as an instant.
+fn deadline_of(deadline_ms: u64) -> Instant {
+    let deadline = UNIX_EPOCH + Duration::from_millis(deadline_ms);
+    let left = deadline
+        .duration_since(SystemTime::now())
+        .ok()
+        .filter(|left| !left.is_zero() && deadline_ms > 0)
+        .unwrap_or(DEFAULT_TIME);
+    Instant::now() + left
+}
+
+/// From `SERVICE_MODE`, `SERVICE_TIME_ZONE`, the supervision thresholds and
+/// the table variables; `DYNAMODB_ENDPOINT` points it at moto in tests.
+/// The store's connection is opened during init by a read of the
+/// endpoints, which the first round needs anyway.
+async fn rounds_from_env() -> Result<WebhookRounds, String> {
+    let settings = Settings::from_env(Mode::Production)?;
+    let endpoint = std::env::var("DYNAMODB_ENDPOINT")
+        .ok()
+        .filter(|endpoint| !endpoint.trim().is_empty());
+    let config = sdk_config(endpoint.as_deref(), Timeouts::from_env()).await;
+    let store = Arc::new(DynamoStore::from_sdk_config(
+        &config,
+        TableNames::from_env(),
+    ));
+    tracing::info!(endpoint = ?endpoint, tables = ?store.tables(), "using DynamoDB");
+    if let Err(error) = store.endpoints().await {
+        tracing::warn!(%error, "webhook endpoints not read during init: the first round reads them");
+    }
+    let dispatcher = Dispatcher::new(
+        store.clone(),
+        Arc::new(HttpSender::new()?),
+        settings.time_zone,
+        CONCURRENCY,
+        settings.supervision,
+    );
+    Ok(WebhookRounds::new(dispatcher, store))
+}
