@@ -16,9 +16,24 @@ import { BY_SCOPE_INDEX, Tables } from './data';
 import type { Deliveries } from './deliveries';
 import type { FunctionName } from './functions';
 import { BY_CONNECTION_INDEX, Live } from './live';
+import type { Webhooks } from './webhooks';
 
 /** The DynamoDB actions that write (and so need the key to encrypt). */
 const DYNAMODB_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+
+/**
+ * The data table as the functions that write calls use it (display's open
+ * and close, staff's responses and the alarm function's steps, the same
+ * alarm engine): reads of an item or a partition, and the puts, updates
+ * and deletes of their transactions.
+ */
+const ALARM_ENGINE_ACTIONS = [
+  'dynamodb:Query',
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+];
 
 export interface AccessProps {
   readonly production: boolean;
@@ -29,6 +44,8 @@ export interface AccessProps {
   readonly alarmTimers: AlarmTimers;
   /** The delivery queue the alarm function sends push jobs to. */
   readonly deliveries: Deliveries;
+  /** The webhook queue the alarm function sends wake-ups to. */
+  readonly webhooks: Webhooks;
   /** The installation's key (production). */
   readonly key?: kms.IKey;
 }
@@ -38,7 +55,7 @@ export interface AccessProps {
  * of its own; it needs the action of each item in it.
  */
 export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName, iam.PolicyStatementProps[]> {
-  const { production, live, alarmTimers, deliveries, key } = props;
+  const { production, live, alarmTimers, deliveries, webhooks, key } = props;
   const { callTypes, consumers, data } = props.tables;
   const connections = live.connections;
   const byScopeArn = `${data.tableArn}/index/${BY_SCOPE_INDEX}`;
@@ -63,16 +80,7 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     display: [
       { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
-      {
-        actions: [
-          'dynamodb:Query',
-          'dynamodb:GetItem',
-          'dynamodb:PutItem',
-          'dynamodb:UpdateItem',
-          'dynamodb:DeleteItem',
-        ],
-        resources: [data.tableArn],
-      },
+      { actions: ALARM_ENGINE_ACTIONS, resources: [data.tableArn] },
     ],
     // the display by its token's hash (GetItem; in sandbox stacks also the
     // test page's consumer, for its cookie); call types to sort and
@@ -119,16 +127,7 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     staff: [
       { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
-      {
-        actions: [
-          'dynamodb:Query',
-          'dynamodb:GetItem',
-          'dynamodb:PutItem',
-          'dynamodb:UpdateItem',
-          'dynamodb:DeleteItem',
-        ],
-        resources: [data.tableArn],
-      },
+      { actions: ALARM_ENGINE_ACTIONS, resources: [data.tableArn] },
     ],
     // $connect: the display by its token's hash, or in sandbox stacks the
     // visitor's consumer (GetItem); records the connection (PutItem).
@@ -155,29 +154,23 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // today): a timer's call and its alarm (GetItem), the scope's roster
     // and duties, an address's open calls, the webhook endpoints (Query),
     // the conditional alarm write with its audit and webhook events
-    // (TransactWriteItems: Update + Put). Timers to the timer queue, an
-    // audit's alerts and cancels to the delivery queue (SendMessageBatch is
-    // authorised by SendMessage), failed stream batches to its failure
-    // queue (the stream read and the timer queue's receive and delete are
-    // granted by the event sources: infra/lib/alarm-timers.ts).
+    // (TransactWriteItems: Update + Put). Timers (and webhook wake-ups
+    // delayed to a retry's time) to the timer queue, an audit's alerts and
+    // cancels to the delivery queue (SendMessageBatch is authorised by
+    // SendMessage), wake-ups of the webhook dispatcher to the webhook
+    // queue, failed stream batches to its failure queue (the stream read
+    // and the timer queue's receive and delete are granted by the event
+    // sources: infra/lib/alarm-timers.ts).
     alarm: [
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
-      {
-        actions: [
-          'dynamodb:Query',
-          'dynamodb:GetItem',
-          'dynamodb:PutItem',
-          'dynamodb:UpdateItem',
-          'dynamodb:DeleteItem',
-        ],
-        resources: [data.tableArn],
-      },
+      { actions: ALARM_ENGINE_ACTIONS, resources: [data.tableArn] },
       {
         actions: ['sqs:SendMessage'],
         resources: [
           alarmTimers.timerQueue.queueArn,
           alarmTimers.streamFailures.queueArn,
           deliveries.queue.queueArn,
+          webhooks.queue.queueArn,
         ],
       },
       ...sendThroughKey,
@@ -194,6 +187,28 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
         actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
         resources: [data.tableArn],
       },
+    ],
+    // The webhook dispatcher (functions/core/src/app/webhooks.rs) and its
+    // store (functions/store-dynamodb/src/webhooks.rs, attention.rs,
+    // webhook_wakes.rs): the call types for the events' bodies (Scan); the
+    // endpoints, the outbox, an event's delivery log, the attention marks
+    // and a scope's roster (consistent Query of their partitions); whether
+    // an alert is current (GetItem of the call); the delivery log's lines
+    // and the finished events (BatchWriteItem: puts and deletes); an
+    // endpoint's `failing_since` (UpdateItem); an attention mark moved with
+    // its event's outbox item (TransactWriteItems: Put + Put); a later
+    // retry's wake-up item (PutItem); the elements for the attention sweep
+    // (Query of the index by_scope). No DeleteItem, and no queue to send
+    // to: the alarm function schedules the wake-up from the stream. The
+    // webhook queue's receive and delete are granted by the event source
+    // (infra/lib/webhooks.ts).
+    forward: [
+      { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+      {
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
+        resources: [data.tableArn],
+      },
+      { actions: ['dynamodb:Query'], resources: [data.tableArn, byScopeArn] },
     ],
   };
 }

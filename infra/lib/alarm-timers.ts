@@ -10,49 +10,65 @@
  * the next timer. A duplicate or late timer does nothing.
  *
  *   a write ─▶ data table ─stream─▶ alarm ─SendMessage, delay ≤ 900 s─▶ timer queue
- *                                   ▲ │ │                               │ │
- *                                   │ │ │                               │ └ failed 5 times ─▶ dead-letter queue (alarmed)
- *                                   └─┼─┼──────── due timers ───────────┘
- *                                     │ └ failed stream batches ─▶ SQS queue (alarmed)
- *                                     └ an audit's alerts and cancels ─▶ delivery queue ─▶ deliver (infra/lib/deliveries.ts)
+ *                                   ▲ │ │ │                             │ │
+ *                                   │ │ │ │                             │ └ failed 5 times ─▶ dead-letter queue (alarmed)
+ *                                   └─┼─┼─┼────── due timers ───────────┘
+ *                                     │ │ └ failed stream batches ─▶ SQS queue (alarmed)
+ *                                     │ └ an audit's alerts and cancels ─▶ delivery queue ─▶ deliver (infra/lib/deliveries.ts)
+ *                                     └ webhook outbox events and due wake-ups ─▶ webhook queue ─▶ forward (infra/lib/webhooks.ts)
  *
  * A stream record the function cannot read is skipped, neither retried nor
  * reported to the failure queue: its error line is counted by a metric
  * filter and alarmed ({@link UNREADABLE_RECORD_MESSAGES}).
  *
  * The stack creates the function like every other one (runtime, logs, its
- * environment with ALARM_TIMER_QUEUE_URL and DELIVERY_QUEUE_URL:
- * infra/lib/functions.ts; least privilege: infra/lib/access.ts) and hands it
- * to {@link AlarmTimers.subscribe}.
+ * environment with ALARM_TIMER_QUEUE_URL, DELIVERY_QUEUE_URL and
+ * WEBHOOK_QUEUE_URL: infra/lib/functions.ts; least privilege:
+ * infra/lib/access.ts) and hands it to {@link AlarmTimers.subscribe}.
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
-import { CHECKOV, skipCheckov } from './checkov';
+import { CHECKOV } from './checkov';
+import { readStream } from './data';
+import { logLinesAlarm } from './metric-alarms';
+import { DEAD_LETTER_RETENTION, ageAlarm, encryptedQueue, messagesAlarm, queueWithDeadLetters, takeFrom } from './queues';
+
+/** The partition of the webhook outbox's events (`OUTBOX_PK` of functions/store-dynamodb/src/webhook_items.rs). */
+export const OUTBOX_PK = 'webhook#outbox';
+
+/** The partition of the webhook wake-ups the forward function puts for a later retry (`WAKE_PK` of functions/store-dynamodb/src/webhook_wakes.rs). */
+export const WAKE_PK = 'webhook#wake';
 
 /**
  * The stream records the alarm function is invoked for (any pattern):
  * new and changed calls (an open stores its alarm due at once; a step, a
  * response or a close moves or ends it), every change of a duty (a
  * sign-on, a change, a sign-off or a shift's end by TTL: the scope's
- * running alarms are looked at again), and audit items inserted (each
+ * running alarms are looked at again), audit items inserted (each
  * carries the alerts and cancels of the alarm write that made it, in the
  * same transaction: they become push jobs on the delivery queue,
- * infra/lib/deliveries.ts). Locks, index items, elements, an audit item's
- * or a call's removal by TTL wake nothing and are filtered out by Lambda
- * before they cost an invocation (functions/alarms-aws/src/wakes.rs).
+ * infra/lib/deliveries.ts), and webhook items inserted: an event into the
+ * outbox ({@link OUTBOX_PK}: a wake-up of the forward function's
+ * dispatcher on the webhook queue at once, infra/lib/webhooks.ts) or a
+ * wake-up the forward function put for a later retry ({@link WAKE_PK}: one
+ * then, delayed on the timer queue until it is due). Locks, index items,
+ * elements, webhook endpoints, attention marks and delivery log lines, and
+ * the removal of an audit item, an outbox event, a wake-up or a call
+ * (finished, or by TTL) wake nothing and are filtered out by Lambda before
+ * they cost an invocation (functions/alarms-aws/src/wakes.rs). Five
+ * patterns at most: Lambda's quota of filters per event source mapping.
  */
 export const ALARM_FILTERS = [
   { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: ['call'] } } } },
   { eventName: ['INSERT', 'MODIFY', 'REMOVE'], dynamodb: { Keys: { pk: { S: [{ prefix: 'duty#' }] } } } },
   { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'audit#' }] } } } },
+  { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: [OUTBOX_PK, WAKE_PK] } } } },
 ];
 
 /**
@@ -131,54 +147,39 @@ export class AlarmTimers extends Construct {
     const { installation, key } = props;
     this.installation = installation;
 
-    // Each queue encrypted: in production with the installation's key,
-    // which the alarm role may use through SQS (the stack grants it; the
-    // key policy leaves the account's principals to IAM); in a sandbox with
-    // SQS-managed keys. TLS only. Deleted with the stack: a timer is only
-    // worth something to the function that takes it.
-    const queueSettings = {
-      encryption: key ? sqs.QueueEncryption.KMS : sqs.QueueEncryption.SQS_MANAGED,
-      encryptionMasterKey: key,
-      enforceSSL: true,
-      removalPolicy: RemovalPolicy.DESTROY,
-    };
-
-    // --- The timers that failed 5 times (a step or a sending on that kept
-    // failing, a message that is no timer), kept 14 days (the most SQS
-    // allows) for the alarm to be looked into. The timer queue's key, so
-    // that a timer moved here needs no other.
-    this.timerDeadLetters = new sqs.Queue(this, 'TimerDeadLetters', {
-      ...queueSettings,
-      queueName: `nurse-call-${installation}-alarm-timers-dlq`,
-      retentionPeriod: Duration.days(14),
-    });
-
+    // Each queue as every queue of the stack (infra/lib/queues.ts):
+    // encrypted (the alarm role may use the installation's key through SQS,
+    // the stack grants it), TLS only, deleted with the stack (a timer is
+    // only worth something to the function that takes it).
+    //
     // --- The timer queue: standard (a timer may come twice, which the
     // conditional write makes harmless; each names its own due time, so
     // order does not matter). A timer is sent on at least every 900 s, so
     // one of 4 days is stuck for good; the age alarm says so long before.
-    this.timerQueue = new sqs.Queue(this, 'TimerQueue', {
-      ...queueSettings,
-      queueName: `nurse-call-${installation}-alarm-timers`,
-      visibilityTimeout: TIMER_VISIBILITY_TIMEOUT,
-      retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: this.timerDeadLetters, maxReceiveCount: TIMER_MAX_RECEIVES },
+    // The timers that failed 5 times (a step or a sending on that kept
+    // failing, a message that is no timer) go to its dead-letter queue,
+    // kept 14 days for the alarm to be looked into.
+    const timers = queueWithDeadLetters(this, {
+      ids: { queue: 'TimerQueue', deadLetters: 'TimerDeadLetters' },
+      name: `nurse-call-${installation}-alarm-timers`,
+      visibility: TIMER_VISIBILITY_TIMEOUT,
+      retention: Duration.days(4),
+      maxReceiveCount: TIMER_MAX_RECEIVES,
+      key,
+      sandboxKey: CHECKOV.sandboxTimerQueueKey,
     });
+    this.timerQueue = timers.queue;
+    this.timerDeadLetters = timers.deadLetters;
 
     // --- What the function gave up on in the stream (retries spent, record
     // too old): Lambda sends a record of the batch (shard, sequence
     // numbers, no item data) here. Kept 14 days, like the broadcast's.
-    this.streamFailures = new sqs.Queue(this, 'StreamFailures', {
-      ...queueSettings,
-      queueName: `nurse-call-${installation}-alarm-stream-failures`,
-      retentionPeriod: Duration.days(14),
+    this.streamFailures = encryptedQueue(this, 'StreamFailures', {
+      name: `nurse-call-${installation}-alarm-stream-failures`,
+      retention: DEAD_LETTER_RETENTION,
+      key,
+      sandboxKey: CHECKOV.sandboxQueueKey,
     });
-
-    if (!key) {
-      skipCheckov(this.timerQueue, CHECKOV.sandboxTimerQueueKey);
-      skipCheckov(this.timerDeadLetters, CHECKOV.sandboxTimerQueueKey);
-      skipCheckov(this.streamFailures, CHECKOV.sandboxQueueKey);
-    }
   }
 
   /**
@@ -202,92 +203,38 @@ export class AlarmTimers extends Construct {
    * within five minutes.
    */
   subscribe(fn: lambda.Function, data: dynamodb.ITable): cloudwatch.Alarm[] {
-    // The destination without CDK's SqsDlq, which would also grant
-    // kms:ReEncrypt* and kms:GenerateDataKey* on the key without a
-    // condition: the stack grants exactly sqs:SendMessage and, through SQS
-    // only, kms:GenerateDataKey and kms:Decrypt (infra/lib/access.ts).
-    const onFailure: lambda.IEventSourceDlq = { bind: () => ({ destination: this.streamFailures.queueArn }) };
-    fn.addEventSource(
-      new DynamoEventSource(data, {
-        startingPosition: lambda.StartingPosition.LATEST,
-        batchSize: 100,
-        maxBatchingWindow: Duration.seconds(0),
-        reportBatchItemFailures: true,
-        retryAttempts: 3,
-        bisectBatchOnError: true,
-        maxRecordAge: Duration.minutes(5),
-        parallelizationFactor: 1,
-        onFailure,
-        filters: ALARM_FILTERS.map((pattern) => lambda.FilterCriteria.filter(pattern)),
-      }),
-    );
-    // Receiving, deleting and the queue's attributes (and, in production,
-    // decrypting through the key) are granted by the event source.
-    fn.addEventSource(
-      new SqsEventSource(this.timerQueue, {
-        batchSize: 10,
-        maxBatchingWindow: Duration.seconds(0),
-        reportBatchItemFailures: true,
-      }),
-    );
+    readStream(fn, data, { filters: ALARM_FILTERS, failures: this.streamFailures });
+    takeFrom(fn, this.timerQueue);
 
-    const period = Duration.minutes(5);
     const name = (suffix: string) => `nurse-call-${this.installation}-${suffix}`;
-    const namespace = `NurseCall/${this.installation}`;
-    new logs.MetricFilter(this, 'UnreadableRecordsFilter', {
-      logGroup: fn.logGroup,
-      filterPattern: logs.FilterPattern.any(
-        ...UNREADABLE_RECORD_MESSAGES.map((message) => logs.FilterPattern.stringValue('$.message', '=', message)),
-      ),
-      metricNamespace: namespace,
-      metricName: UNREADABLE_RECORD_METRIC,
-      metricValue: '1',
-    });
-    const unreadable = new cloudwatch.Metric({ namespace, metricName: UNREADABLE_RECORD_METRIC, statistic: 'Sum', period });
     return [
-      unreadable.createAlarm(this, 'UnreadableRecordsAlarm', {
+      logLinesAlarm(this, {
+        installation: this.installation,
+        filters: [{ id: 'UnreadableRecordsFilter', logGroup: fn.logGroup }],
+        messages: UNREADABLE_RECORD_MESSAGES,
+        metricName: UNREADABLE_RECORD_METRIC,
+        alarmId: 'UnreadableRecordsAlarm',
         alarmName: name('alarm-records-unreadable'),
         alarmDescription:
           'The alarm function skipped a stream record it could not read (not retried, not in the stream failure queue): ' +
           'the call it changed may have got no timer, so its alarm may not escalate (the due index by_due still lists it), ' +
           "and an audit's alerts and cancels may not have been pushed to the phones; " +
           "see the alarm function's log for the record (index or sequence number)",
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
-      this.streamFailures
-        .metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' })
-        .createAlarm(this, 'StreamFailuresAlarm', {
-          alarmName: name('alarm-stream-failures'),
-          alarmDescription:
-            'The alarm function gave up on stream records (retries or 5 minutes spent): the calls they changed may have got no timer, so their alarms may not escalate (the due index by_due still lists them); the queue holds which',
-          threshold: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
-      this.timerDeadLetters
-        .metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' })
-        .createAlarm(this, 'TimerDeadLettersAlarm', {
-          alarmName: name('alarm-timers-dlq'),
-          alarmDescription: `An alarm's timer could not be taken ${TIMER_MAX_RECEIVES} times: its call may not escalate (the call stays shown on displays); the dead-letter queue holds which`,
-          threshold: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
-      this.timerQueue
-        .metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' })
-        .createAlarm(this, 'TimerAgeAlarm', {
-          alarmName: name('alarm-timers-age'),
-          alarmDescription: `A timer has waited more than ${TIMER_AGE_ALARM_SECONDS} s in the timer queue (one is delayed at most 900 s): the alarm function is not taking timers, alarms are not escalating`,
-          threshold: TIMER_AGE_ALARM_SECONDS,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
+      messagesAlarm(this, 'StreamFailuresAlarm', this.streamFailures, {
+        alarmName: name('alarm-stream-failures'),
+        alarmDescription:
+          'The alarm function gave up on stream records (retries or 5 minutes spent): the calls they changed may have got no timer, so their alarms may not escalate (the due index by_due still lists them); the queue holds which',
+      }),
+      messagesAlarm(this, 'TimerDeadLettersAlarm', this.timerDeadLetters, {
+        alarmName: name('alarm-timers-dlq'),
+        alarmDescription: `An alarm's timer could not be taken ${TIMER_MAX_RECEIVES} times: its call may not escalate (the call stays shown on displays); the dead-letter queue holds which`,
+      }),
+      ageAlarm(this, 'TimerAgeAlarm', this.timerQueue, {
+        alarmName: name('alarm-timers-age'),
+        alarmDescription: `A timer has waited more than ${TIMER_AGE_ALARM_SECONDS} s in the timer queue (one is delayed at most 900 s): the alarm function is not taking timers, alarms are not escalating`,
+        seconds: TIMER_AGE_ALARM_SECONDS,
+      }),
     ];
   }
 }

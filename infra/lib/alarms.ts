@@ -3,8 +3,9 @@
  * error is a crash or a timeout: the handlers always answer), hand-edited
  * items the functions do not use as stored (DECISIONS §7), the
  * broadcast's failure queue and iterator age (made by infra/lib/live.ts),
- * the alarm timers' queues (made by infra/lib/alarm-timers.ts) and the
- * delivery queues (made by infra/lib/deliveries.ts).
+ * the alarm timers' queues (made by infra/lib/alarm-timers.ts), the
+ * delivery queues (made by infra/lib/deliveries.ts) and the webhook
+ * queue's dead letters (made by infra/lib/webhooks.ts).
  * With an alarm address, each one mails it through an SNS topic.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
@@ -14,12 +15,12 @@ import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 
 import { CHECKOV, skipCheckov } from './checkov';
 import { FunctionName, functionsOf, pascal } from './functions';
+import { AT_LEAST_ONCE, logLinesAlarm } from './metric-alarms';
 import type { ServiceMode } from './nurse-call-stack';
 
 export interface AlarmsProps {
@@ -35,7 +36,7 @@ export interface AlarmsProps {
   readonly api: apigwv2.HttpApi;
   /** The functions of {@link functionsOf}: each one's throttles and errors. */
   readonly functions: Record<FunctionName, lambda.Function>;
-  /** Alarms made elsewhere that mail the same topic (the live delivery's, the alarm timers', the deliveries'). */
+  /** Alarms made elsewhere that mail the same topic (the live delivery's, the alarm timers', the deliveries', the webhooks'). */
   readonly alarms: cloudwatch.Alarm[];
 }
 
@@ -93,18 +94,12 @@ export function createAlarms(stack: Stack, props: AlarmsProps): void {
       fn.metricThrottles({ period, statistic: 'Sum' }).createAlarm(stack, `${pascal(name)}ThrottlesAlarm`, {
         alarmName: `nurse-call-${installation}-${name}-throttles`,
         alarmDescription: `The ${name} function was throttled (account or reserved concurrency exhausted)`,
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        ...AT_LEAST_ONCE,
       }),
       fn.metricErrors({ period, statistic: 'Sum' }).createAlarm(stack, `${pascal(name)}ErrorsAlarm`, {
         alarmName: `nurse-call-${installation}-${name}-errors`,
         alarmDescription: `The ${name} function failed (crash, timeout or failed cold start)`,
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        ...AT_LEAST_ONCE,
       }),
     );
   }
@@ -134,34 +129,16 @@ export const HAND_EDIT_METRIC = 'HandEditedItemsNotUsedAsStored';
  * on their sum: one such line within five minutes.
  */
 function handEditAlarm(stack: Stack, installation: string, functions: lambda.Function[]): cloudwatch.Alarm {
-  const namespace = `NurseCall/${installation}`;
-  const pattern = logs.FilterPattern.any(
-    ...HAND_EDIT_MESSAGES.map((message) => logs.FilterPattern.stringValue('$.message', '=', message)),
-  );
-  for (const fn of functions) {
-    new logs.MetricFilter(stack, `${fn.node.id}HandEdits`, {
-      logGroup: fn.logGroup,
-      filterPattern: pattern,
-      metricNamespace: namespace,
-      metricName: HAND_EDIT_METRIC,
-      metricValue: '1',
-    });
-  }
-  const metric = new cloudwatch.Metric({
-    namespace,
+  return logLinesAlarm(stack, {
+    installation,
+    filters: functions.map((fn) => ({ id: `${fn.node.id}HandEdits`, logGroup: fn.logGroup })),
+    messages: HAND_EDIT_MESSAGES,
     metricName: HAND_EDIT_METRIC,
-    statistic: 'Sum',
-    period: Duration.minutes(5),
-  });
-  return metric.createAlarm(stack, 'HandEditsAlarm', {
+    alarmId: 'HandEditsAlarm',
     alarmName: `nurse-call-${installation}-hand-edits`,
     alarmDescription:
       'A hand-edited item is not used as stored: a call type field fell back to its fail-safe value ' +
       '(nurse-call-admin call-types check lists them), or a malformed consumer or display was refused ' +
       "(the function's log names it: 'malformed credential refused')",
-    threshold: 1,
-    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    evaluationPeriods: 1,
-    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
   });
 }

@@ -18,8 +18,9 @@ import type { ServiceMode } from './nurse-call-stack';
  * The HTTP API routes of each function (DECISIONS §8, §11, §14, spec 4).
  * live-connect serves the WebSocket API's `$connect` and `$disconnect`,
  * broadcast the data table's stream (infra/lib/live.ts), alarm the stream
- * and the timer queue (infra/lib/alarm-timers.ts), and deliver the delivery
- * queue (infra/lib/deliveries.ts): no HTTP routes.
+ * and the timer queue (infra/lib/alarm-timers.ts), deliver the delivery
+ * queue (infra/lib/deliveries.ts) and forward the webhook queue
+ * (infra/lib/webhooks.ts): no HTTP routes.
  */
 export const ROUTES: Record<FunctionName, string[]> = {
   display: ['/api/v1/display'],
@@ -46,6 +47,7 @@ export const ROUTES: Record<FunctionName, string[]> = {
   broadcast: [],
   alarm: [],
   deliver: [],
+  forward: [],
 };
 
 /** The functions behind HTTP API routes: the request path (they get CALL_RETENTION_DAYS). */

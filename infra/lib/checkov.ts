@@ -51,6 +51,18 @@ export const CHECKOV = {
     id: 'CKV_AWS_115',
     comment: "Production: a cap would hold back alerts to the staff's phones; the delivery queue's batches bound it; the throttles and queue age alarms watch",
   },
+  forwardNoVpc: {
+    id: 'CKV_AWS_117',
+    comment: "No VPC: the function calls DynamoDB and the alarm servers' webhook endpoints on the internet over HTTPS; a VPC would need a NAT gateway (cost, cold starts) and protect nothing",
+  },
+  forwardDlq: {
+    id: 'CKV_AWS_116',
+    comment: "Invoked by the webhook queue's event source mapping only: the queue's redrive policy moves a wake-up whose invocation failed 3 times to a dead-letter queue, alarmed",
+  },
+  forwardCapInProduction: {
+    id: 'CKV_AWS_115',
+    comment: "Production: the webhook queue's one message group lets one invocation run at a time; a reserved cap would take the account's concurrency for nothing; the throttles alarm watches",
+  },
   seedingDlq: {
     id: 'CKV_AWS_116',
     comment: 'The seeding provider is invoked by CloudFormation at stack creation; a failure fails the deploy, nothing to keep',
@@ -90,6 +102,10 @@ export const CHECKOV = {
   sandboxDeliveryQueueKey: {
     id: 'CKV_AWS_27',
     comment: 'Sandbox: encrypted at rest with SQS-managed keys (SSE-SQS); it holds push jobs (kept 1 hour) of test data, no customer key to pay for',
+  },
+  sandboxWebhookQueueKey: {
+    id: 'CKV_AWS_27',
+    comment: 'Sandbox: encrypted at rest with SQS-managed keys (SSE-SQS); it holds webhook wake-ups, which carry no data at all, no customer key to pay for',
   },
 } as const;
 

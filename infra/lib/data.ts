@@ -6,11 +6,14 @@
  * API (infra/lib/api.ts), the seeding (infra/lib/seeding.ts) and the alarms
  * (infra/lib/alarms.ts).
  */
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 
 import { CHECKOV, skipCheckov } from './checkov';
 
@@ -38,7 +41,8 @@ export type LogGroupFactory = (id: string, removalPolicy: RemovalPolicy) => logs
  * The installation's key (production only): the tables, the log groups, the
  * alarm topic and the queues (the broadcast's failure queue, the alarm
  * timers': infra/lib/alarm-timers.ts, the deliveries':
- * infra/lib/deliveries.ts) are encrypted with it, so
+ * infra/lib/deliveries.ts, the webhooks': infra/lib/webhooks.ts; all made
+ * by infra/lib/queues.ts) are encrypted with it, so
  * reading a table takes an IAM permission on this key as well as on the
  * table, CloudTrail records every use of it, and disabling it makes the
  * data, its backups and the logs unreadable at once. KMS rotates it yearly.
@@ -135,6 +139,43 @@ export function createTables(stack: Stack, props: TablesProps): Tables {
     }
   }
   return { callTypes, consumers, data };
+}
+
+/**
+ * Subscribes `fn` to the data table's stream (its two readers: the
+ * broadcast, infra/lib/live.ts, and the alarm function,
+ * infra/lib/alarm-timers.ts), for latency: every record of `filters` as
+ * soon as it is there (batching window 0 s, up to 100 a batch), from the
+ * latest. A record that fails is retried by itself (partial batch response,
+ * bisect on error), at most 3 times and for at most 5 minutes, then a
+ * record of its batch (shard, sequence numbers, no item data) goes to
+ * `failures`. One batch per shard at a time (parallelization factor 1):
+ * a call's changes keep their order.
+ */
+export function readStream(
+  fn: lambda.Function,
+  data: dynamodb.ITable,
+  props: { readonly filters: readonly object[]; readonly failures: sqs.IQueue },
+): void {
+  // The destination without CDK's SqsDlq, which would also grant
+  // kms:ReEncrypt* and kms:GenerateDataKey* on the key without a
+  // condition: the stack grants exactly sqs:SendMessage and, through SQS
+  // only, kms:GenerateDataKey and kms:Decrypt (infra/lib/access.ts).
+  const onFailure: lambda.IEventSourceDlq = { bind: () => ({ destination: props.failures.queueArn }) };
+  fn.addEventSource(
+    new DynamoEventSource(data, {
+      startingPosition: lambda.StartingPosition.LATEST,
+      batchSize: 100,
+      maxBatchingWindow: Duration.seconds(0),
+      reportBatchItemFailures: true,
+      retryAttempts: 3,
+      bisectBatchOnError: true,
+      maxRecordAge: Duration.minutes(5),
+      parallelizationFactor: 1,
+      onFailure,
+      filters: props.filters.map((pattern) => lambda.FilterCriteria.filter(pattern as Record<string, unknown>)),
+    }),
+  );
 }
 
 export interface LogGroupsProps {

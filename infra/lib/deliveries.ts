@@ -19,16 +19,16 @@
  * environment with VAPID_SUBJECT: infra/lib/functions.ts; least privilege:
  * infra/lib/access.ts) and hands it to {@link Deliveries.subscribe}.
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
-import { CHECKOV, skipCheckov } from './checkov';
+import { CHECKOV } from './checkov';
+import { logLinesAlarm } from './metric-alarms';
+import { ageAlarm, messagesAlarm, queueWithDeadLetters, takeFrom } from './queues';
 
 /** A push's `TTL` (s): the push services drop it after that (functions/core/src/domain/push.rs). */
 export const PUSH_TTL_SECONDS = 60;
@@ -103,41 +103,25 @@ export class Deliveries extends Construct {
     const { installation, key } = props;
     this.installation = installation;
 
-    // As the timer queues: in production the installation's key (the alarm
-    // role sends, the deliver role receives, both through SQS), in a
-    // sandbox SQS-managed keys; TLS only; deleted with the stack (a push
-    // job is worth nothing a minute after it was made).
-    const queueSettings = {
-      encryption: key ? sqs.QueueEncryption.KMS : sqs.QueueEncryption.SQS_MANAGED,
-      encryptionMasterKey: key,
-      enforceSSL: true,
-      removalPolicy: RemovalPolicy.DESTROY,
-    };
-
-    // --- Jobs the function could not read 3 times, kept 14 days (the most
-    // SQS allows, counted from the first send) for an operator to look into.
-    this.deadLetters = new sqs.Queue(this, 'DeliveryDeadLetters', {
-      ...queueSettings,
-      queueName: `nurse-call-${installation}-deliveries-dlq`,
-      retentionPeriod: Duration.days(14),
-    });
-
     // --- The delivery queue: standard (a job that comes twice shows the
-    // same notification, which its Topic and tag replace on the phone).
-    // Kept 1 hour: a push is worth nothing after its 60 s TTL, but an
-    // operator should still see a backlog (the age alarm).
-    this.queue = new sqs.Queue(this, 'DeliveryQueue', {
-      ...queueSettings,
-      queueName: `nurse-call-${installation}-deliveries`,
-      visibilityTimeout: DELIVERY_VISIBILITY_TIMEOUT,
-      retentionPeriod: Duration.hours(1),
-      deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: DELIVERY_MAX_RECEIVES },
+    // same notification, which its Topic and tag replace on the phone), as
+    // every queue of the stack (infra/lib/queues.ts: the alarm role sends,
+    // the deliver role receives, both through SQS). Kept 1 hour: a push is
+    // worth nothing after its 60 s TTL, but an operator should still see a
+    // backlog (the age alarm). Jobs the function could not read 3 times go
+    // to its dead-letter queue, kept 14 days (counted from the first send)
+    // for an operator to look into.
+    const deliveries = queueWithDeadLetters(this, {
+      ids: { queue: 'DeliveryQueue', deadLetters: 'DeliveryDeadLetters' },
+      name: `nurse-call-${installation}-deliveries`,
+      visibility: DELIVERY_VISIBILITY_TIMEOUT,
+      retention: Duration.hours(1),
+      maxReceiveCount: DELIVERY_MAX_RECEIVES,
+      key,
+      sandboxKey: CHECKOV.sandboxDeliveryQueueKey,
     });
-
-    if (!key) {
-      skipCheckov(this.queue, CHECKOV.sandboxDeliveryQueueKey);
-      skipCheckov(this.deadLetters, CHECKOV.sandboxDeliveryQueueKey);
-    }
+    this.queue = deliveries.queue;
+    this.deadLetters = deliveries.deadLetters;
   }
 
   /**
@@ -152,60 +136,32 @@ export class Deliveries extends Construct {
    * them, one such line within five minutes raises it.
    */
   subscribe(fn: lambda.Function): cloudwatch.Alarm[] {
-    fn.addEventSource(
-      new SqsEventSource(this.queue, {
-        batchSize: 10,
-        maxBatchingWindow: Duration.seconds(0),
-        reportBatchItemFailures: true,
-      }),
-    );
+    takeFrom(fn, this.queue);
 
-    const period = Duration.minutes(5);
     const name = (suffix: string) => `nurse-call-${this.installation}-${suffix}`;
-    const namespace = `NurseCall/${this.installation}`;
-    new logs.MetricFilter(this, 'NotDeliveredFilter', {
-      logGroup: fn.logGroup,
-      filterPattern: logs.FilterPattern.any(
-        ...NOT_DELIVERED_MESSAGES.map((message) => logs.FilterPattern.stringValue('$.message', '=', message)),
-      ),
-      metricNamespace: namespace,
-      metricName: NOT_DELIVERED_METRIC,
-      metricValue: '1',
-    });
-    const notDelivered = new cloudwatch.Metric({ namespace, metricName: NOT_DELIVERED_METRIC, statistic: 'Sum', period });
     return [
-      notDelivered.createAlarm(this, 'NotDeliveredAlarm', {
+      logLinesAlarm(this, {
+        installation: this.installation,
+        filters: [{ id: 'NotDeliveredFilter', logGroup: fn.logGroup }],
+        messages: NOT_DELIVERED_MESSAGES,
+        metricName: NOT_DELIVERED_METRIC,
+        alarmId: 'NotDeliveredAlarm',
         alarmName: name('pushes-not-delivered'),
         alarmDescription:
           'A push to a phone was not delivered (retries spent, refused by the push service, not encrypted or signed, ' +
           'older than its TTL when taken, or the VAPID key or the subscriptions not read): a phone may have missed an alert or a cancel; ' +
           'the alert still rang on open staff pages, on displays and through alarm servers; ' +
           "see the deliver function's log for person (staff_id), call (call_id) and push service host (push_service)",
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
-      this.deadLetters
-        .metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' })
-        .createAlarm(this, 'DeliveryDeadLettersAlarm', {
-          alarmName: name('deliveries-dlq'),
-          alarmDescription: `Push jobs the deliver function could not read (${DELIVERY_MAX_RECEIVES} times): a phone may have missed an alert; the dead-letter queue holds which`,
-          threshold: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
-      this.queue
-        .metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' })
-        .createAlarm(this, 'DeliveryAgeAlarm', {
-          alarmName: name('deliveries-age'),
-          alarmDescription: `A push job has waited more than ${DELIVERY_AGE_ALARM_SECONDS} s in the delivery queue, longer than a push's TTL: the deliver function is not keeping up or fails, alerts reach the phones late or not at all`,
-          threshold: DELIVERY_AGE_ALARM_SECONDS,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
+      messagesAlarm(this, 'DeliveryDeadLettersAlarm', this.deadLetters, {
+        alarmName: name('deliveries-dlq'),
+        alarmDescription: `Push jobs the deliver function could not read (${DELIVERY_MAX_RECEIVES} times): a phone may have missed an alert; the dead-letter queue holds which`,
+      }),
+      ageAlarm(this, 'DeliveryAgeAlarm', this.queue, {
+        alarmName: name('deliveries-age'),
+        alarmDescription: `A push job has waited more than ${DELIVERY_AGE_ALARM_SECONDS} s in the delivery queue, longer than a push's TTL: the deliver function is not keeping up or fails, alerts reach the phones late or not at all`,
+        seconds: DELIVERY_AGE_ALARM_SECONDS,
+      }),
     ];
   }
 }

@@ -1,8 +1,8 @@
 /**
  * The Lambda functions: one per endpoint family of the HTTP API
  * (infra/lib/api.ts), the two of the live delivery (infra/lib/live.ts), the
- * alarm function (infra/lib/alarm-timers.ts) and the deliver function
- * (infra/lib/deliveries.ts).
+ * alarm function (infra/lib/alarm-timers.ts), the deliver function
+ * (infra/lib/deliveries.ts) and the forward function (infra/lib/webhooks.ts).
  * Each is the cargo-lambda build of `<lambdaDir>/<function>/bootstrap.zip`
  * with its environment, its log group and exactly its permissions
  * (infra/lib/access.ts).
@@ -22,6 +22,7 @@ import { LogGroupFactory, Tables } from './data';
 import { DELIVER_TIMEOUT, Deliveries } from './deliveries';
 import { Live } from './live';
 import type { ServiceMode } from './nurse-call-stack';
+import { FORWARD_TIMEOUT, Webhooks } from './webhooks';
 
 /** The Lambda functions: cargo-lambda's output folder names (scripts/build-lambdas). */
 export type FunctionName =
@@ -34,7 +35,8 @@ export type FunctionName =
   | 'live-connect'
   | 'broadcast'
   | 'alarm'
-  | 'deliver';
+  | 'deliver'
+  | 'forward';
 
 /** The functions of a stack in `mode`: the sandbox function only in sandbox stacks. */
 export function functionsOf(mode: ServiceMode): FunctionName[] {
@@ -49,6 +51,7 @@ export function functionsOf(mode: ServiceMode): FunctionName[] {
     'broadcast',
     'alarm',
     'deliver',
+    'forward',
   ];
 }
 
@@ -91,6 +94,9 @@ export const MEMORY_MB: Record<FunctionName, number> = {
   // Not measured: a push is an ECDH agreement, an AES-GCM encryption, an
   // ES256 signature and an HTTPS request per subscription.
   deliver: 256,
+  // Not measured: a webhook is an HMAC-SHA256 signature and an HTTPS
+  // request per endpoint, up to 32 on their way at once.
+  forward: 256,
 };
 
 const DESCRIPTIONS: Record<FunctionName, string> = {
@@ -102,8 +108,9 @@ const DESCRIPTIONS: Record<FunctionName, string> = {
   staff: 'Staff: /api/v1/staff/me, /api/v1/staff/duty, /api/v1/staff/calls, the responses to calls, and the alarm servers\' /api/v1/response',
   'live-connect': 'WebSocket $connect (checks the display token, records the connection) and $disconnect',
   broadcast: "The data table's stream: each change of a call or element to the displays connected",
-  alarm: "Alarms: the data table's stream schedules each call's timers on the timer queue and each alarm write's alerts and cancels on the delivery queue, due timers step the alarm engine",
+  alarm: "Alarms: the data table's stream puts each call's timers on the timer queue, alerts and cancels on the delivery queue, webhook wake-ups on the webhook queue; due timers step the engine",
   deliver: "Web Push: the delivery queue's alerts and cancels to the staff's phones",
+  forward: "Webhooks: the outbox's events to the alarm servers, signed, in order per call and endpoint, woken by the webhook queue",
 };
 
 export interface FunctionsProps {
@@ -119,7 +126,7 @@ export interface FunctionsProps {
   readonly lambdaDir: string;
   /** Memory of every function in MB, instead of {@link MEMORY_MB}'s per function. */
   readonly lambdaMemoryMb?: number;
-  /** Timeout of each function but the broadcast, the alarm and the deliver ({@link BROADCAST_TIMEOUT}, {@link ALARM_TIMEOUT}, {@link DELIVER_TIMEOUT}). @default 10 seconds */
+  /** Timeout of each function but the broadcast, the alarm, the deliver and the forward ({@link BROADCAST_TIMEOUT}, {@link ALARM_TIMEOUT}, {@link DELIVER_TIMEOUT}, {@link FORWARD_TIMEOUT}). @default 10 seconds */
   readonly lambdaTimeout?: Duration;
   readonly tables: Tables;
   /** The installation's key (production). */
@@ -130,6 +137,8 @@ export interface FunctionsProps {
   readonly alarmTimers: AlarmTimers;
   /** The delivery queue: the alarm function sends to it, the deliver function takes from it (wired in afterwards). */
   readonly deliveries: Deliveries;
+  /** The webhook queue: the alarm function sends to it, the forward function takes from it (wired in afterwards). */
+  readonly webhooks: Webhooks;
   /** The `sub` of Web Push's VAPID claims (the deliver function's VAPID_SUBJECT). */
   readonly vapidSubject: string;
   /** Makes each function's log group. */
@@ -140,10 +149,10 @@ export interface FunctionsProps {
 
 /** The functions of the stack's mode ({@link functionsOf}), each with its role, environment and logs. */
 export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Record<FunctionName, lambda.Function>> {
-  const { installation, mode, key, live, alarmTimers, deliveries, logGroup, logRemoval } = props;
+  const { installation, mode, key, live, alarmTimers, deliveries, webhooks, logGroup, logRemoval } = props;
   const { callTypes, consumers, data } = props.tables;
   const production = mode === 'production';
-  const access = accessOf(stack, { production, tables: props.tables, live, alarmTimers, deliveries, key });
+  const access = accessOf(stack, { production, tables: props.tables, live, alarmTimers, deliveries, webhooks, key });
 
   // Environment (DECISIONS §10): what every function reads, plus each
   // one's own. The request path's functions keep calls for
@@ -176,8 +185,12 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
       ...requestPath,
       ALARM_TIMER_QUEUE_URL: alarmTimers.timerQueue.queueUrl,
       DELIVERY_QUEUE_URL: deliveries.queue.queueUrl,
+      WEBHOOK_QUEUE_URL: webhooks.queue.queueUrl,
     },
     deliver: { ...common, RUST_LOG: 'info', VAPID_SUBJECT: props.vapidSubject },
+    // No queue URL: a later webhook retry's wake-up is an item of the data
+    // table, which the alarm function schedules from the stream.
+    forward: { ...common, RUST_LOG: 'info' },
   };
 
   const functions: Partial<Record<FunctionName, lambda.Function>> = {};
@@ -206,9 +219,9 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
       // before the invocation's deadline is answered 503 by the function
       // itself (lambda-support; docs/data-model.md, "Timeouts and
       // retries"). Keep it below API Gateway's 30 s integration timeout.
-      // The broadcast, the alarm and the deliver answer no client:
-      // BROADCAST_TIMEOUT, ALARM_TIMEOUT, DELIVER_TIMEOUT (each held below
-      // its queue's visibility timeout).
+      // The broadcast, the alarm, the deliver and the forward answer no
+      // client: BROADCAST_TIMEOUT, ALARM_TIMEOUT, DELIVER_TIMEOUT,
+      // FORWARD_TIMEOUT (each held below its queue's visibility timeout).
       timeout: TIMEOUTS[name] ?? props.lambdaTimeout ?? Duration.seconds(10),
       // A public test server must neither run up the bill nor take the
       // account's concurrency from other functions; production is bounded
@@ -236,18 +249,21 @@ const TIMEOUTS: Partial<Record<FunctionName, Duration>> = {
   broadcast: BROADCAST_TIMEOUT,
   alarm: ALARM_TIMEOUT,
   deliver: DELIVER_TIMEOUT,
+  forward: FORWARD_TIMEOUT,
 };
 
 /**
  * Why a function invoked by event source mappings has no DLQ of its own and
- * no cap in production (checkov), and why the deliver function, which calls
- * the push services on the internet, has no VPC; the others are invoked by
- * API Gateway and reach AWS endpoints only.
+ * no cap in production (checkov), and why the deliver and forward
+ * functions, which call the push services and the webhook endpoints on the
+ * internet, have no VPC; the others are invoked by API Gateway and reach
+ * AWS endpoints only.
  */
 const INVOCATION_SKIPS: Partial<Record<FunctionName, { dlq: CheckovSkip; cap: CheckovSkip; vpc?: CheckovSkip }>> = {
   broadcast: { dlq: CHECKOV.streamDlq, cap: CHECKOV.streamCapInProduction },
   alarm: { dlq: CHECKOV.alarmDlq, cap: CHECKOV.alarmCapInProduction },
   deliver: { dlq: CHECKOV.deliverDlq, cap: CHECKOV.deliverCapInProduction, vpc: CHECKOV.deliverNoVpc },
+  forward: { dlq: CHECKOV.forwardDlq, cap: CHECKOV.forwardCapInProduction, vpc: CHECKOV.forwardNoVpc },
 };
 
 /** `call-types` → `CallTypes` (construct ids). */

@@ -14,7 +14,7 @@
  * infra/lib/functions.ts; least privilege: infra/lib/access.ts) and hands
  * them to {@link Live.routeConnections} and {@link Live.subscribe}.
  */
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { WebSocketLambdaIntegration, WebSocketMockIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -22,12 +22,14 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
 import { CHECKOV, skipCheckov } from './checkov';
+import { readStream } from './data';
+import { ALARM_PERIOD, AT_LEAST_ONCE } from './metric-alarms';
+import { DEAD_LETTER_RETENTION, encryptedQueue, messagesAlarm } from './queues';
 
 /** The WebSocket stage; its URL is `wss://<api>.execute-api.<region>.amazonaws.com/live`. */
 export const LIVE_STAGE = 'live';
@@ -171,17 +173,12 @@ export class Live extends Construct {
     // with SQS-managed keys. Kept 14 days (the most SQS allows), deleted
     // with the stack: the records name no care data and point at a stream
     // that keeps records 24 h only.
-    this.failures = new sqs.Queue(this, 'BroadcastFailures', {
-      queueName: `nurse-call-${installation}-broadcast-failures`,
-      retentionPeriod: Duration.days(14),
-      encryption: key ? sqs.QueueEncryption.KMS : sqs.QueueEncryption.SQS_MANAGED,
-      encryptionMasterKey: key,
-      enforceSSL: true,
-      removalPolicy: RemovalPolicy.DESTROY,
+    this.failures = encryptedQueue(this, 'BroadcastFailures', {
+      name: `nurse-call-${installation}-broadcast-failures`,
+      retention: DEAD_LETTER_RETENTION,
+      key,
+      sandboxKey: CHECKOV.sandboxQueueKey,
     });
-    if (!key) {
-      skipCheckov(this.failures, CHECKOV.sandboxQueueKey);
-    }
   }
 
   /** The URL displays connect to (`wss://…/live`): the page's `DISPLAY_LIVE_URL`. */
@@ -225,49 +222,21 @@ export class Live extends Construct {
    * alarms: something in the failure queue, and the stream running late.
    */
   subscribe(fn: lambda.Function, data: dynamodb.ITable): cloudwatch.Alarm[] {
-    // The destination without CDK's SqsDlq, which would also grant
-    // kms:ReEncrypt* and kms:GenerateDataKey* on the key without a
-    // condition: the stack grants exactly sqs:SendMessage and, through SQS
-    // only, kms:GenerateDataKey and kms:Decrypt.
-    const onFailure: lambda.IEventSourceDlq = { bind: () => ({ destination: this.failures.queueArn }) };
-    fn.addEventSource(
-      new DynamoEventSource(data, {
-        startingPosition: lambda.StartingPosition.LATEST,
-        batchSize: 100,
-        maxBatchingWindow: Duration.seconds(0),
-        reportBatchItemFailures: true,
-        retryAttempts: 3,
-        bisectBatchOnError: true,
-        maxRecordAge: Duration.minutes(5),
-        parallelizationFactor: 1,
-        onFailure,
-        filters: [lambda.FilterCriteria.filter(BROADCAST_FILTER)],
-      }),
-    );
+    readStream(fn, data, { filters: [BROADCAST_FILTER], failures: this.failures });
 
-    const period = Duration.minutes(5);
     return [
-      this.failures
-        .metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' })
-        .createAlarm(this, 'BroadcastFailuresAlarm', {
-          alarmName: `nurse-call-${this.installation}-broadcast-failures`,
-          alarmDescription:
-            'The broadcast gave up on stream records (retries or 5 minutes spent): displays missed live messages until their next re-read; the queue holds which',
-          threshold: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
-      fn
-        .metric('IteratorAge', { period, statistic: 'Maximum' })
-        .createAlarm(this, 'BroadcastIteratorAgeAlarm', {
-          alarmName: `nurse-call-${this.installation}-broadcast-iterator-age`,
-          alarmDescription: `The broadcast reached a stream record more than ${ITERATOR_AGE_ALARM_MS / 1000} s after its write: displays are late`,
-          threshold: ITERATOR_AGE_ALARM_MS,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
+      messagesAlarm(this, 'BroadcastFailuresAlarm', this.failures, {
+        alarmName: `nurse-call-${this.installation}-broadcast-failures`,
+        alarmDescription:
+          'The broadcast gave up on stream records (retries or 5 minutes spent): displays missed live messages until their next re-read; the queue holds which',
+      }),
+      fn.metric('IteratorAge', { period: ALARM_PERIOD, statistic: 'Maximum' }).createAlarm(this, 'BroadcastIteratorAgeAlarm', {
+        alarmName: `nurse-call-${this.installation}-broadcast-iterator-age`,
+        alarmDescription: `The broadcast reached a stream record more than ${ITERATOR_AGE_ALARM_MS / 1000} s after its write: displays are late`,
+        ...AT_LEAST_ONCE,
+        threshold: ITERATOR_AGE_ALARM_MS,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      }),
     ];
   }
 }

@@ -13,6 +13,7 @@ import { Deliveries } from './deliveries';
 import { FunctionName, createFunctions } from './functions';
 import { Live } from './live';
 import { seedCallTypes } from './seeding';
+import { Webhooks } from './webhooks';
 
 // The names the tests, the app and other files import from the stack, wherever they are defined.
 export { ROUTES, httpFunctionsOf } from './api';
@@ -21,6 +22,7 @@ export { BY_SCOPE_INDEX } from './data';
 export { DELIVER_TIMEOUT } from './deliveries';
 export { BROADCAST_TIMEOUT, MEMORY_MB, functionsOf } from './functions';
 export type { FunctionName } from './functions';
+export { FORWARD_TIMEOUT } from './webhooks';
 
 /** `production`, or `sandbox` (the test server of spec 5.3), DECISIONS §1. */
 export type ServiceMode = 'production' | 'sandbox';
@@ -41,7 +43,7 @@ export interface NurseCallStackProps extends StackProps {
   readonly throttleBurstLimit?: number;
   /** Memory of every function in MB. @default per function, MEMORY_MB of functions.ts */
   readonly lambdaMemoryMb?: number;
-  /** Timeout of each function but the broadcast, the alarm and the deliver ({@link BROADCAST_TIMEOUT}, {@link ALARM_TIMEOUT}, {@link DELIVER_TIMEOUT}). @default 10 seconds */
+  /** Timeout of each function but the broadcast, the alarm, the deliver and the forward ({@link BROADCAST_TIMEOUT}, {@link ALARM_TIMEOUT}, {@link DELIVER_TIMEOUT}, {@link FORWARD_TIMEOUT}). @default 10 seconds */
   readonly lambdaTimeout?: Duration;
   /**
    * The folder of the cargo-lambda output: `<lambdaDir>/<function>/bootstrap.zip`
@@ -90,7 +92,8 @@ export const DEFAULT_VAPID_SUBJECT = 'mailto:admin@localhost';
  * One installation: the HTTP API, one Lambda function per endpoint family,
  * the three DynamoDB tables of docs/data-model.md, the displays' live
  * delivery (infra/lib/live.ts), the alarms' timers (infra/lib/alarm-timers.ts),
- * the pushes to the staff's phones (infra/lib/deliveries.ts), CloudWatch
+ * the pushes to the staff's phones (infra/lib/deliveries.ts), the webhooks
+ * to the alarm servers (infra/lib/webhooks.ts), CloudWatch
  * alarms, and the seeded call types. Each part is a file of its
  * own; the constructor puts them together in order.
  */
@@ -107,6 +110,8 @@ export class NurseCallStack extends Stack {
   readonly alarmTimers: AlarmTimers;
   /** The pushes (DECISIONS §15, §17): the delivery queue and its dead-letter queue. */
   readonly deliveries: Deliveries;
+  /** The webhooks' wake-ups (DECISIONS §16, §17): the webhook queue (FIFO) and its dead-letter queue. */
+  readonly webhooks: Webhooks;
 
   constructor(scope: Construct, id: string, props: NurseCallStackProps) {
     super(scope, id, props);
@@ -146,6 +151,11 @@ export class NurseCallStack extends Stack {
     // subscribed to it once it exists.
     this.deliveries = new Deliveries(this, 'Deliveries', { installation, key });
 
+    // --- The webhooks' wake-ups (infra/lib/webhooks.ts): the webhook queue,
+    // which the alarm function's environment names; the forward function
+    // is subscribed to it once it exists.
+    this.webhooks = new Webhooks(this, 'Webhooks', { installation, key });
+
     // --- Functions (infra/lib/functions.ts), each with exactly the
     // permissions its code needs (infra/lib/access.ts).
     this.functions = createFunctions(this, {
@@ -162,6 +172,7 @@ export class NurseCallStack extends Stack {
       live: this.live,
       alarmTimers: this.alarmTimers,
       deliveries: this.deliveries,
+      webhooks: this.webhooks,
       vapidSubject: settings.vapidSubject,
       logGroup,
       logRemoval,
@@ -171,6 +182,7 @@ export class NurseCallStack extends Stack {
     const liveAlarms = this.live.subscribe(fns.broadcast, this.tables.data);
     const timerAlarms = this.alarmTimers.subscribe(fns.alarm, this.tables.data);
     const deliveryAlarms = this.deliveries.subscribe(fns.deliver);
+    const webhookAlarms = this.webhooks.subscribe(fns.forward);
 
     // --- API (infra/lib/api.ts): exactly the routes of the spec (plus the
     // sandbox's in sandbox mode).
@@ -181,8 +193,8 @@ export class NurseCallStack extends Stack {
     // --- Seed the call types, once (infra/lib/seeding.ts).
     seedCallTypes(this, { prefix: settings.prefix, callTypes: this.tables.callTypes, key, logGroup });
 
-    // --- Alarms (infra/lib/alarms.ts), the live delivery's, the timers'
-    // and the deliveries' among them.
+    // --- Alarms (infra/lib/alarms.ts), the live delivery's, the timers',
+    // the deliveries' and the webhooks' among them.
     createAlarms(this, {
       installation,
       mode,
@@ -191,7 +203,7 @@ export class NurseCallStack extends Stack {
       api5xxRatePercent: props.api5xxRatePercent,
       api: this.api,
       functions: fns,
-      alarms: [...liveAlarms, ...timerAlarms, ...deliveryAlarms],
+      alarms: [...liveAlarms, ...timerAlarms, ...deliveryAlarms, ...webhookAlarms],
     });
 
     // --- Outputs: what the admin command and the docs need.

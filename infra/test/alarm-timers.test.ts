@@ -2,66 +2,65 @@
  * Alarms in AWS (DECISIONS §17; issue 28): the timer queue and its
  * dead-letter queue, the stream failure queue, the alarm function's two
  * event source mappings (the data table's stream, filtered to calls,
- * duties and audit items inserted; the timer queue), its environment and
- * exact permissions (with the delivery queue of deliveries.test.ts), the
- * queues' alarms, the alarm on stream records skipped unread (a metric filter
- * on the function's log), and what the Rust side must name the same way (the
- * queue variables, the keys the filter reads, the longest delay, the error
- * lines the metric filter matches). Offline, on the synthesized templates
- * of both modes.
+ * duties, audit items inserted and webhook items inserted; the timer
+ * queue), its environment and exact permissions (with the delivery queue of
+ * deliveries.test.ts and the webhook queue of webhooks.test.ts), the
+ * queues' alarms, the alarm on stream records skipped unread (a metric
+ * filter on the function's log), and what the Rust side must name the same
+ * way (the queue variables, the keys the filter reads, the longest delay,
+ * the error lines the metric filter matches). Offline, on the synthesized
+ * templates of both modes.
  */
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { Template } from 'aws-cdk-lib/assertions';
-
-import { UNREADABLE_RECORD_MESSAGES, UNREADABLE_RECORD_METRIC } from '../lib/alarm-timers';
-import { ServiceMode, functionsOf } from '../lib/nurse-call-stack';
+import { OUTBOX_PK, UNREADABLE_RECORD_MESSAGES, UNREADABLE_RECORD_METRIC, WAKE_PK } from '../lib/alarm-timers';
+import { functionsOf } from '../lib/nurse-call-stack';
 import {
+  DYNAMODB_VIA,
   Json,
+  MODES,
+  REPO,
+  SQS_VIA,
+  alarmNamed,
+  alarmSummary,
+  assertQueueMapping,
+  assertQueuesProtected,
+  assertServiceFunction,
+  commonEnvironment,
+  environmentOf,
   functionId,
+  logLinesAlarmOf,
   managedPoliciesOf,
   mappingsOf,
   matches,
-  only,
   permissionsOf,
+  queueAlarmSummary,
+  queueArnOf,
   queueId,
+  queueReaders,
   resourcesOf,
+  rustCrate,
   rustErrorMessages,
-  synth,
+  rustSource,
+  streamFiltersOf,
   tableId,
   text,
+  topicTemplates,
 } from './helpers';
 
-const MODES: ServiceMode[] = ['production', 'sandbox'];
-// With the alarm topic, as scripts/test synthesizes them for cfn-lint and checkov.
-const templates: Record<ServiceMode, Template> = {
-  production: synth('production', { alarmEmail: 'ops@example.org' }),
-  sandbox: synth('sandbox', { alarmEmail: 'ops@example.org' }),
-};
-const REPO = path.resolve(__dirname, '..', '..', '..');
+const templates = topicTemplates();
 
 /** The alarm function's queues, by the suffix of their names. */
 const QUEUES = ['alarm-timers', 'alarm-timers-dlq', 'alarm-stream-failures'] as const;
-
-const DYNAMODB_VIA = 'StringEquals kms:ViaService=dynamodb.${AWS::Region}.amazonaws.com';
-const SQS_VIA = 'StringEquals kms:ViaService=sqs.${AWS::Region}.amazonaws.com';
 
 for (const mode of MODES) {
   const template = templates[mode];
   const production = mode === 'production';
   const queue = (suffix: string) => resourcesOf(template, 'AWS::SQS::Queue')[queueId(template, suffix)];
-  const queueArn = (suffix: string) => ({ 'Fn::GetAtt': [queueId(template, suffix), 'Arn'] });
   const alarmFunction = () => resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'alarm')];
-  const streamMapping = () =>
-    only(
-      Object.fromEntries(
-        Object.entries(mappingsOf(template, 'alarm')).filter(([, m]) => m.Properties.EventSourceArn['Fn::GetAtt']?.[1] === 'StreamArn'),
-      ),
-      "the alarm function's stream mapping",
-    )[1];
+  const streamFilters = () => streamFiltersOf(template, 'alarm', 'alarm-stream-failures');
 
   describe(`${mode}: the timer queue, its dead-letter queue and the stream failure queue`, () => {
     it('the timer queue: standard, each timer its own delay, visibility 30 s (above the function\'s 10 s), kept 4 days, to the dead-letter queue after 5 receives', () => {
@@ -72,7 +71,7 @@ for (const mode of MODES) {
       assert.equal(props.VisibilityTimeout, 30);
       assert.ok(alarmFunction().Properties.Timeout < props.VisibilityTimeout);
       assert.equal(props.MessageRetentionPeriod, 4 * 24 * 3600);
-      assert.deepEqual(props.RedrivePolicy, { deadLetterTargetArn: queueArn('alarm-timers-dlq'), maxReceiveCount: 5 });
+      assert.deepEqual(props.RedrivePolicy, { deadLetterTargetArn: queueArnOf(template, 'alarm-timers-dlq'), maxReceiveCount: 5 });
     });
 
     it('the dead-letter queue and the stream failure queue keep what they get 14 days, and send it nowhere', () => {
@@ -86,36 +85,7 @@ for (const mode of MODES) {
     });
 
     it(`each of the three: TLS only, ${production ? "encrypted with the installation's key" : 'SQS-managed encryption'}, deleted with the stack`, () => {
-      const policies = Object.values(resourcesOf(template, 'AWS::SQS::QueuePolicy'));
-      for (const suffix of QUEUES) {
-        const id = queueId(template, suffix);
-        const resource = queue(suffix);
-        if (production) {
-          const keyId = Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0];
-          assert.deepEqual(resource.Properties.KmsMasterKeyId, { 'Fn::GetAtt': [keyId, 'Arn'] }, suffix);
-          assert.equal(resource.Properties.SqsManagedSseEnabled, undefined, suffix);
-        } else {
-          assert.equal(resource.Properties.KmsMasterKeyId, undefined, suffix);
-          assert.equal(resource.Properties.SqsManagedSseEnabled, true, suffix);
-        }
-        assert.equal(resource.DeletionPolicy, 'Delete', suffix);
-        const [policy] = policies.filter((p) => p.Properties.Queues.some((q: Json) => q.Ref === id));
-        assert.ok(policy, `the queue policy of ${suffix}`);
-        assert.deepEqual(policy.Properties.Queues, [{ Ref: id }], suffix);
-        assert.deepEqual(
-          policy.Properties.PolicyDocument.Statement,
-          [
-            {
-              Action: 'sqs:*',
-              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-              Effect: 'Deny',
-              Principal: { AWS: '*' },
-              Resource: { 'Fn::GetAtt': [id, 'Arn'] },
-            },
-          ],
-          suffix,
-        );
-      }
+      assertQueuesProtected(template, mode, QUEUES, /alarm timers|failed batch metadata/);
     });
   });
 
@@ -126,34 +96,19 @@ for (const mode of MODES) {
     });
 
     it('the stream: latency first, partial batch failures, bounded retries, bisect, 5 minutes, the filters, the failure queue', () => {
-      const mapping = streamMapping();
-      const patterns = mapping.Properties.FilterCriteria.Filters.map((f: Json) => JSON.parse(f.Pattern));
+      const patterns = streamFilters();
       assert.deepEqual(patterns, [
         { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: ['call'] } } } },
         { eventName: ['INSERT', 'MODIFY', 'REMOVE'], dynamodb: { Keys: { pk: { S: [{ prefix: 'duty#' }] } } } },
         { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'audit#' }] } } } },
+        { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: ['webhook#outbox', 'webhook#wake'] } } } },
       ]);
-      assert.deepEqual(
-        { ...mapping.Properties, FilterCriteria: undefined },
-        {
-          FunctionName: { Ref: functionId(template, 'alarm') },
-          EventSourceArn: { 'Fn::GetAtt': [tableId(template, 'data'), 'StreamArn'] },
-          StartingPosition: 'LATEST',
-          BatchSize: 100,
-          MaximumBatchingWindowInSeconds: 0,
-          FunctionResponseTypes: ['ReportBatchItemFailures'],
-          MaximumRetryAttempts: 3,
-          BisectBatchOnFunctionError: true,
-          MaximumRecordAgeInSeconds: 300,
-          ParallelizationFactor: 1,
-          DestinationConfig: { OnFailure: { Destination: queueArn('alarm-stream-failures') } },
-          FilterCriteria: undefined,
-        },
-      );
+      // Lambda's quota: five filters per event source mapping.
+      assert.ok(patterns.length <= 5);
     });
 
-    it('the filters let through new and changed calls, every change of a duty, and audit items inserted, only', () => {
-      const patterns: Json[] = streamMapping().Properties.FilterCriteria.Filters.map((f: Json) => JSON.parse(f.Pattern));
+    it('the filters let through new and changed calls, every change of a duty, audit items, outbox events and webhook wake-ups inserted, only', () => {
+      const patterns = streamFilters();
       const record = (eventName: string, pk: string, sk: string) => ({
         eventName,
         dynamodb: { Keys: { pk: { S: pk }, sk: { S: sk } } },
@@ -179,8 +134,18 @@ for (const mode of MODES) {
         ['REMOVE', 'installation#Zimmer-101', 'open#Notruf', false], // the lock removed at the close
         ['INSERT', 'push#staff-1', '9f86d081', false], // a push subscription
         ['INSERT', 'open#installation', '00000000000000000042', false], // an open-call index item
-        ['INSERT', 'webhook#outbox', '0001', false], // a webhook event
         ['INSERT', 'installation', 'duty#x', false], // `duty#` in the sort key only
+        ['INSERT', 'webhook#outbox', '2026-01-05T09:00:00.000000000Z#000#msg_1', true], // a write's webhook event: the deliveries are woken
+        ['REMOVE', 'webhook#outbox', '2026-01-05T09:00:00.000000000Z#000#msg_1', false], // the event finished (or expired)
+        ['MODIFY', 'webhook#outbox', '2026-01-05T09:00:00.000000000Z#000#msg_1', false], // never written twice
+        ['INSERT', 'webhook#wake', '2026-01-05T09:00:08.000000000Z#0a1b2c3d4e5f6a7b', true], // a later retry's wake-up, put by deliver
+        ['REMOVE', 'webhook#wake', '2026-01-05T09:00:08.000000000Z#0a1b2c3d4e5f6a7b', false], // gone by TTL
+        ['INSERT', 'webhook#endpoints', 'e-1', false], // an endpoint registered
+        ['MODIFY', 'webhook#endpoints', 'e-1', false], // its failing_since, its settings
+        ['INSERT', 'webhook#attempts#msg_1', 'e-1#0000000001', false], // a delivery log line
+        ['INSERT', 'webhook#attention', 'Zimmer-101', false], // an element's attention mark
+        ['INSERT', 'webhook#outbox#x', '0001', false], // the outbox's key exactly, no prefix
+        ['INSERT', 'call#42', 'webhook#outbox', false], // `webhook#outbox` in the sort key only
       ] as const) {
         assert.equal(
           patterns.some((pattern) => matches(pattern, record(eventName, pk, sk))),
@@ -191,19 +156,7 @@ for (const mode of MODES) {
     });
 
     it('the timer queue: up to 10 timers a batch, without waiting, partial batch failures', () => {
-      const [, mapping] = only(
-        Object.fromEntries(
-          Object.entries(mappingsOf(template, 'alarm')).filter(([, m]) => m.Properties.EventSourceArn['Fn::GetAtt']?.[1] === 'Arn'),
-        ),
-        "the alarm function's queue mapping",
-      );
-      assert.deepEqual(mapping.Properties, {
-        FunctionName: { Ref: functionId(template, 'alarm') },
-        EventSourceArn: queueArn('alarm-timers'),
-        BatchSize: 10,
-        MaximumBatchingWindowInSeconds: 0,
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-      });
+      assertQueueMapping(template, 'alarm', 'alarm-timers');
     });
 
     it('two readers of the stream, the broadcast and the alarm function: the most a shard supports', () => {
@@ -214,46 +167,30 @@ for (const mode of MODES) {
       assert.deepEqual(readers, [functionId(template, 'alarm'), functionId(template, 'broadcast')].sort());
     });
 
-    it('no other function reads the timer queue', () => {
-      const readers = Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'))
-        .filter((m) => m.Properties.EventSourceArn['Fn::GetAtt']?.[0] === queueId(template, 'alarm-timers'))
-        .map((m) => m.Properties.FunctionName.Ref);
-      assert.deepEqual(readers, [functionId(template, 'alarm')]);
+    it('no other function reads the timer queue, and none reads its dead letters', () => {
+      assert.deepEqual(queueReaders(template, 'alarm-timers'), [functionId(template, 'alarm')]);
+      assert.deepEqual(queueReaders(template, 'alarm-timers-dlq'), []);
     });
   });
 
   describe(`${mode}: the alarm function`, () => {
     it('arm64 provided.al2023 from its zip, 10 s, 256 MB, its own log group', () => {
-      const props = alarmFunction().Properties;
-      assert.deepEqual(props.Architectures, ['arm64']);
-      assert.equal(props.Runtime, 'provided.al2023');
-      assert.equal(props.Handler, 'bootstrap');
-      assert.equal(props.Timeout, 10);
-      assert.equal(props.MemorySize, 256);
-      const group = resourcesOf(template, 'AWS::Logs::LogGroup')[props.LoggingConfig.LogGroup.Ref];
-      assert.equal(group.Properties.RetentionInDays, production ? 90 : 14);
-      assert.equal(props.ReservedConcurrentExecutions, production ? undefined : 5);
+      assertServiceFunction(template, mode, 'alarm', { timeout: 10, memory: 256 });
     });
 
-    it('the request path\'s environment (its audit lines expire with their call) plus ALARM_TIMER_QUEUE_URL and DELIVERY_QUEUE_URL, the queues\' URLs', () => {
+    it('the request path\'s environment (its audit lines expire with their call) plus ALARM_TIMER_QUEUE_URL, DELIVERY_QUEUE_URL and WEBHOOK_QUEUE_URL, the queues\' URLs', () => {
       const variables = alarmFunction().Properties.Environment.Variables;
       // A queue's `Ref` is its URL.
       assert.deepEqual(variables.ALARM_TIMER_QUEUE_URL, { Ref: queueId(template, 'alarm-timers') });
       assert.deepEqual(variables.DELIVERY_QUEUE_URL, { Ref: queueId(template, 'deliveries') });
-      assert.deepEqual(
-        Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, text(v)])),
-        {
-          SERVICE_MODE: mode,
-          SERVICE_TIME_ZONE: 'Europe/Berlin',
-          CALL_TYPES_TABLE: `{${tableId(template, 'call-types')}}`,
-          CONSUMERS_TABLE: `{${tableId(template, 'consumers')}}`,
-          DATA_TABLE: `{${tableId(template, 'data')}}`,
-          CALL_RETENTION_DAYS: '400',
-          RUST_LOG: 'info',
-          ALARM_TIMER_QUEUE_URL: `{${queueId(template, 'alarm-timers')}}`,
-          DELIVERY_QUEUE_URL: `{${queueId(template, 'deliveries')}}`,
-        },
-      );
+      assert.deepEqual(variables.WEBHOOK_QUEUE_URL, { Ref: queueId(template, 'webhooks.fifo') });
+      assert.deepEqual(environmentOf(template, 'alarm'), {
+        ...commonEnvironment(template, mode),
+        CALL_RETENTION_DAYS: '400',
+        ALARM_TIMER_QUEUE_URL: `{${queueId(template, 'alarm-timers')}}`,
+        DELIVERY_QUEUE_URL: `{${queueId(template, 'deliveries')}}`,
+        WEBHOOK_QUEUE_URL: `{${queueId(template, 'webhooks.fifo')}}`,
+      });
     });
 
     it('exactly its statements, and only the basic execution role besides (logs)', () => {
@@ -264,8 +201,10 @@ for (const mode of MODES) {
           'dynamodb:Scan on table call-types',
           // As staff has it: the same alarm engine.
           'dynamodb:DeleteItem, dynamodb:GetItem, dynamodb:PutItem, dynamodb:Query, dynamodb:UpdateItem on table data',
-          // Timers (sent, and sent on), the stream's failure records, push jobs.
-          `sqs:SendMessage on queue nurse-call-test-${mode}-alarm-stream-failures, queue nurse-call-test-${mode}-alarm-timers, queue nurse-call-test-${mode}-deliveries`,
+          // Timers (sent, and sent on) and webhook wake-ups delayed to a
+          // retry's time, the stream's failure records, push jobs, webhook
+          // wake-ups.
+          `sqs:SendMessage on queue nurse-call-test-${mode}-alarm-stream-failures, queue nurse-call-test-${mode}-alarm-timers, queue nurse-call-test-${mode}-deliveries, queue nurse-call-test-${mode}-webhooks.fifo`,
           // The event source mappings: the stream read (ListStreams has no
           // narrower resource), the timers' receive and delete.
           'dynamodb:DescribeStream, dynamodb:GetRecords, dynamodb:GetShardIterator on table data stream',
@@ -303,127 +242,63 @@ for (const mode of MODES) {
 
   describe(`${mode}: the alarms`, () => {
     it('a failure record of the stream, a timer in the dead-letter queue, a timer older than 960 s, the function\'s throttles and errors; all to the topic', () => {
-      const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
-      const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      const alarm = (name: string) => {
-        const found = alarms.filter((a) => a.Properties.AlarmName === `nurse-call-test-${mode}-${name}`);
-        assert.equal(found.length, 1, name);
-        assert.deepEqual(found[0].Properties.AlarmActions, [{ Ref: topicId }], name);
-        assert.equal(found[0].Properties.TreatMissingData, 'notBreaching', name);
-        assert.equal(found[0].Properties.EvaluationPeriods, 1, name);
-        return found[0].Properties;
-      };
-      const summary = (props: Json) => ({
-        namespace: props.Namespace,
-        metric: props.MetricName,
-        dimensions: props.Dimensions,
-        statistic: props.Statistic,
-        comparison: props.ComparisonOperator,
-        threshold: props.Threshold,
-      });
-      const onQueue = (suffix: string) => [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId(template, suffix), 'QueueName'] } }];
-      assert.deepEqual(summary(alarm('alarm-stream-failures')), {
-        namespace: 'AWS/SQS',
-        metric: 'ApproximateNumberOfMessagesVisible',
-        dimensions: onQueue('alarm-stream-failures'),
-        statistic: 'Maximum',
-        comparison: 'GreaterThanOrEqualToThreshold',
-        threshold: 1,
-      });
+      const alarm = (name: string) => alarmNamed(template, mode, name);
+      assert.deepEqual(alarmSummary(alarm('alarm-stream-failures')), queueAlarmSummary(template, 'alarm-stream-failures'));
       const deadLetters = alarm('alarm-timers-dlq');
-      assert.deepEqual(summary(deadLetters), {
-        namespace: 'AWS/SQS',
-        metric: 'ApproximateNumberOfMessagesVisible',
-        dimensions: onQueue('alarm-timers-dlq'),
-        statistic: 'Maximum',
-        comparison: 'GreaterThanOrEqualToThreshold',
-        threshold: 1,
-      });
+      assert.deepEqual(alarmSummary(deadLetters), queueAlarmSummary(template, 'alarm-timers-dlq'));
       assert.match(deadLetters.AlarmDescription, /5 times.*may not escalate/);
-      assert.deepEqual(summary(alarm('alarm-timers-age')), {
-        namespace: 'AWS/SQS',
-        metric: 'ApproximateAgeOfOldestMessage',
-        dimensions: onQueue('alarm-timers'),
-        statistic: 'Maximum',
-        comparison: 'GreaterThanThreshold',
-        threshold: 960,
-      });
+      assert.deepEqual(alarmSummary(alarm('alarm-timers-age')), queueAlarmSummary(template, 'alarm-timers', 960));
       assert.equal(alarm('alarm-throttles').MetricName, 'Throttles');
       assert.equal(alarm('alarm-errors').MetricName, 'Errors');
     });
 
     it('a stream record skipped unread: a metric filter on the alarm function\'s log group counts its lines, one within five minutes raises the alarm, to the topic', () => {
-      const group = alarmFunction().Properties.LoggingConfig.LogGroup;
-      const [, filter] = only(
-        Object.fromEntries(
-          Object.entries(resourcesOf(template, 'AWS::Logs::MetricFilter')).filter(
-            ([, f]) => f.Properties.MetricTransformations[0].MetricName === 'AlarmRecordsUnreadable',
-          ),
-        ),
-        'the unreadable-records metric filter',
-      );
-      assert.deepEqual(filter.Properties, {
-        LogGroupName: { Ref: group.Ref },
-        FilterPattern:
+      const description = logLinesAlarmOf(template, mode, {
+        fn: 'alarm',
+        filterPattern:
           '{ ($.message = "unreadable stream record skipped") || ' +
           '($.message = "unreadable stream record skipped: its alarm gets nothing from it") }',
-        MetricTransformations: [{ MetricNamespace: `NurseCall/test-${mode}`, MetricName: 'AlarmRecordsUnreadable', MetricValue: '1' }],
+        metricName: 'AlarmRecordsUnreadable',
+        alarm: 'alarm-records-unreadable',
       });
       assert.equal(UNREADABLE_RECORD_METRIC, 'AlarmRecordsUnreadable');
-
-      const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
-      const found = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter(
-        (a) => a.Properties.AlarmName === `nurse-call-test-${mode}-alarm-records-unreadable`,
-      );
-      assert.equal(found.length, 1);
-      const { AlarmDescription: description, ...props } = found[0].Properties;
-      assert.deepEqual(props, {
-        AlarmName: `nurse-call-test-${mode}-alarm-records-unreadable`,
-        Namespace: `NurseCall/test-${mode}`,
-        MetricName: 'AlarmRecordsUnreadable',
-        Statistic: 'Sum',
-        Period: 300,
-        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        Threshold: 1,
-        EvaluationPeriods: 1,
-        TreatMissingData: 'notBreaching',
-        AlarmActions: [{ Ref: topicId }],
-      });
       assert.match(description, /not retried, not in the stream failure queue/);
       assert.match(description, /may not escalate/);
       assert.match(description, /may not have been pushed/);
-      assert.ok(description.length <= 1024, 'CloudWatch takes at most 1024 characters');
     });
   });
 }
 
 describe('the Rust side names the same', () => {
-  const source = (file: string) => fs.readFileSync(path.join(REPO, 'functions', file), 'utf8');
-  /** Every Rust source of a crate of functions/, joined (whichever file declares a name). */
-  const crate = (name: string) =>
-    fs
-      .readdirSync(path.join(REPO, 'functions', name, 'src'), { recursive: true, encoding: 'utf8' })
-      .filter((file) => file.endsWith('.rs'))
-      .map((file) => source(path.join(name, 'src', file)))
-      .join('\n');
+  it('the alarm function reads the timer queue\'s URL from ALARM_TIMER_QUEUE_URL, the delivery queue\'s from DELIVERY_QUEUE_URL and the webhook queue\'s from WEBHOOK_QUEUE_URL, each required', () => {
+    assert.match(rustCrate('alarms-aws'), /pub const TIMER_QUEUE_URL_VAR: &str = "ALARM_TIMER_QUEUE_URL";/);
+    assert.match(rustCrate('alarms-aws'), /pub const DELIVERY_QUEUE_URL_VAR: &str = "DELIVERY_QUEUE_URL";/);
+    assert.match(rustCrate('alarms-aws'), /pub const WEBHOOK_QUEUE_URL_VAR: &str = "WEBHOOK_QUEUE_URL";/);
+    assert.match(rustSource('alarms-aws/src/setup.rs'), /required\(TIMER_QUEUE_URL_VAR\)\?/);
+    assert.match(rustSource('alarms-aws/src/setup.rs'), /required\(DELIVERY_QUEUE_URL_VAR\)\?/);
+    assert.match(rustSource('alarms-aws/src/setup.rs'), /required\(WEBHOOK_QUEUE_URL_VAR\)\?/);
+  });
 
-  it('the alarm function reads the timer queue\'s URL from ALARM_TIMER_QUEUE_URL and the delivery queue\'s from DELIVERY_QUEUE_URL, both required', () => {
-    assert.match(crate('alarms-aws'), /pub const TIMER_QUEUE_URL_VAR: &str = "ALARM_TIMER_QUEUE_URL";/);
-    assert.match(crate('alarms-aws'), /pub const DELIVERY_QUEUE_URL_VAR: &str = "DELIVERY_QUEUE_URL";/);
-    assert.match(source('alarms-aws/src/setup.rs'), /required\(TIMER_QUEUE_URL_VAR\)\?/);
-    assert.match(source('alarms-aws/src/setup.rs'), /required\(DELIVERY_QUEUE_URL_VAR\)\?/);
+  it('the outbox\'s and the webhook wake-ups\' partition keys are what the filter passes, and only their INSERTs wake anything', () => {
+    assert.equal(OUTBOX_PK, 'webhook#outbox');
+    assert.equal(WAKE_PK, 'webhook#wake');
+    assert.match(rustSource('store-dynamodb/src/webhook_items.rs'), new RegExp(`pub const OUTBOX_PK: &str = "${OUTBOX_PK}";`));
+    assert.match(rustSource('store-dynamodb/src/webhook_wakes.rs'), new RegExp(`pub const WAKE_PK: &str = "${WAKE_PK}";`));
+    const wakes = rustSource('alarms-aws/src/wakes.rs');
+    assert.match(wakes, /if partition == WAKE_PK \{\s*if operation != "INSERT" \{\s*return Ok\(Vec::new\(\)\);/);
+    assert.match(wakes, /if partition == OUTBOX_PK \{\s*return Ok\(if operation == "INSERT" \{\s*vec!\[Wake::Outbox\]\s*\} else \{\s*Vec::new\(\)/);
   });
 
   it('an audit item\'s sort key begins with audit#, and an inserted one is what the alarm function pushes', () => {
-    assert.match(source('store-dynamodb/src/alarm_items.rs'), /pub const AUDIT_PREFIX: &str = "audit#";/);
-    assert.match(crate('alarms-aws'), /if sort\.starts_with\(AUDIT_PREFIX\) \{/);
-    assert.match(crate('alarms-aws'), /if record\.event_name != "INSERT" \{\s*return Ok\(Vec::new\(\)\);/);
+    assert.match(rustSource('store-dynamodb/src/alarm_items.rs'), /pub const AUDIT_PREFIX: &str = "audit#";/);
+    assert.match(rustCrate('alarms-aws'), /if sort\.starts_with\(AUDIT_PREFIX\) \{/);
+    assert.match(rustCrate('alarms-aws'), /if record\.event_name != "INSERT" \{\s*return Ok\(Vec::new\(\)\);/);
   });
 
   it('a duty\'s partition key begins with duty#, and a call item\'s sort key is call: what the filters read', () => {
-    assert.match(crate('alarms-aws'), /const DUTY_PK_PREFIX: &str = "duty#";/);
-    assert.match(source('store-dynamodb/src/alarm_items.rs'), /pub fn duty_pk\(scope: &Scope\) -> String \{\s*format!\("duty#\{\}", scope\.as_str\(\)\)/);
-    assert.match(source('store-dynamodb/src/item.rs'), /pub const CALL_SK: &str = "call";/);
+    assert.match(rustCrate('alarms-aws'), /const DUTY_PK_PREFIX: &str = "duty#";/);
+    assert.match(rustSource('store-dynamodb/src/alarm_items.rs'), /pub fn duty_pk\(scope: &Scope\) -> String \{\s*format!\("duty#\{\}", scope\.as_str\(\)\)/);
+    assert.match(rustSource('store-dynamodb/src/item.rs'), /pub const CALL_SK: &str = "call";/);
   });
 
   it('the alarm function logs the unreadable-record messages the metric filter matches, as error lines; its other error lines are alarmed otherwise or carry no alarm', () => {
@@ -444,12 +319,12 @@ describe('the Rust side names the same', () => {
     );
     // A record skipped is not reported as a batch item failure: nothing else says so.
     assert.match(
-      source('alarms-aws/src/handler.rs'),
+      rustSource('alarms-aws/src/handler.rs'),
       /"unreadable stream record skipped: its alarm gets nothing from it"\);\s*tally\.unreadable \+= 1;\s*continue;/,
     );
   });
 
   it('a timer is delayed at most 900 s: the age alarm\'s 960 s is above it', () => {
-    assert.match(source('core/src/domain/alarm/timer.rs'), /pub const MAX_DELAY_SECONDS: u32 = 900;/);
+    assert.match(rustSource('core/src/domain/alarm/timer.rs'), /pub const MAX_DELAY_SECONDS: u32 = 900;/);
   });
 });

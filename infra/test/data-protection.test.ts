@@ -5,9 +5,6 @@
  * (scripts/test runs checkov and fails on any finding not suppressed here).
  */
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 
 import { Template } from 'aws-cdk-lib/assertions';
@@ -16,22 +13,17 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { FunctionName, ServiceMode, functionsOf, httpFunctionsOf } from '../lib/nurse-call-stack';
 import {
   Json,
-  cdkJsonContext,
+  MODES,
+  appTemplate,
   functionId,
-  placeholderLambdaDir,
   queueId,
   resourcesOf,
   synth,
   tableId,
-  tempDir,
+  topicTemplates,
 } from './helpers';
 
-const MODES: ServiceMode[] = ['production', 'sandbox'];
-// With the alarm topic, as scripts/test synthesizes them for cfn-lint and checkov.
-const templates: Record<ServiceMode, Template> = {
-  production: synth('production', { alarmEmail: 'ops@example.org' }),
-  sandbox: synth('sandbox', { alarmEmail: 'ops@example.org' }),
-};
+const templates = topicTemplates();
 
 /** The logical id of the only KMS key of a template. */
 function keyId(template: Template): string {
@@ -155,8 +147,8 @@ describe('the installation key (production)', () => {
     const prefix = pattern.slice(pattern.lastIndexOf(':') + 1, -1);
     const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
     // The API's 5xx rate, each function's two, the hand edits', the broadcast's two, the timer queues' three and the
-    // unreadable stream records', the delivery queues' two and the pushes not delivered'.
-    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 1 + 2 + 4 + 3);
+    // unreadable stream records', the delivery queues' two and the pushes not delivered', the webhook dead letters'.
+    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 1 + 2 + 4 + 3 + 1);
     for (const alarm of alarms) {
       assert.ok(String(alarm.Properties.AlarmName).startsWith(prefix), alarm.Properties.AlarmName);
     }
@@ -187,7 +179,7 @@ describe('the installation key (production)', () => {
   // read, encrypt too to write.
   const read = ['kms:Decrypt', 'kms:DescribeKey'];
   const write = [...read, 'kms:Encrypt', 'kms:GenerateDataKey'].sort();
-  const expected: Record<Exclude<FunctionName, 'sandbox' | 'broadcast' | 'alarm' | 'deliver'> | 'seeding', string[]> = {
+  const expected: Record<Exclude<FunctionName, 'sandbox' | 'broadcast' | 'alarm' | 'deliver' | 'forward'> | 'seeding', string[]> = {
     display: write,
     'display-read': read,
     element: write,
@@ -214,102 +206,64 @@ describe('the installation key (production)', () => {
     });
   }
 
-  it('broadcast: through DynamoDB to write, through SQS to send a failure record, and to read the stream', () => {
-    const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'broadcast')];
-    const statements = kmsStatements(template, roleOf(fn)).map((statement) => ({
-      actions: [statement.Action].flat().sort(),
-      resource: statement.Resource,
-      viaService: statement.Condition ? joined(statement.Condition.StringEquals['kms:ViaService']) : undefined,
-      conditions: Object.keys(statement.Condition ?? {}),
-    }));
+  /**
+   * A function's use of the key, as one statement each: its actions, and
+   * the service it may use the key through (none: any).
+   */
+  const keyUse = (name: FunctionName) => {
+    const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
     const key = { 'Fn::GetAtt': [keyId(template), 'Arn'] };
-    const sorted = (list: Json[]) => list.map((s) => JSON.stringify(s)).sort();
-    assert.deepEqual(
-      sorted(statements),
-      sorted([
-        {
-          actions: write,
-          resource: key,
-          viaService: 'dynamodb.${AWS::Region}.amazonaws.com',
-          conditions: ['StringEquals'],
-        },
-        {
-          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-          resource: key,
-          viaService: 'sqs.${AWS::Region}.amazonaws.com',
-          conditions: ['StringEquals'],
-        },
-        // The event source mapping's stream read (CDK's grantStreamRead):
-        // stream records are encrypted with the table's key.
-        { actions: read, resource: key, viaService: undefined, conditions: [] },
-      ]),
-    );
+    return kmsStatements(template, roleOf(fn))
+      .map((statement) => {
+        assert.deepEqual(statement.Resource, key, name);
+        assert.deepEqual(Object.keys(statement.Condition ?? { StringEquals: {} }), ['StringEquals'], name);
+        const via = statement.Condition ? joined(statement.Condition.StringEquals['kms:ViaService']) : 'any';
+        return `${[statement.Action].flat().sort().join(', ')} through ${via}`;
+      })
+      .sort();
+  };
+  const throughDynamoDB = `${write.join(', ')} through dynamodb.\${AWS::Region}.amazonaws.com`;
+  const throughSqs = 'kms:Decrypt, kms:GenerateDataKey through sqs.${AWS::Region}.amazonaws.com';
+
+  it('broadcast: through DynamoDB to write, through SQS to send a failure record, and to read the stream', () => {
+    // The event source mapping's stream read (CDK's grantStreamRead):
+    // stream records are encrypted with the table's key.
+    assert.deepEqual(keyUse('broadcast'), [throughDynamoDB, throughSqs, 'kms:Decrypt, kms:DescribeKey through any'].sort());
   });
 
-  it('alarm: through DynamoDB to write, through SQS to send timers and failure records, and to read the stream and the timer queue', () => {
-    const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'alarm')];
-    const statements = kmsStatements(template, roleOf(fn)).map((statement) => ({
-      actions: [statement.Action].flat().sort(),
-      resource: statement.Resource,
-      viaService: statement.Condition ? joined(statement.Condition.StringEquals['kms:ViaService']) : undefined,
-      conditions: Object.keys(statement.Condition ?? {}),
-    }));
-    const key = { 'Fn::GetAtt': [keyId(template), 'Arn'] };
-    const sorted = (list: Json[]) => list.map((s) => JSON.stringify(s)).sort();
-    assert.deepEqual(
-      sorted(statements),
-      sorted([
-        {
-          actions: write,
-          resource: key,
-          viaService: 'dynamodb.${AWS::Region}.amazonaws.com',
-          conditions: ['StringEquals'],
-        },
-        {
-          actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-          resource: key,
-          viaService: 'sqs.${AWS::Region}.amazonaws.com',
-          conditions: ['StringEquals'],
-        },
-        // The event sources' reads (CDK's grantStreamRead and
-        // grantConsumeMessages, one statement): stream records and timers
-        // are encrypted with the installation's key.
-        { actions: read, resource: key, viaService: undefined, conditions: [] },
-      ]),
-    );
+  it('alarm: through DynamoDB to write, through SQS to send timers, push jobs, wake-ups and failure records, and to read the stream and the timer queue', () => {
+    // The event sources' reads (CDK's grantStreamRead and
+    // grantConsumeMessages, one statement): stream records and timers are
+    // encrypted with the installation's key.
+    assert.deepEqual(keyUse('alarm'), [throughDynamoDB, throughSqs, 'kms:Decrypt, kms:DescribeKey through any'].sort());
   });
 
   it('deliver: through DynamoDB to write (the VAPID key pair, a gone subscription), and to read the delivery queue', () => {
-    const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'deliver')];
-    const statements = kmsStatements(template, roleOf(fn)).map((statement) => ({
-      actions: [statement.Action].flat().sort(),
-      resource: statement.Resource,
-      viaService: statement.Condition ? joined(statement.Condition.StringEquals['kms:ViaService']) : undefined,
-      conditions: Object.keys(statement.Condition ?? {}),
-    }));
-    const key = { 'Fn::GetAtt': [keyId(template), 'Arn'] };
-    const sorted = (list: Json[]) => list.map((s) => JSON.stringify(s)).sort();
-    assert.deepEqual(
-      sorted(statements),
-      sorted([
-        {
-          actions: write,
-          resource: key,
-          viaService: 'dynamodb.${AWS::Region}.amazonaws.com',
-          conditions: ['StringEquals'],
-        },
-        // The event source's receive (CDK's grantConsumeMessages): push
-        // jobs are encrypted with the installation's key. Nothing to send.
-        { actions: ['kms:Decrypt'], resource: key, viaService: undefined, conditions: [] },
-      ]),
-    );
+    // The event source's receive (CDK's grantConsumeMessages): push jobs
+    // are encrypted with the installation's key. Nothing to send.
+    assert.deepEqual(keyUse('deliver'), [throughDynamoDB, 'kms:Decrypt through any'].sort());
   });
 
-  it('encrypts every queue: the broadcast failures, the alarm timers, their dead letters, the alarm stream failures, the deliveries and their dead letters', () => {
+  it('forward: through DynamoDB to write (the delivery log, the outbox, an endpoint\'s health, a wake-up), and to read the webhook queue', () => {
+    // The event source's receive: wake-ups are encrypted with the
+    // installation's key. Nothing to send: a wake-up later is an item.
+    assert.deepEqual(keyUse('forward'), [throughDynamoDB, 'kms:Decrypt through any'].sort());
+  });
+
+  it('encrypts every queue: the broadcast failures, the alarm timers, their dead letters, the alarm stream failures, the deliveries, the webhook wake-ups and their dead letters', () => {
     const queues = resourcesOf(template, 'AWS::SQS::Queue');
     assert.deepEqual(
       Object.keys(queues).sort(),
-      ['broadcast-failures', 'alarm-timers', 'alarm-timers-dlq', 'alarm-stream-failures', 'deliveries', 'deliveries-dlq']
+      [
+        'broadcast-failures',
+        'alarm-timers',
+        'alarm-timers-dlq',
+        'alarm-stream-failures',
+        'deliveries',
+        'deliveries-dlq',
+        'webhooks.fifo',
+        'webhooks-dlq.fifo',
+      ]
         .map((suffix) => queueId(template, suffix))
         .sort(),
     );
@@ -415,24 +369,7 @@ describe('call retention', () => {
   });
 
   it('the CDK app passes callRetentionDays and sandboxConcurrency from the context', () => {
-    const outdir = tempDir('nurse-call-app-');
-    execFileSync(process.execPath, [path.join(__dirname, '..', 'bin', 'nurse-call.js')], {
-      env: {
-        ...process.env,
-        CDK_OUTDIR: outdir,
-        CDK_CONTEXT_JSON: JSON.stringify({
-          ...cdkJsonContext(),
-          'aws:cdk:bundling-stacks': [],
-          installation: 'retention',
-          mode: 'sandbox',
-          callRetentionDays: '90',
-          sandboxConcurrency: '3',
-          lambdaDir: placeholderLambdaDir(),
-        }),
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const template = JSON.parse(fs.readFileSync(path.join(outdir, 'NurseCall-retention.template.json'), 'utf8'));
+    const template = appTemplate({ installation: 'retention', mode: 'sandbox', callRetentionDays: '90', sandboxConcurrency: '3' });
     const services = Object.values(template.Resources as Record<string, Json>).filter(
       (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Runtime === 'provided.al2023',
     );
@@ -462,26 +399,27 @@ describe('checkov suppressions', () => {
   const expected: Record<ServiceMode, Record<string, number>> = {
     production: {
       'AWS::DynamoDB::Table: CKV_AWS_28': 1, // the connections table: nothing to recover
-      // The nine service functions and the seeding provider: no VPC, no DLQ
-      // (the broadcast's, the alarm's and the deliver's failures go to
-      // their event sources' queues).
-      'AWS::Lambda::Function: CKV_AWS_115': 10, // no cap: production functions; the seeding provider
-      'AWS::Lambda::Function: CKV_AWS_116': 10,
-      'AWS::Lambda::Function: CKV_AWS_117': 10,
-      'AWS::Lambda::Function: CKV_AWS_173': 9, // the service functions' environment holds no secret
+      // The ten service functions and the seeding provider: no VPC, no DLQ
+      // (the broadcast's, the alarm's, the deliver's and the forward's
+      // failures go to their event sources' queues).
+      'AWS::Lambda::Function: CKV_AWS_115': 11, // no cap: production functions; the seeding provider
+      'AWS::Lambda::Function: CKV_AWS_116': 11,
+      'AWS::Lambda::Function: CKV_AWS_117': 11,
+      'AWS::Lambda::Function: CKV_AWS_173': 10, // the service functions' environment holds no secret
     },
     sandbox: {
       'AWS::DynamoDB::Table: CKV_AWS_119': 4, // AWS-owned encryption
       'AWS::DynamoDB::Table: CKV_AWS_28': 4, // no point-in-time recovery
       'AWS::Lambda::Function: CKV_AWS_115': 1, // the seeding provider only: the service functions are capped
-      'AWS::Lambda::Function: CKV_AWS_116': 11,
-      'AWS::Lambda::Function: CKV_AWS_117': 11,
-      'AWS::Lambda::Function: CKV_AWS_173': 10,
-      'AWS::Logs::LogGroup: CKV_AWS_158': 13, // CloudWatch Logs' own encryption
+      'AWS::Lambda::Function: CKV_AWS_116': 12,
+      'AWS::Lambda::Function: CKV_AWS_117': 12,
+      'AWS::Lambda::Function: CKV_AWS_173': 11,
+      'AWS::Logs::LogGroup: CKV_AWS_158': 14, // CloudWatch Logs' own encryption
       'AWS::SNS::Topic: CKV_AWS_26': 1, // no customer key for the alarm topic
       // The broadcast and alarm failure queues, the timer queue, the
-      // delivery queue and their dead letters: SQS-managed keys.
-      'AWS::SQS::Queue: CKV_AWS_27': 6,
+      // delivery queue, the webhook queue and their dead letters:
+      // SQS-managed keys.
+      'AWS::SQS::Queue: CKV_AWS_27': 8,
     },
   };
 

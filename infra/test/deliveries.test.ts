@@ -10,7 +10,6 @@
  * Offline, on the synthesized templates of both modes.
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
@@ -20,43 +19,44 @@ import { Template } from 'aws-cdk-lib/assertions';
 import {
   DEFAULT_VAPID_SUBJECT,
   DELIVER_TIMEOUT,
-  ServiceMode,
   functionsOf,
 } from '../lib/nurse-call-stack';
 import { DELIVERY_AGE_ALARM_SECONDS, NOT_DELIVERED_MESSAGES, NOT_DELIVERED_METRIC, PUSH_TTL_SECONDS } from '../lib/deliveries';
 import {
+  DYNAMODB_VIA,
   Json,
-  cdkJsonContext,
+  MODES,
+  REPO,
+  alarmNamed,
+  alarmSummary,
+  appTemplate,
+  assertQueueMapping,
+  assertQueuesProtected,
+  assertServiceFunction,
+  commonEnvironment,
+  environmentOf,
   functionId,
+  logLinesAlarmOf,
   managedPoliciesOf,
   mappingsOf,
-  only,
   permissionsOf,
-  placeholderLambdaDir,
+  queueAlarmSummary,
+  queueArnOf,
   queueId,
+  queueReaders,
   resourcesOf,
   rustErrorMessages,
+  rustSource,
   synth,
-  tableId,
-  tempDir,
-  text,
+  topicTemplates,
 } from './helpers';
 
-const MODES: ServiceMode[] = ['production', 'sandbox'];
-// With the alarm topic, as scripts/test synthesizes them for cfn-lint and checkov.
-const templates: Record<ServiceMode, Template> = {
-  production: synth('production', { alarmEmail: 'ops@example.org' }),
-  sandbox: synth('sandbox', { alarmEmail: 'ops@example.org' }),
-};
-const REPO = path.resolve(__dirname, '..', '..', '..');
-
-const DYNAMODB_VIA = 'StringEquals kms:ViaService=dynamodb.${AWS::Region}.amazonaws.com';
+const templates = topicTemplates();
 
 for (const mode of MODES) {
   const template = templates[mode];
   const production = mode === 'production';
   const queue = (suffix: string) => resourcesOf(template, 'AWS::SQS::Queue')[queueId(template, suffix)];
-  const queueArn = (suffix: string) => ({ 'Fn::GetAtt': [queueId(template, suffix), 'Arn'] });
   const deliverFunction = () => resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'deliver')];
 
   describe(`${mode}: the delivery queue and its dead-letter queue`, () => {
@@ -68,7 +68,7 @@ for (const mode of MODES) {
       assert.equal(props.VisibilityTimeout, 6 * 70);
       assert.equal(props.VisibilityTimeout, 6 * deliverFunction().Properties.Timeout);
       assert.equal(props.MessageRetentionPeriod, 3600);
-      assert.deepEqual(props.RedrivePolicy, { deadLetterTargetArn: queueArn('deliveries-dlq'), maxReceiveCount: 3 });
+      assert.deepEqual(props.RedrivePolicy, { deadLetterTargetArn: queueArnOf(template, 'deliveries-dlq'), maxReceiveCount: 3 });
       // A job that failed every receive reaches the dead-letter queue long
       // before the queue would drop it.
       assert.ok(props.VisibilityTimeout * props.RedrivePolicy.maxReceiveCount < props.MessageRetentionPeriod);
@@ -83,93 +83,32 @@ for (const mode of MODES) {
     });
 
     it(`both: TLS only, ${production ? "encrypted with the installation's key" : 'SQS-managed encryption'}, deleted with the stack`, () => {
-      const policies = Object.values(resourcesOf(template, 'AWS::SQS::QueuePolicy'));
-      for (const suffix of ['deliveries', 'deliveries-dlq']) {
-        const id = queueId(template, suffix);
-        const resource = queue(suffix);
-        if (production) {
-          const keyId = Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0];
-          assert.deepEqual(resource.Properties.KmsMasterKeyId, { 'Fn::GetAtt': [keyId, 'Arn'] }, suffix);
-          assert.equal(resource.Properties.SqsManagedSseEnabled, undefined, suffix);
-          assert.equal(resource.Metadata?.checkov, undefined, suffix);
-        } else {
-          assert.equal(resource.Properties.KmsMasterKeyId, undefined, suffix);
-          assert.equal(resource.Properties.SqsManagedSseEnabled, true, suffix);
-          const skips: Json[] = resource.Metadata.checkov.skip;
-          assert.deepEqual(skips.map((s) => s.id), ['CKV_AWS_27'], suffix);
-          assert.match(skips[0].comment, /push jobs/, suffix);
-        }
-        assert.equal(resource.DeletionPolicy, 'Delete', suffix);
-        const matching = policies.filter((p) => p.Properties.Queues.some((q: Json) => q.Ref === id));
-        assert.equal(matching.length, 1, `the queue policy of ${suffix}`);
-        assert.deepEqual(matching[0].Properties.Queues, [{ Ref: id }], suffix);
-        assert.deepEqual(
-          matching[0].Properties.PolicyDocument.Statement,
-          [
-            {
-              Action: 'sqs:*',
-              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-              Effect: 'Deny',
-              Principal: { AWS: '*' },
-              Resource: { 'Fn::GetAtt': [id, 'Arn'] },
-            },
-          ],
-          suffix,
-        );
-      }
+      assertQueuesProtected(template, mode, ['deliveries', 'deliveries-dlq'], /push jobs/);
     });
   });
 
   describe(`${mode}: the deliver function`, () => {
     it('arm64 provided.al2023 from its zip, 70 s, 256 MB, its own log group, no VPC', () => {
-      const props = deliverFunction().Properties;
-      assert.deepEqual(props.Architectures, ['arm64']);
-      assert.equal(props.Runtime, 'provided.al2023');
-      assert.equal(props.Handler, 'bootstrap');
-      assert.equal(props.Timeout, 70);
+      const props = assertServiceFunction(template, mode, 'deliver', { timeout: 70, memory: 256 });
       assert.equal(DELIVER_TIMEOUT.toSeconds(), 70);
-      assert.equal(props.MemorySize, 256);
-      assert.equal(props.VpcConfig, undefined);
       assert.match(props.Description, /Web Push/);
-      const group = resourcesOf(template, 'AWS::Logs::LogGroup')[props.LoggingConfig.LogGroup.Ref];
-      assert.equal(group.Properties.RetentionInDays, production ? 90 : 14);
-      assert.equal(props.ReservedConcurrentExecutions, production ? undefined : 5);
     });
 
     it('one event source: the delivery queue, up to 10 jobs a batch, without waiting, partial batch failures', () => {
-      const [, mapping] = only(mappingsOf(template, 'deliver'), "the deliver function's mapping");
-      assert.deepEqual(mapping.Properties, {
-        FunctionName: { Ref: functionId(template, 'deliver') },
-        EventSourceArn: queueArn('deliveries'),
-        BatchSize: 10,
-        MaximumBatchingWindowInSeconds: 0,
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-      });
+      assert.equal(Object.keys(mappingsOf(template, 'deliver')).length, 1);
+      assertQueueMapping(template, 'deliver', 'deliveries');
     });
 
     it('no other function reads the delivery queue, and none reads its dead letters', () => {
-      const readers = (suffix: string) =>
-        Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'))
-          .filter((m) => m.Properties.EventSourceArn['Fn::GetAtt']?.[0] === queueId(template, suffix))
-          .map((m) => m.Properties.FunctionName.Ref);
-      assert.deepEqual(readers('deliveries'), [functionId(template, 'deliver')]);
-      assert.deepEqual(readers('deliveries-dlq'), []);
+      assert.deepEqual(queueReaders(template, 'deliveries'), [functionId(template, 'deliver')]);
+      assert.deepEqual(queueReaders(template, 'deliveries-dlq'), []);
     });
 
     it('the environment: mode, time zone, tables, logs and VAPID_SUBJECT (no retention: it writes no calls)', () => {
-      const variables = deliverFunction().Properties.Environment.Variables;
-      assert.deepEqual(
-        Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, text(v)])),
-        {
-          SERVICE_MODE: mode,
-          SERVICE_TIME_ZONE: 'Europe/Berlin',
-          CALL_TYPES_TABLE: `{${tableId(template, 'call-types')}}`,
-          CONSUMERS_TABLE: `{${tableId(template, 'consumers')}}`,
-          DATA_TABLE: `{${tableId(template, 'data')}}`,
-          RUST_LOG: 'info',
-          VAPID_SUBJECT: 'mailto:admin@localhost',
-        },
-      );
+      assert.deepEqual(environmentOf(template, 'deliver'), {
+        ...commonEnvironment(template, mode),
+        VAPID_SUBJECT: 'mailto:admin@localhost',
+      });
     });
 
     it('exactly its statements: the push store on the data table, the delivery queue\'s receive; only the basic execution role besides (logs)', () => {
@@ -222,93 +161,30 @@ for (const mode of MODES) {
 
   describe(`${mode}: the alarms`, () => {
     it('a job in the dead-letter queue, a job older than a push\'s 60 s TTL, the function\'s throttles and errors; all to the topic', () => {
-      const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
-      const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      const alarm = (name: string) => {
-        const found = alarms.filter((a) => a.Properties.AlarmName === `nurse-call-test-${mode}-${name}`);
-        assert.equal(found.length, 1, name);
-        assert.deepEqual(found[0].Properties.AlarmActions, [{ Ref: topicId }], name);
-        assert.equal(found[0].Properties.TreatMissingData, 'notBreaching', name);
-        assert.equal(found[0].Properties.EvaluationPeriods, 1, name);
-        return found[0].Properties;
-      };
-      const summary = (props: Json) => ({
-        namespace: props.Namespace,
-        metric: props.MetricName,
-        dimensions: props.Dimensions,
-        statistic: props.Statistic,
-        period: props.Period,
-        comparison: props.ComparisonOperator,
-        threshold: props.Threshold,
-      });
-      const onQueue = (suffix: string) => [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId(template, suffix), 'QueueName'] } }];
+      const alarm = (name: string) => alarmNamed(template, mode, name);
       const deadLetters = alarm('deliveries-dlq');
-      assert.deepEqual(summary(deadLetters), {
-        namespace: 'AWS/SQS',
-        metric: 'ApproximateNumberOfMessagesVisible',
-        dimensions: onQueue('deliveries-dlq'),
-        statistic: 'Maximum',
-        period: 300,
-        comparison: 'GreaterThanOrEqualToThreshold',
-        threshold: 1,
-      });
+      assert.deepEqual(alarmSummary(deadLetters), queueAlarmSummary(template, 'deliveries-dlq'));
       assert.match(deadLetters.AlarmDescription, /could not read.*a phone may have missed an alert/);
       const age = alarm('deliveries-age');
-      assert.deepEqual(summary(age), {
-        namespace: 'AWS/SQS',
-        metric: 'ApproximateAgeOfOldestMessage',
-        dimensions: onQueue('deliveries'),
-        statistic: 'Maximum',
-        period: 300,
-        comparison: 'GreaterThanThreshold',
-        threshold: 60,
-      });
+      assert.deepEqual(alarmSummary(age), queueAlarmSummary(template, 'deliveries', 60));
       assert.match(age.AlarmDescription, /not keeping up or fails/);
       assert.equal(alarm('deliver-throttles').MetricName, 'Throttles');
       assert.equal(alarm('deliver-errors').MetricName, 'Errors');
     });
 
     it('a push not delivered: a metric filter on the deliver function\'s log group counts its lines, one within five minutes raises the alarm, to the topic', () => {
-      const group = deliverFunction().Properties.LoggingConfig.LogGroup;
-      const [, filter] = only(
-        Object.fromEntries(
-          Object.entries(resourcesOf(template, 'AWS::Logs::MetricFilter')).filter(
-            ([, f]) => f.Properties.MetricTransformations[0].MetricName === 'PushesNotDelivered',
-          ),
-        ),
-        'the not-delivered metric filter',
-      );
-      assert.deepEqual(filter.Properties, {
-        LogGroupName: { Ref: group.Ref },
-        FilterPattern:
+      const description = logLinesAlarmOf(template, mode, {
+        fn: 'deliver',
+        filterPattern:
           '{ ($.message = "push not delivered") || ($.message = "push not delivered: older than its TTL when taken") || ' +
           '($.message = "push not sent") || ($.message = "push not sent: the subscriptions could not be read") }',
-        MetricTransformations: [{ MetricNamespace: `NurseCall/test-${mode}`, MetricName: 'PushesNotDelivered', MetricValue: '1' }],
+        metricName: 'PushesNotDelivered',
+        alarm: 'pushes-not-delivered',
       });
       assert.equal(NOT_DELIVERED_METRIC, 'PushesNotDelivered');
-
-      const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
-      const found = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter(
-        (a) => a.Properties.AlarmName === `nurse-call-test-${mode}-pushes-not-delivered`,
-      );
-      assert.equal(found.length, 1);
-      const { AlarmDescription: description, ...props } = found[0].Properties;
-      assert.deepEqual(props, {
-        AlarmName: `nurse-call-test-${mode}-pushes-not-delivered`,
-        Namespace: `NurseCall/test-${mode}`,
-        MetricName: 'PushesNotDelivered',
-        Statistic: 'Sum',
-        Period: 300,
-        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        Threshold: 1,
-        EvaluationPeriods: 1,
-        TreatMissingData: 'notBreaching',
-        AlarmActions: [{ Ref: topicId }],
-      });
       assert.match(description, /a phone may have missed an alert or a cancel/);
       assert.match(description, /the alert still rang on open staff pages, on displays and through alarm servers/);
       assert.match(description, /log for person \(staff_id\), call \(call_id\) and push service host \(push_service\)/);
-      assert.ok(description.length <= 1024, 'CloudWatch takes at most 1024 characters');
     });
   });
 }
@@ -352,23 +228,7 @@ describe('vapidSubject', () => {
   });
 
   it('the CDK app passes vapidSubject from the context', () => {
-    const outdir = tempDir('nurse-call-app-');
-    execFileSync(process.execPath, [path.join(__dirname, '..', 'bin', 'nurse-call.js')], {
-      env: {
-        ...process.env,
-        CDK_OUTDIR: outdir,
-        CDK_CONTEXT_JSON: JSON.stringify({
-          ...cdkJsonContext(),
-          'aws:cdk:bundling-stacks': [],
-          installation: 'vapid',
-          mode: 'production',
-          vapidSubject: 'mailto:pflege@example.org',
-          lambdaDir: placeholderLambdaDir(),
-        }),
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const template = JSON.parse(fs.readFileSync(path.join(outdir, 'NurseCall-vapid.template.json'), 'utf8'));
+    const template = appTemplate({ installation: 'vapid', mode: 'production', vapidSubject: 'mailto:pflege@example.org' });
     const subjects = Object.values(template.Resources as Record<string, Json>)
       .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.VAPID_SUBJECT)
       .map((r) => r.Properties.Environment.Variables.VAPID_SUBJECT);
@@ -377,31 +237,29 @@ describe('vapidSubject', () => {
 });
 
 describe('the Rust side does the same', () => {
-  const source = (file: string) => fs.readFileSync(path.join(REPO, 'functions', file), 'utf8');
-
   it('a workspace package and binary `deliver`, the zip scripts/build-lambdas makes', () => {
-    assert.match(source('deliver/Cargo.toml'), /^name = "deliver"$/m);
+    assert.match(rustSource('deliver/Cargo.toml'), /^name = "deliver"$/m);
     assert.ok(fs.existsSync(path.join(REPO, 'functions', 'deliver', 'src', 'main.rs')));
     assert.match(fs.readFileSync(path.join(REPO, 'Cargo.toml'), 'utf8'), /"functions\/deliver"/);
   });
 
   it('a push lives 60 s (the age alarm\'s threshold), each attempt at most 5 s: the 70 s timeout outlasts the last retry', () => {
-    assert.match(source('core/src/domain/push.rs'), /pub const PUSH_TTL_SECONDS: u64 = 60;/);
+    assert.match(rustSource('core/src/domain/push.rs'), /pub const PUSH_TTL_SECONDS: u64 = 60;/);
     assert.equal(PUSH_TTL_SECONDS, 60);
     assert.equal(DELIVERY_AGE_ALARM_SECONDS, PUSH_TTL_SECONDS);
     const attempt = /pub const ATTEMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs\((\d+)\);/.exec(
-      source('core/src/domain/webhooks/schedule.rs'),
+      rustSource('core/src/domain/webhooks/schedule.rs'),
     );
     assert.ok(attempt, 'ATTEMPT_TIMEOUT of schedule.rs');
-    assert.match(source('push/src/queue.rs'), /\.timeout\(ATTEMPT_TIMEOUT\)/);
+    assert.match(rustSource('push/src/queue.rs'), /\.timeout\(ATTEMPT_TIMEOUT\)/);
     assert.ok(DELIVER_TIMEOUT.toSeconds() >= PUSH_TTL_SECONDS + Number(attempt[1]));
   });
 
   it('the deliver function reads VAPID_SUBJECT through the settings, whose default is the stack\'s', () => {
-    assert.match(source('deliver/src/main.rs'), /Settings::from_env\(Mode::Production\)/);
-    assert.match(source('deliver/src/main.rs'), /settings\.staff\.vapid_subject/);
-    assert.match(source('core/src/config.rs'), /var\("VAPID_SUBJECT"\)/);
-    assert.match(source('core/src/config.rs'), new RegExp(`pub const DEFAULT_VAPID_SUBJECT: &'static str = "${DEFAULT_VAPID_SUBJECT}";`));
+    assert.match(rustSource('deliver/src/main.rs'), /Settings::from_env\(Mode::Production\)/);
+    assert.match(rustSource('deliver/src/main.rs'), /settings\.staff\.vapid_subject/);
+    assert.match(rustSource('core/src/config.rs'), /var\("VAPID_SUBJECT"\)/);
+    assert.match(rustSource('core/src/config.rs'), new RegExp(`pub const DEFAULT_VAPID_SUBJECT: &'static str = "${DEFAULT_VAPID_SUBJECT}";`));
   });
 
   it('the push crate logs exactly the not-delivered messages the metric filter matches, as error lines; its one other error line is the dead-letter queue\'s', () => {
@@ -416,23 +274,23 @@ describe('the Rust side does the same', () => {
       [...NOT_DELIVERED_MESSAGES, 'a delivery message that is no push job: left to the dead-letter queue'].sort(),
     );
     // Both sources hold them; the filter matches the whole message.
-    assert.match(source('push/src/queue.rs'), /"push not delivered"\);/);
-    assert.match(source('push/src/delivery_queue.rs'), /"push not delivered: older than its TTL when taken"\s*\);/);
+    assert.match(rustSource('push/src/queue.rs'), /"push not delivered"\);/);
+    assert.match(rustSource('push/src/delivery_queue.rs'), /"push not delivered: older than its TTL when taken"\s*\);/);
   });
 
   it('the deliver function answers a partial batch response (reportBatchItemFailures)', () => {
-    assert.match(source('push/src/delivery_queue.rs'), /"batchItemFailures"/);
-    assert.match(source('push/src/delivery_queue.rs'), /"itemIdentifier"/);
+    assert.match(rustSource('push/src/delivery_queue.rs'), /"batchItemFailures"/);
+    assert.match(rustSource('push/src/delivery_queue.rs'), /"itemIdentifier"/);
   });
 
   it('the push store issues exactly GetItem, PutItem, DeleteItem and Query (the grant)', () => {
-    const file = source('store-dynamodb/src/push.rs');
+    const file = rustSource('store-dynamodb/src/push.rs');
     const body = file.slice(file.indexOf('impl PushStore for DynamoStore'));
     assert.ok(body.length > 0, 'impl PushStore for DynamoStore');
     const calls = new Set([...body.matchAll(/\.client\s*\.(\w+)\(\)/g)].map((m) => m[1]));
     assert.deepEqual([...calls].sort(), ['delete_item', 'get_item', 'put_item']);
     // A person's subscriptions: one Query of their partition.
     assert.deepEqual([...new Set([...body.matchAll(/self\s*\.(\w+)\(/g)].map((m) => m[1]))].sort(), ['query_partition', 'vapid_keys']);
-    assert.match(source('store-dynamodb/src/reads.rs'), /async fn query_partition[^{]*\{\s*self\.client\s*\.query\(\)/);
+    assert.match(rustSource('store-dynamodb/src/reads.rs'), /async fn query_partition[^{]*\{\s*self\.client\s*\.query\(\)/);
   });
 });

@@ -5,6 +5,7 @@
  * running.
  */
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -13,6 +14,15 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 
 import { FunctionName, NurseCallStack, NurseCallStackProps, ServiceMode } from '../lib/nurse-call-stack';
+
+export const MODES: ServiceMode[] = ['production', 'sandbox'];
+
+/** The repository's root (the Rust sources the tests read). */
+export const REPO = path.resolve(__dirname, '..', '..', '..');
+
+/** How {@link permissionsOf} writes the conditions of the key's use through DynamoDB and through SQS. */
+export const DYNAMODB_VIA = 'StringEquals kms:ViaService=dynamodb.${AWS::Region}.amazonaws.com';
+export const SQS_VIA = 'StringEquals kms:ViaService=sqs.${AWS::Region}.amazonaws.com';
 
 export const ALL_FUNCTIONS: FunctionName[] = [
   'display',
@@ -25,6 +35,7 @@ export const ALL_FUNCTIONS: FunctionName[] = [
   'broadcast',
   'alarm',
   'deliver',
+  'forward',
 ];
 
 /** Temporary folders of this process, removed when it exits. */
@@ -83,7 +94,45 @@ export function synth(mode: ServiceMode, overrides: Overrides = {}): Template {
   return Template.fromStack(synthStack(mode, overrides));
 }
 
+/** Both modes' templates with the alarm topic, as scripts/test synthesizes them for cfn-lint and checkov. */
+export function topicTemplates(): Record<ServiceMode, Template> {
+  return {
+    production: synth('production', { alarmEmail: 'ops@example.org' }),
+    sandbox: synth('sandbox', { alarmEmail: 'ops@example.org' }),
+  };
+}
+
 export type Json = any;
+
+/**
+ * Runs the CDK app (bin/nurse-call.js) with `context` (on top of cdk.json's
+ * and without bundling), as `cdk synth` does: its exit status, its
+ * standard error and the folder it wrote the cloud assembly to.
+ */
+export function runApp(context: Record<string, string>): { status: number; stderr: string; outdir: string } {
+  const outdir = tempDir('nurse-call-app-');
+  try {
+    execFileSync(process.execPath, [path.join(__dirname, '..', 'bin', 'nurse-call.js')], {
+      env: {
+        ...process.env,
+        CDK_OUTDIR: outdir,
+        CDK_CONTEXT_JSON: JSON.stringify({ ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context }),
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    return { status: 0, stderr: '', outdir };
+  } catch (error) {
+    const e = error as { status: number; stderr: Buffer };
+    return { status: e.status, stderr: String(e.stderr), outdir };
+  }
+}
+
+/** The template the CDK app synthesizes from `context` (with placeholder zips), asserted to succeed. */
+export function appTemplate(context: Record<string, string> & { installation: string }): Json {
+  const { status, stderr, outdir } = runApp({ lambdaDir: placeholderLambdaDir(), ...context });
+  assert.equal(status, 0, stderr);
+  return JSON.parse(fs.readFileSync(path.join(outdir, `NurseCall-${context.installation}.template.json`), 'utf8'));
+}
 
 /** Resources of one type: logical id → resource. */
 export function resourcesOf(template: Template, type: string): Record<string, Json> {
@@ -123,6 +172,271 @@ export function queueId(template: Template, suffix: string): string {
     throw new Error(`expected one ${suffix} queue, found ${ids.join(', ') || 'none'}`);
   }
   return ids[0];
+}
+
+/** The ARN of the queue named `nurse-call-<installation>-<suffix>`, as the template writes it. */
+export function queueArnOf(template: Template, suffix: string): Json {
+  return { 'Fn::GetAtt': [queueId(template, suffix), 'Arn'] };
+}
+
+/**
+ * Asserts what every queue of the stack is (infra/lib/queues.ts), for the
+ * queues named `nurse-call-<installation>-<suffix>`: TLS only (its queue
+ * policy denies anything else, and says nothing more), in production
+ * encrypted with the installation's key, in a sandbox with SQS-managed keys
+ * (checkov's customer-key finding suppressed, with `sandboxReason` when
+ * given), deleted with the stack.
+ */
+export function assertQueuesProtected(
+  template: Template,
+  mode: ServiceMode,
+  suffixes: readonly string[],
+  sandboxReason?: RegExp,
+): void {
+  const policies = Object.values(resourcesOf(template, 'AWS::SQS::QueuePolicy'));
+  for (const suffix of suffixes) {
+    const id = queueId(template, suffix);
+    const resource = resourcesOf(template, 'AWS::SQS::Queue')[id];
+    if (mode === 'production') {
+      const keyId = Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0];
+      assert.deepEqual(resource.Properties.KmsMasterKeyId, { 'Fn::GetAtt': [keyId, 'Arn'] }, suffix);
+      assert.equal(resource.Properties.SqsManagedSseEnabled, undefined, suffix);
+      assert.equal(resource.Metadata?.checkov, undefined, suffix);
+    } else {
+      assert.equal(resource.Properties.KmsMasterKeyId, undefined, suffix);
+      assert.equal(resource.Properties.SqsManagedSseEnabled, true, suffix);
+      const skips: Json[] = resource.Metadata.checkov.skip;
+      assert.deepEqual(skips.map((skip) => skip.id), ['CKV_AWS_27'], suffix);
+      if (sandboxReason) {
+        assert.match(skips[0].comment, sandboxReason, suffix);
+      }
+    }
+    assert.equal(resource.DeletionPolicy, 'Delete', suffix);
+    const matching = policies.filter((p) => p.Properties.Queues.some((q: Json) => q.Ref === id));
+    assert.equal(matching.length, 1, `the queue policy of ${suffix}`);
+    assert.deepEqual(matching[0].Properties.Queues, [{ Ref: id }], suffix);
+    assert.deepEqual(
+      matching[0].Properties.PolicyDocument.Statement,
+      [
+        {
+          Action: 'sqs:*',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          Effect: 'Deny',
+          Principal: { AWS: '*' },
+          Resource: { 'Fn::GetAtt': [id, 'Arn'] },
+        },
+      ],
+      suffix,
+    );
+  }
+}
+
+/** The logical ids of the functions the queue named `<suffix>` invokes (its event source mappings). */
+export function queueReaders(template: Template, suffix: string): string[] {
+  return Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'))
+    .filter((m) => m.Properties.EventSourceArn['Fn::GetAtt']?.[0] === queueId(template, suffix))
+    .map((m) => m.Properties.FunctionName.Ref);
+}
+
+/**
+ * The properties of the alarm `nurse-call-test-<mode>-<name>`, asserted to
+ * be the only one of that name and to be what every alarm of the stack is:
+ * one period, missing data not breaching, mailed to the topic.
+ */
+export function alarmNamed(template: Template, mode: ServiceMode, name: string): Json {
+  const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
+  const found = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter(
+    (a) => a.Properties.AlarmName === `nurse-call-test-${mode}-${name}`,
+  );
+  assert.equal(found.length, 1, name);
+  assert.deepEqual(found[0].Properties.AlarmActions, [{ Ref: topicId }], name);
+  assert.equal(found[0].Properties.TreatMissingData, 'notBreaching', name);
+  assert.equal(found[0].Properties.EvaluationPeriods, 1, name);
+  return found[0].Properties;
+}
+
+/** What an alarm watches and when it fires. */
+export function alarmSummary(props: Json): Json {
+  return {
+    namespace: props.Namespace,
+    metric: props.MetricName,
+    dimensions: props.Dimensions,
+    statistic: props.Statistic,
+    period: props.Period,
+    comparison: props.ComparisonOperator,
+    threshold: props.Threshold,
+  };
+}
+
+/**
+ * The summary of an alarm of the queue named `<suffix>` (infra/lib/queues.ts):
+ * on a message in it (`ageSeconds` unset), or on its oldest message older
+ * than `ageSeconds`.
+ */
+export function queueAlarmSummary(template: Template, suffix: string, ageSeconds?: number): Json {
+  return {
+    namespace: 'AWS/SQS',
+    metric: ageSeconds === undefined ? 'ApproximateNumberOfMessagesVisible' : 'ApproximateAgeOfOldestMessage',
+    dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId(template, suffix), 'QueueName'] } }],
+    statistic: 'Maximum',
+    period: 300,
+    comparison: ageSeconds === undefined ? 'GreaterThanOrEqualToThreshold' : 'GreaterThanThreshold',
+    threshold: ageSeconds ?? 1,
+  };
+}
+
+/**
+ * Asserts what every service function is (infra/lib/functions.ts): the
+ * cargo-lambda zip on arm64 provided.al2023, `timeout` seconds, `memory`
+ * MB, no VPC, its own log group with the mode's retention, capped in a
+ * sandbox. Returns its properties.
+ */
+export function assertServiceFunction(
+  template: Template,
+  mode: ServiceMode,
+  name: FunctionName,
+  expected: { timeout: number; memory: number },
+): Json {
+  const props = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)].Properties;
+  assert.deepEqual(props.Architectures, ['arm64'], name);
+  assert.equal(props.Runtime, 'provided.al2023', name);
+  assert.equal(props.Handler, 'bootstrap', name);
+  assert.equal(props.Timeout, expected.timeout, name);
+  assert.equal(props.MemorySize, expected.memory, name);
+  assert.equal(props.VpcConfig, undefined, name);
+  const group = resourcesOf(template, 'AWS::Logs::LogGroup')[props.LoggingConfig.LogGroup.Ref];
+  assert.equal(group.Properties.RetentionInDays, mode === 'production' ? 90 : 14, name);
+  assert.equal(props.ReservedConcurrentExecutions, mode === 'production' ? undefined : 5, name);
+  return props;
+}
+
+/**
+ * Asserts a function's mapping on the queue named `<suffix>` (`takeFrom`
+ * of infra/lib/queues.ts): up to 10 messages a batch, partial batch
+ * failures, without waiting (no batching window at all on a FIFO queue).
+ */
+export function assertQueueMapping(template: Template, name: FunctionName, suffix: string): void {
+  const [, mapping] = only(
+    Object.fromEntries(
+      Object.entries(mappingsOf(template, name)).filter(
+        ([, m]) => m.Properties.EventSourceArn['Fn::GetAtt']?.[0] === queueId(template, suffix),
+      ),
+    ),
+    `the mapping of ${name} on ${suffix}`,
+  );
+  assert.deepEqual(mapping.Properties, {
+    FunctionName: { Ref: functionId(template, name) },
+    EventSourceArn: queueArnOf(template, suffix),
+    BatchSize: 10,
+    ...(suffix.endsWith('.fifo') ? {} : { MaximumBatchingWindowInSeconds: 0 }),
+    FunctionResponseTypes: ['ReportBatchItemFailures'],
+  });
+}
+
+/** A function's environment, each value as {@link text}. */
+export function environmentOf(template: Template, name: FunctionName): Record<string, string> {
+  const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
+  return Object.fromEntries(Object.entries(fn.Properties.Environment.Variables).map(([k, v]) => [k, text(v)]));
+}
+
+/** What every function's environment holds (as {@link environmentOf} writes it): mode, time zone, tables, logs. */
+export function commonEnvironment(template: Template, mode: ServiceMode): Record<string, string> {
+  return {
+    SERVICE_MODE: mode,
+    SERVICE_TIME_ZONE: 'Europe/Berlin',
+    CALL_TYPES_TABLE: `{${tableId(template, 'call-types')}}`,
+    CONSUMERS_TABLE: `{${tableId(template, 'consumers')}}`,
+    DATA_TABLE: `{${tableId(template, 'data')}}`,
+    RUST_LOG: 'info',
+  };
+}
+
+/**
+ * The filter patterns of a function's mapping on the data table's stream,
+ * after asserting what every stream reader's mapping is
+ * (`readStream` of infra/lib/data.ts): from the latest record, up to 100
+ * a batch without waiting, partial batch failures, 3 retries, bisect, 5
+ * minutes, one batch per shard, failed batches to the queue named
+ * `<failures>`.
+ */
+export function streamFiltersOf(template: Template, name: FunctionName, failures: string): Json[] {
+  const [, mapping] = only(
+    Object.fromEntries(
+      Object.entries(mappingsOf(template, name)).filter(([, m]) => m.Properties.EventSourceArn['Fn::GetAtt']?.[1] === 'StreamArn'),
+    ),
+    `the stream mapping of ${name}`,
+  );
+  assert.deepEqual(
+    { ...mapping.Properties, FilterCriteria: undefined },
+    {
+      FunctionName: { Ref: functionId(template, name) },
+      EventSourceArn: { 'Fn::GetAtt': [tableId(template, 'data'), 'StreamArn'] },
+      StartingPosition: 'LATEST',
+      BatchSize: 100,
+      MaximumBatchingWindowInSeconds: 0,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: 3,
+      BisectBatchOnFunctionError: true,
+      MaximumRecordAgeInSeconds: 300,
+      ParallelizationFactor: 1,
+      DestinationConfig: { OnFailure: { Destination: queueArnOf(template, failures) } },
+      FilterCriteria: undefined,
+    },
+    name,
+  );
+  return mapping.Properties.FilterCriteria.Filters.map((f: Json) => JSON.parse(f.Pattern));
+}
+
+/**
+ * Asserts an alarm on a function's log lines (`logLinesAlarm` of
+ * infra/lib/metric-alarms.ts): a metric filter on the function's log group
+ * with `filterPattern`, counting into `NurseCall/test-<mode>` `metricName`,
+ * and the alarm `nurse-call-test-<mode>-<alarm>` on one such line within
+ * five minutes, to the topic. Returns the alarm's description.
+ */
+export function logLinesAlarmOf(
+  template: Template,
+  mode: ServiceMode,
+  props: { fn: FunctionName; filterPattern: string; metricName: string; alarm: string },
+): string {
+  const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, props.fn)];
+  const [, filter] = only(
+    Object.fromEntries(
+      Object.entries(resourcesOf(template, 'AWS::Logs::MetricFilter')).filter(
+        ([, f]) => f.Properties.MetricTransformations[0].MetricName === props.metricName,
+      ),
+    ),
+    `the metric filter of ${props.metricName}`,
+  );
+  const namespace = `NurseCall/test-${mode}`;
+  assert.deepEqual(filter.Properties, {
+    LogGroupName: { Ref: fn.Properties.LoggingConfig.LogGroup.Ref },
+    FilterPattern: props.filterPattern,
+    MetricTransformations: [{ MetricNamespace: namespace, MetricName: props.metricName, MetricValue: '1' }],
+  });
+  const [topicId] = only(resourcesOf(template, 'AWS::SNS::Topic'), 'topic');
+  const alarmName = `nurse-call-test-${mode}-${props.alarm}`;
+  const [, alarm] = only(
+    Object.fromEntries(
+      Object.entries(resourcesOf(template, 'AWS::CloudWatch::Alarm')).filter(([, a]) => a.Properties.AlarmName === alarmName),
+    ),
+    alarmName,
+  );
+  const { AlarmDescription: description, ...rest } = alarm.Properties;
+  assert.deepEqual(rest, {
+    AlarmName: alarmName,
+    Namespace: namespace,
+    MetricName: props.metricName,
+    Statistic: 'Sum',
+    Period: 300,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    Threshold: 1,
+    EvaluationPeriods: 1,
+    TreatMissingData: 'notBreaching',
+    AlarmActions: [{ Ref: topicId }],
+  });
+  assert.ok(description.length <= 1024, 'CloudWatch takes at most 1024 characters');
+  return description;
 }
 
 /** The event source mappings that invoke a function: logical id → mapping. */
@@ -353,6 +667,21 @@ export function matches(pattern: Json, record: Json): boolean {
       ? expected.some((allowed) => allows(allowed, record?.[key]))
       : typeof expected === 'object' && matches(expected, record?.[key]),
   );
+}
+
+/** A Rust source of functions/, by its path there (`alarms-aws/src/setup.rs`). */
+export function rustSource(file: string): string {
+  return fs.readFileSync(path.join(REPO, 'functions', file), 'utf8');
+}
+
+/** Every Rust source of a crate of functions/, joined (whichever file declares a name). */
+export function rustCrate(name: string): string {
+  return fs
+    .readdirSync(path.join(REPO, 'functions', name, 'src'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.rs'))
+    .sort()
+    .map((file) => rustSource(path.join(name, 'src', file)))
+    .join('\n');
 }
 
 /**

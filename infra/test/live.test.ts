@@ -9,13 +9,17 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { Template } from 'aws-cdk-lib/assertions';
-
-import { ServiceMode, functionsOf } from '../lib/nurse-call-stack';
+import { functionsOf } from '../lib/nurse-call-stack';
 import {
+  DYNAMODB_VIA,
   Json,
+  MODES,
+  SQS_VIA,
   apiId,
   apiResourcesOf,
+  assertQueuesProtected,
+  commonEnvironment,
+  environmentOf,
   functionId,
   managedPoliciesOf,
   mappingsOf,
@@ -25,20 +29,13 @@ import {
   queueId,
   resourcesOf,
   routesOf,
-  synth,
+  streamFiltersOf,
   tableId,
   text,
+  topicTemplates,
 } from './helpers';
 
-const MODES: ServiceMode[] = ['production', 'sandbox'];
-// With the alarm topic, as scripts/test synthesizes them for cfn-lint and checkov.
-const templates: Record<ServiceMode, Template> = {
-  production: synth('production', { alarmEmail: 'ops@example.org' }),
-  sandbox: synth('sandbox', { alarmEmail: 'ops@example.org' }),
-};
-
-const DYNAMODB_VIA = 'StringEquals kms:ViaService=dynamodb.${AWS::Region}.amazonaws.com';
-const SQS_VIA = 'StringEquals kms:ViaService=sqs.${AWS::Region}.amazonaws.com';
+const templates = topicTemplates();
 
 for (const mode of MODES) {
   const template = templates[mode];
@@ -238,34 +235,14 @@ for (const mode of MODES) {
 
     it('one event source mapping: latency first, partial batch failures, bounded retries, bisect, 5 minutes, the filter, the failure queue', () => {
       // The alarm function reads the same stream: alarm-timers.test.ts.
-      const [, mapping] = only(mappingsOf(template, 'broadcast'), 'event source mapping of the broadcast');
-      const failures = queueId(template, 'broadcast-failures');
-      const pattern = mapping.Properties.FilterCriteria.Filters.map((f: Json) => JSON.parse(f.Pattern));
-      assert.deepEqual(pattern, [
+      assert.equal(Object.keys(mappingsOf(template, 'broadcast')).length, 1);
+      assert.deepEqual(streamFiltersOf(template, 'broadcast', 'broadcast-failures'), [
         { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: ['call', 'element'] } } } },
       ]);
-      assert.deepEqual(
-        { ...mapping.Properties, FilterCriteria: undefined },
-        {
-          FunctionName: functionRef('broadcast'),
-          EventSourceArn: { 'Fn::GetAtt': [tableId(template, 'data'), 'StreamArn'] },
-          StartingPosition: 'LATEST',
-          BatchSize: 100,
-          MaximumBatchingWindowInSeconds: 0,
-          FunctionResponseTypes: ['ReportBatchItemFailures'],
-          MaximumRetryAttempts: 3,
-          BisectBatchOnFunctionError: true,
-          MaximumRecordAgeInSeconds: 300,
-          ParallelizationFactor: 1,
-          DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [failures, 'Arn'] } } },
-          FilterCriteria: undefined,
-        },
-      );
     });
 
     it('the filter lets through new and changed calls and elements only', () => {
-      const [, mapping] = only(mappingsOf(template, 'broadcast'), 'event source mapping of the broadcast');
-      const pattern = JSON.parse(mapping.Properties.FilterCriteria.Filters[0].Pattern);
+      const [pattern] = streamFiltersOf(template, 'broadcast', 'broadcast-failures');
       const record = (eventName: string, sk: string) => ({
         eventName,
         dynamodb: { Keys: { pk: { S: 'installation#Zimmer-101' }, sk: { S: sk } } },
@@ -288,19 +265,11 @@ for (const mode of MODES) {
     it('the broadcast: 30 s to post a batch, its log group, the contract\'s environment', () => {
       const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'broadcast')];
       assert.equal(fn.Properties.Timeout, 30);
-      assert.deepEqual(
-        Object.fromEntries(Object.entries(fn.Properties.Environment.Variables).map(([k, v]) => [k, text(v)])),
-        {
-          SERVICE_MODE: mode,
-          SERVICE_TIME_ZONE: 'Europe/Berlin',
-          CALL_TYPES_TABLE: `{${tableId(template, 'call-types')}}`,
-          CONSUMERS_TABLE: `{${tableId(template, 'consumers')}}`,
-          DATA_TABLE: `{${tableId(template, 'data')}}`,
-          CONNECTIONS_TABLE: `{${tableId(template, 'connections')}}`,
-          LIVE_MANAGEMENT_ENDPOINT: `https://{${websocket()}}.execute-api.\${AWS::Region}.\${AWS::URLSuffix}/live`,
-          RUST_LOG: 'info',
-        },
-      );
+      assert.deepEqual(environmentOf(template, 'broadcast'), {
+        ...commonEnvironment(template, mode),
+        CONNECTIONS_TABLE: `{${tableId(template, 'connections')}}`,
+        LIVE_MANAGEMENT_ENDPOINT: `https://{${websocket()}}.execute-api.\${AWS::Region}.\${AWS::URLSuffix}/live`,
+      });
       // Its DLQ and concurrency findings carry the stream's reasons, not the request path's.
       const skips: Json[] = fn.Metadata.checkov.skip;
       assert.match(skips.find((s) => s.id === 'CKV_AWS_116').comment, /event source mapping/);
@@ -312,34 +281,10 @@ for (const mode of MODES) {
 
   describe(`${mode}: the failure queue and the alarms`, () => {
     it(`the queue keeps failure records 14 days, TLS only, ${production ? "encrypted with the installation's key" : 'SQS-managed encryption'}`, () => {
-      const failures = queueId(template, 'broadcast-failures');
-      const queue = resourcesOf(template, 'AWS::SQS::Queue')[failures];
+      const queue = resourcesOf(template, 'AWS::SQS::Queue')[queueId(template, 'broadcast-failures')];
       assert.equal(queue.Properties.QueueName, `nurse-call-test-${mode}-broadcast-failures`);
       assert.equal(queue.Properties.MessageRetentionPeriod, 14 * 24 * 3600);
-      if (production) {
-        const keyId = Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0];
-        assert.deepEqual(queue.Properties.KmsMasterKeyId, { 'Fn::GetAtt': [keyId, 'Arn'] });
-      } else {
-        assert.equal(queue.Properties.SqsManagedSseEnabled, true);
-      }
-      const [, policy] = only(
-        Object.fromEntries(
-          Object.entries(resourcesOf(template, 'AWS::SQS::QueuePolicy')).filter(
-            ([, p]) => p.Properties.Queues.some((q: Json) => q.Ref === failures),
-          ),
-        ),
-        'queue policy of the failure queue',
-      );
-      assert.deepEqual(policy.Properties.Queues, [{ Ref: failures }]);
-      assert.deepEqual(policy.Properties.PolicyDocument.Statement, [
-        {
-          Action: 'sqs:*',
-          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-          Effect: 'Deny',
-          Principal: { AWS: '*' },
-          Resource: { 'Fn::GetAtt': [failures, 'Arn'] },
-        },
-      ]);
+      assertQueuesProtected(template, mode, ['broadcast-failures'], /failed batch metadata/);
     });
 
     it('alarms: a failure record in the queue, the stream running more than 30 s late, the broadcast\'s throttles and errors; all to the topic', () => {
@@ -445,8 +390,9 @@ for (const mode of MODES) {
         const permissions = permissionsOf(template, name).join('\n');
         assert.doesNotMatch(permissions, /execute-api|table connections|broadcast-failures/, name);
         // The alarm function sends to its own queues (alarm-timers.test.ts),
-        // the deliver function takes from the delivery queue (deliveries.test.ts).
-        if (name !== 'alarm' && name !== 'deliver') {
+        // the deliver function takes from the delivery queue (deliveries.test.ts),
+        // the forward function from the webhook queue (webhooks.test.ts).
+        if (name !== 'alarm' && name !== 'deliver' && name !== 'forward') {
           assert.doesNotMatch(permissions, /sqs:/, name);
         }
       }
@@ -457,18 +403,10 @@ for (const mode of MODES) {
     it('the contract\'s environment, the request path\'s timeout', () => {
       const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'live-connect')];
       assert.equal(fn.Properties.Timeout, 10);
-      assert.deepEqual(
-        Object.fromEntries(Object.entries(fn.Properties.Environment.Variables).map(([k, v]) => [k, text(v)])),
-        {
-          SERVICE_MODE: mode,
-          SERVICE_TIME_ZONE: 'Europe/Berlin',
-          CALL_TYPES_TABLE: `{${tableId(template, 'call-types')}}`,
-          CONSUMERS_TABLE: `{${tableId(template, 'consumers')}}`,
-          DATA_TABLE: `{${tableId(template, 'data')}}`,
-          CONNECTIONS_TABLE: `{${tableId(template, 'connections')}}`,
-          RUST_LOG: 'info',
-        },
-      );
+      assert.deepEqual(environmentOf(template, 'live-connect'), {
+        ...commonEnvironment(template, mode),
+        CONNECTIONS_TABLE: `{${tableId(template, 'connections')}}`,
+      });
     });
   });
 
@@ -488,20 +426,11 @@ for (const mode of MODES) {
     });
 
     it('the request path\'s environment plus DISPLAY_LIVE_URL', () => {
-      const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'display-read')];
-      assert.deepEqual(
-        Object.fromEntries(Object.entries(fn.Properties.Environment.Variables).map(([k, v]) => [k, text(v)])),
-        {
-          SERVICE_MODE: mode,
-          SERVICE_TIME_ZONE: 'Europe/Berlin',
-          CALL_TYPES_TABLE: `{${tableId(template, 'call-types')}}`,
-          CONSUMERS_TABLE: `{${tableId(template, 'consumers')}}`,
-          DATA_TABLE: `{${tableId(template, 'data')}}`,
-          CALL_RETENTION_DAYS: '400',
-          DISPLAY_LIVE_URL: liveUrl(),
-          RUST_LOG: 'info',
-        },
-      );
+      assert.deepEqual(environmentOf(template, 'display-read'), {
+        ...commonEnvironment(template, mode),
+        CALL_RETENTION_DAYS: '400',
+        DISPLAY_LIVE_URL: liveUrl(),
+      });
     });
   });
 }

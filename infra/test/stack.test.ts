@@ -3,7 +3,6 @@
  * no bundling, placeholder assets): node's test runner, `npm test`.
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
@@ -23,26 +22,25 @@ import {
 } from '../lib/nurse-call-stack';
 import {
   Json,
+  MODES,
+  REPO,
   apiResourcesOf,
-  cdkJsonContext,
   dynamoPermissions,
   functionId,
   offlineApp,
   placeholderLambdaDir,
   resourcesOf,
   routesOf,
+  runApp,
   synth,
   synthStack,
   tableId,
-  tempDir,
 } from './helpers';
 
-const MODES: ServiceMode[] = ['production', 'sandbox'];
 const templates: Record<ServiceMode, Template> = {
   production: synth('production'),
   sandbox: synth('sandbox'),
 };
-const REPO = path.resolve(__dirname, '..', '..', '..');
 
 describe('routes', () => {
   it('production has exactly the routes of the spec and the interface document, each to its function, and $default to call-types', () => {
@@ -129,8 +127,9 @@ describe('functions', () => {
         assert.equal(fn.Properties.MemorySize, MEMORY_MB[name], name);
         // The broadcast answers no client (BROADCAST_TIMEOUT); the alarm
         // neither (ALARM_TIMEOUT, the request path's 10 s), nor the deliver
-        // (DELIVER_TIMEOUT: retries within a push's 60 s TTL).
-        assert.equal(fn.Properties.Timeout, { broadcast: 30, deliver: 70 }[name as string] ?? 10, name);
+        // (DELIVER_TIMEOUT: retries within a push's 60 s TTL), nor the
+        // forward (FORWARD_TIMEOUT: webhook rounds).
+        assert.equal(fn.Properties.Timeout, { broadcast: 30, deliver: 70, forward: 70 }[name as string] ?? 10, name);
         assert.match(fn.Properties.Code.S3Key, /^[0-9a-f]{64}\.zip$/);
         const common = {
           SERVICE_MODE: mode,
@@ -156,13 +155,14 @@ describe('functions', () => {
           );
         } else if (name === 'alarm') {
           // Its audit lines expire with their call; the queues: alarm-timers.test.ts.
-          assert.deepEqual(
-            { ...variables, ALARM_TIMER_QUEUE_URL: undefined, DELIVERY_QUEUE_URL: undefined },
-            { ...common, CALL_RETENTION_DAYS: '400', ALARM_TIMER_QUEUE_URL: undefined, DELIVERY_QUEUE_URL: undefined },
-          );
+          const queues = { ALARM_TIMER_QUEUE_URL: undefined, DELIVERY_QUEUE_URL: undefined, WEBHOOK_QUEUE_URL: undefined };
+          assert.deepEqual({ ...variables, ...queues }, { ...common, CALL_RETENTION_DAYS: '400', ...queues });
         } else if (name === 'deliver') {
           // Writes no calls; who its pushes say they come from: deliveries.test.ts.
           assert.deepEqual(variables, { ...common, VAPID_SUBJECT: 'mailto:admin@localhost' });
+        } else if (name === 'forward') {
+          // Writes no calls; sends to no queue (webhooks.test.ts).
+          assert.deepEqual(variables, common);
         } else {
           assert.deepEqual(variables, { ...common, CALL_RETENTION_DAYS: '400' }, name);
         }
@@ -210,7 +210,7 @@ describe('functions', () => {
     );
   });
 
-  it('time zone, memory and timeout come from the props (the timeout but for the broadcast, the alarm and the deliver)', () => {
+  it('time zone, memory and timeout come from the props (the timeout but for the broadcast, the alarm, the deliver and the forward)', () => {
     const template = synth('production', {
       timeZone: 'America/New_York',
       lambdaMemoryMb: 512,
@@ -220,7 +220,7 @@ describe('functions', () => {
       const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
       assert.equal(fn.Properties.Environment.Variables.SERVICE_TIME_ZONE, 'America/New_York');
       assert.equal(fn.Properties.MemorySize, 512);
-      assert.equal(fn.Properties.Timeout, { broadcast: 30, alarm: 10, deliver: 70 }[name as string] ?? 15, name);
+      assert.equal(fn.Properties.Timeout, { broadcast: 30, alarm: 10, deliver: 70, forward: 70 }[name as string] ?? 15, name);
     }
   });
 
@@ -238,7 +238,7 @@ describe('functions', () => {
       () => synth('sandbox', { lambdaDir: placeholderLambdaDir(functionsOf('production')) }),
       /sandbox.bootstrap\.zip is missing/,
     );
-    for (const name of ['display-read', 'live-connect', 'broadcast', 'alarm', 'deliver'] as const) {
+    for (const name of ['display-read', 'live-connect', 'broadcast', 'alarm', 'deliver', 'forward'] as const) {
       const lambdaDir = placeholderLambdaDir(functionsOf('production').filter((other) => other !== name));
       assert.throws(() => synth('production', { lambdaDir }), new RegExp(`${name}.bootstrap\\.zip is missing`), name);
     }
@@ -298,6 +298,16 @@ describe('least privilege', () => {
     // conditional put), a person's subscriptions, a gone one deleted.
     deliver: {
       data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+    },
+    // The webhook dispatcher: call types for the bodies; the endpoints, the
+    // outbox, the delivery log, the attention marks, the roster (Query), a
+    // call's alarm (GetItem), an attention mark with its event and a
+    // wake-up (PutItem), an endpoint's health (UpdateItem), the log's lines
+    // and the finished events (BatchWriteItem); the elements (by_scope).
+    forward: {
+      'call-types': ['dynamodb:Scan'],
+      data: ['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      'data/index/by_scope': ['dynamodb:Query'],
     },
     // The token's staff member, call types; duty, roster, open calls and
     // the alarm written with its audit (DECISIONS §14); an alarm server's
@@ -488,10 +498,10 @@ describe('logs', () => {
 
 describe('alarms', () => {
   for (const mode of MODES) {
-    it(`${mode}: API 5xx rate, throttles and errors of each function, hand edits (and the broadcast's two of live.test.ts, the alarm function's four of alarm-timers.test.ts: its queues' three and its unreadable records, the deliver function's three of deliveries.test.ts: its queues' two and its pushes not delivered)`, () => {
+    it(`${mode}: API 5xx rate, throttles and errors of each function, hand edits (and the broadcast's two of live.test.ts, the alarm function's four of alarm-timers.test.ts: its queues' three and its unreadable records, the deliver function's three of deliveries.test.ts: its queues' two and its pushes not delivered, the webhook dead letters' of webhooks.test.ts)`, () => {
       const template = templates[mode];
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 1 + 2 + 4 + 3);
+      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 1 + 2 + 4 + 3 + 1);
 
       const rate = alarms.filter((a) => a.Properties.Metrics);
       assert.equal(rate.length, 1);
@@ -678,24 +688,6 @@ describe('outputs', () => {
 });
 
 describe('the CDK app (bin/nurse-call.js)', () => {
-  function runApp(context: Record<string, string>): { status: number; stderr: string; outdir: string } {
-    const outdir = tempDir('nurse-call-app-');
-    try {
-      execFileSync(process.execPath, [path.join(__dirname, '..', 'bin', 'nurse-call.js')], {
-        env: {
-          ...process.env,
-          CDK_OUTDIR: outdir,
-          CDK_CONTEXT_JSON: JSON.stringify({ ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context }),
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      return { status: 0, stderr: '', outdir };
-    } catch (error) {
-      const e = error as { status: number; stderr: Buffer };
-      return { status: e.status, stderr: String(e.stderr), outdir };
-    }
-  }
-
   it('synthesizes one stack, NurseCall-<installation>, from context values', () => {
     const { status, stderr, outdir } = runApp({
       installation: 'st-marien',

@@ -1,0 +1,126 @@
+/**
+ * Webhooks in AWS (DECISIONS §16, §17): where nothing polls the outbox,
+ * the forward function's webhook dispatcher is woken through a FIFO queue.
+ * A write keeps its webhook events as items of the outbox (partition
+ * `webhook#outbox` of the data table) in its own transaction; the alarm
+ * function reads their INSERTs from the stream (`ALARM_FILTERS` of
+ * infra/lib/alarm-timers.ts) and sends one wake-up per stream batch to the
+ * webhook queue; the forward function takes it and runs the local
+ * server's dispatcher in rounds (functions/forward/src/webhook_rounds.rs)
+ * until the deliveries rest. A FIFO queue of one message group: one
+ * invocation at a time, so each call's events keep their order per
+ * endpoint. A retry due later than the invocation waits for is a wake-up
+ * item the forward function puts into the data table (`webhook#wake`, with
+ * its time); the alarm function reads its INSERT from the stream too,
+ * delays a wake-up on the timer queue until then (a FIFO queue has no
+ * per-message delay) and passes it on to the webhook queue when it comes.
+ * So the forward function sends to no queue.
+ *
+ *   a write ──▶ outbox item ─stream─▶ alarm ─────────────────────────────▶ webhook queue (FIFO) ─▶ forward ─HTTPS─▶ endpoints
+ *   forward ──▶ wake-up item ─stream─▶ alarm ─▶ timer queue ─▶ alarm ─┘      └ failed 3 times ─▶ dead-letter queue (alarmed)
+ *   (a later retry)
+ *
+ * The stack creates the function like every other one (runtime, logs:
+ * infra/lib/functions.ts; least privilege: infra/lib/access.ts) and hands
+ * it to {@link Webhooks.subscribe}.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+import { CHECKOV } from './checkov';
+import { messagesAlarm, queueWithDeadLetters, takeFrom } from './queues';
+
+/**
+ * The forward function's timeout: its rounds wait at most 5 s for a retry
+ * within the invocation and stop 8 s before its end (an attempt takes at
+ * most 5 s), so 70 s leaves some 60 s of rounds per wake-up, the backoff's
+ * first three retries (1, 2, 4 s) included
+ * (functions/forward/src/webhook_rounds.rs).
+ */
+export const FORWARD_TIMEOUT = Duration.seconds(70);
+
+/**
+ * How long a wake-up taken by the forward function stays invisible to
+ * others: 6 times {@link FORWARD_TIMEOUT}, as the delivery queue's for the
+ * deliver function (AWS's recommendation for a queue that invokes a
+ * function). While it is invisible the queue's one message group gives
+ * nothing else: a wake-up whose invocation crashed holds the webhooks up
+ * this long, then comes again.
+ */
+export const WEBHOOK_VISIBILITY_TIMEOUT = Duration.seconds(6 * FORWARD_TIMEOUT.toSeconds());
+
+/**
+ * Receives of a wake-up before it goes to the dead-letter queue. The
+ * forward function never reports a wake-up failed (its rounds schedule
+ * their own next one): only an invocation that failed as a whole (a crash,
+ * a timeout, a failed cold start) gives it again.
+ */
+export const WEBHOOK_MAX_RECEIVES = 3;
+
+export interface WebhooksProps {
+  /** The installation's name: `nurse-call-<installation>-webhooks…` queues and alarm. */
+  readonly installation: string;
+  /** The installation's key (production): both queues. */
+  readonly key?: kms.IKey;
+}
+
+export class Webhooks extends Construct {
+  /** The wake-ups, sent by the alarm function: its WEBHOOK_QUEUE_URL. */
+  readonly queue: sqs.Queue;
+  /** Wake-ups whose invocation failed {@link WEBHOOK_MAX_RECEIVES} times. */
+  readonly deadLetters: sqs.Queue;
+  private readonly installation: string;
+
+  constructor(scope: Construct, id: string, props: WebhooksProps) {
+    super(scope, id);
+    const { installation, key } = props;
+    this.installation = installation;
+
+    // --- The webhook queue: FIFO, one message group (`outbox`), no
+    // content-based deduplication: each wake-up names what caused it (a
+    // stream record's sequence number, a timer message's id), so a stream
+    // batch or a timer message retried within 5 minutes wakes once. As
+    // every queue of the stack (infra/lib/queues.ts: the alarm role sends,
+    // the forward role receives, both through SQS). Kept 4 days, like the
+    // timers; wake-ups that failed 3 times go to its dead-letter queue
+    // (FIFO, as SQS wants for a FIFO queue's), kept 14 days.
+    const webhooks = queueWithDeadLetters(this, {
+      ids: { queue: 'WebhookQueue', deadLetters: 'WebhookDeadLetters' },
+      name: `nurse-call-${installation}-webhooks`,
+      fifo: true,
+      visibility: WEBHOOK_VISIBILITY_TIMEOUT,
+      retention: Duration.days(4),
+      maxReceiveCount: WEBHOOK_MAX_RECEIVES,
+      key,
+      sandboxKey: CHECKOV.sandboxWebhookQueueKey,
+    });
+    this.queue = webhooks.queue;
+    this.deadLetters = webhooks.deadLetters;
+  }
+
+  /**
+   * Subscribes `fn` to the webhook queue, up to 10 wake-ups a batch (they
+   * ask for the same: one batch runs the rounds once), with partial batch
+   * responses (the forward function answers an empty list: a wake-up is
+   * never failed on its own); no batching window, which Lambda does not
+   * take for a FIFO queue. Receiving, deleting and the queue's attributes
+   * (and, in production, decrypting with the key) are granted by the event
+   * source. Returns the alarm on the dead-letter queue.
+   */
+  subscribe(fn: lambda.Function): cloudwatch.Alarm[] {
+    takeFrom(fn, this.queue);
+    return [
+      messagesAlarm(this, 'WebhookDeadLettersAlarm', this.deadLetters, {
+        alarmName: `nurse-call-${this.installation}-webhooks-dlq`,
+        alarmDescription:
+          `Webhook wake-ups the forward function could not take (its invocation failed ${WEBHOOK_MAX_RECEIVES} times: a crash, a timeout or a failed cold start): ` +
+          'webhook events may wait in the outbox until the next wake-up (the next event, or a retry scheduled); ' +
+          "see the forward function's log and its errors alarm; the dead-letter queue holds which",
+      }),
+    ];
+  }
+}
