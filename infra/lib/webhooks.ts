@@ -20,6 +20,10 @@
  *   forward ──▶ wake-up item ─stream─▶ alarm ─▶ timer queue ─▶ alarm ─┘      └ failed 3 times ─▶ dead-letter queue (alarmed)
  *   (a later retry)
  *
+ * An event an alarm server may not get is an error line of the function's
+ * log, which a metric filter counts and an alarm reports
+ * ({@link NOT_DELIVERED_MESSAGES}).
+ *
  * The stack creates the function like every other one (runtime, logs:
  * infra/lib/functions.ts; least privilege: infra/lib/access.ts) and hands
  * it to {@link Webhooks.subscribe}.
@@ -32,6 +36,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
 import { CHECKOV } from './checkov';
+import { logLinesAlarm } from './metric-alarms';
 import { messagesAlarm, queueWithDeadLetters, takeFrom } from './queues';
 
 /**
@@ -60,6 +65,33 @@ export const WEBHOOK_VISIBILITY_TIMEOUT = Duration.seconds(6 * FORWARD_TIMEOUT.t
  * a timeout, a failed cold start) gives it again.
  */
 export const WEBHOOK_MAX_RECEIVES = 3;
+
+/**
+ * The error lines of the forward function (its rounds in
+ * functions/forward/src/webhook_rounds.rs and the local server's
+ * dispatcher in functions/core/src/app/webhooks.rs and
+ * webhook_attempts.rs; JSON logs, `message` a field of each line) that
+ * say an alarm server may not have got an event: a retry's wake-up could
+ * not be put (`webhook wake-up not scheduled: …`: waiting events go with
+ * the next event's), a round's attempts could not be written to the
+ * delivery log nor its events taken out of the outbox (`delivery attempts
+ * not logged yet`: kept for the next round, an event may be sent again),
+ * the endpoint's secret could not sign the event (`webhook not signed:
+ * …`), or the event was given up after §16's retries (`webhook given up`,
+ * naming the event, the endpoint and why).
+ *
+ * The crate's one other error line, `cold start failed`, is not counted:
+ * the invocation fails, which the function's errors alarm reports.
+ */
+export const NOT_DELIVERED_MESSAGES = [
+  "webhook wake-up not scheduled: waiting events go with the next event's",
+  'delivery attempts not logged yet',
+  "webhook not signed: fix or rotate the endpoint's secret",
+  'webhook given up',
+] as const;
+
+/** The metric the not-delivered lines of the forward function's log group count into. */
+export const NOT_DELIVERED_METRIC = 'WebhooksNotDelivered';
 
 export interface WebhooksProps {
   /** The installation's name: `nurse-call-<installation>-webhooks…` queues and alarm. */
@@ -109,11 +141,24 @@ export class Webhooks extends Construct {
    * never failed on its own); no batching window, which Lambda does not
    * take for a FIFO queue. Receiving, deleting and the queue's attributes
    * (and, in production, decrypting with the key) are granted by the event
-   * source. Returns the alarm on the dead-letter queue.
+   * source. Returns the alarm on the dead-letter queue and the alarm on
+   * the function's {@link NOT_DELIVERED_MESSAGES}: a metric filter on its
+   * log group counts them, one such line within five minutes raises it.
    */
   subscribe(fn: lambda.Function): cloudwatch.Alarm[] {
     takeFrom(fn, this.queue);
     return [
+      logLinesAlarm(this, {
+        installation: this.installation,
+        filters: [{ id: 'NotDeliveredFilter', logGroup: fn.logGroup }],
+        messages: NOT_DELIVERED_MESSAGES,
+        metricName: NOT_DELIVERED_METRIC,
+        alarmId: 'NotDeliveredAlarm',
+        alarmName: `nurse-call-${this.installation}-webhooks-not-delivered`,
+        alarmDescription:
+          "An alarm server may not have got an event (given up after §16's retries, not signed, or its retry not scheduled); " +
+          "the call still shows on displays and staff pages; see the forward function's log for endpoint and call.",
+      }),
       messagesAlarm(this, 'WebhookDeadLettersAlarm', this.deadLetters, {
         alarmName: `nurse-call-${this.installation}-webhooks-dlq`,
         alarmDescription:

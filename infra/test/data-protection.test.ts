@@ -147,8 +147,9 @@ describe('the installation key (production)', () => {
     const prefix = pattern.slice(pattern.lastIndexOf(':') + 1, -1);
     const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
     // The API's 5xx rate, each function's two, the hand edits', the broadcast's two, the timer queues' three and the
-    // unreadable stream records', the delivery queues' two and the pushes not delivered', the webhook dead letters'.
-    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 1 + 2 + 4 + 3 + 1);
+    // unreadable stream records', the delivery queues' two and the pushes not delivered', the webhook dead letters' and
+    // the webhook events not delivered'.
+    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 1 + 2 + 4 + 3 + 2);
     for (const alarm of alarms) {
       assert.ok(String(alarm.Properties.AlarmName).startsWith(prefix), alarm.Properties.AlarmName);
     }

@@ -698,7 +698,9 @@ export function rustErrorMessages(dir: string): string[] {
   for (const file of files) {
     const source = fs.readFileSync(path.join(dir, file), 'utf8');
     const calls = source.split('tracing::error!(').length - 1;
-    const found = [...source.matchAll(/tracing::error!\([^;]*?"((?:[^"\\]|\\.)*)"\s*,?\s*\)\s*;/g)].map((m) => m[1]);
+    // A statement (`…);`), a closure's body (`|error| tracing::error!(…))`)
+    // or a match arm (`… => tracing::error!(…),`).
+    const found = [...source.matchAll(/tracing::error!\([^;]*?"((?:[^"\\]|\\.)*)"\s*,?\s*\)\s*[;),]/g)].map((m) => m[1]);
     assert.equal(found.length, calls, `every tracing::error! of ${file} ends in its message`);
     messages.push(...found);
   }

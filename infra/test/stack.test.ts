@@ -498,10 +498,10 @@ describe('logs', () => {
 
 describe('alarms', () => {
   for (const mode of MODES) {
-    it(`${mode}: API 5xx rate, throttles and errors of each function, hand edits (and the broadcast's two of live.test.ts, the alarm function's four of alarm-timers.test.ts: its queues' three and its unreadable records, the deliver function's three of deliveries.test.ts: its queues' two and its pushes not delivered, the webhook dead letters' of webhooks.test.ts)`, () => {
+    it(`${mode}: API 5xx rate, throttles and errors of each function, hand edits (and the broadcast's two of live.test.ts, the alarm function's four of alarm-timers.test.ts: its queues' three and its unreadable records, the deliver function's three of deliveries.test.ts: its queues' two and its pushes not delivered, the webhook queue's two of webhooks.test.ts: its dead letters and its events not delivered)`, () => {
       const template = templates[mode];
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 1 + 2 + 4 + 3 + 1);
+      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 1 + 2 + 4 + 3 + 2);
 
       const rate = alarms.filter((a) => a.Properties.Metrics);
       assert.equal(rate.length, 1);
@@ -536,7 +536,7 @@ describe('alarms', () => {
   for (const mode of MODES) {
     it(`${mode}: every function's log lines of hand-edited items not used as stored raise an alarm (DECISIONS §7)`, () => {
       const template = templates[mode];
-      // The deliver and alarm functions' own filters: deliveries.test.ts, alarm-timers.test.ts.
+      // The deliver, alarm and forward functions' own filters: deliveries.test.ts, alarm-timers.test.ts, webhooks.test.ts.
       const filters = Object.values(resourcesOf(template, 'AWS::Logs::MetricFilter')).filter(
         (f) => f.Properties.MetricTransformations[0].MetricName === 'HandEditedItemsNotUsedAsStored',
       );

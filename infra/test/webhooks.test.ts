@@ -2,11 +2,13 @@
  * Webhooks in AWS (DECISIONS §16, §17; issue 28): the webhook queue (FIFO)
  * and its dead-letter queue, the forward function (its mapping on the
  * queue, timeout, environment, exact permissions, checkov reasons), who may
- * send to and read the queue, the dead-letter queue's alarm, and what the
- * Rust side must do the same way (one message group, a deduplication id on
- * every wake-up, no queue client in the forward function, the webhook
- * dispatcher's store calls its grant is made for, the rounds' time within
- * its timeout). The alarm function's filter on the outbox and the
+ * send to and read the queue, the dead-letter queue's alarm, the alarm on
+ * events an alarm server may not have got (a metric filter on the
+ * function's log), and what the Rust side must do the same way (one
+ * message group, a deduplication id on every wake-up, no queue client in
+ * the forward function, the webhook dispatcher's store calls its grant is
+ * made for, the rounds' time within its timeout, the error lines the
+ * filter matches). The alarm function's filter on the outbox and the
  * wake-ups: alarm-timers.test.ts. Offline, on the synthesized templates of
  * both modes.
  */
@@ -16,7 +18,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
 import { FORWARD_TIMEOUT, functionsOf } from '../lib/nurse-call-stack';
-import { WEBHOOK_MAX_RECEIVES, WEBHOOK_VISIBILITY_TIMEOUT } from '../lib/webhooks';
+import { NOT_DELIVERED_MESSAGES, NOT_DELIVERED_METRIC, WEBHOOK_MAX_RECEIVES, WEBHOOK_VISIBILITY_TIMEOUT } from '../lib/webhooks';
 import {
   DYNAMODB_VIA,
   Json,
@@ -30,6 +32,7 @@ import {
   commonEnvironment,
   environmentOf,
   functionId,
+  logLinesAlarmOf,
   managedPoliciesOf,
   mappingsOf,
   permissionsOf,
@@ -39,6 +42,7 @@ import {
   queueReaders,
   resourcesOf,
   rustCrate,
+  rustErrorMessages,
   rustSource,
   topicTemplates,
 } from './helpers';
@@ -169,13 +173,31 @@ for (const mode of MODES) {
     });
   });
 
-  describe(`${mode}: the alarm`, () => {
+  describe(`${mode}: the alarms`, () => {
     it('a wake-up in the dead-letter queue, to the topic', () => {
       const deadLetters = alarmNamed(template, mode, 'webhooks-dlq');
       assert.deepEqual(alarmSummary(deadLetters), queueAlarmSummary(template, 'webhooks-dlq.fifo'));
       assert.match(deadLetters.AlarmDescription, /^Webhook wake-ups the forward function could not take/);
       assert.match(deadLetters.AlarmDescription, /events may wait in the outbox until the next wake-up/);
       assert.ok(deadLetters.AlarmDescription.length <= 1024, 'CloudWatch takes at most 1024 characters');
+    });
+
+    it('an event an alarm server may not have got: a metric filter on the forward function\'s log group counts its lines, one within five minutes raises the alarm, to the topic', () => {
+      const description = logLinesAlarmOf(template, mode, {
+        fn: 'forward',
+        filterPattern:
+          '{ ($.message = "webhook wake-up not scheduled: waiting events go with the next event\'s") || ' +
+          '($.message = "delivery attempts not logged yet") || ' +
+          '($.message = "webhook not signed: fix or rotate the endpoint\'s secret") || ($.message = "webhook given up") }',
+        metricName: 'WebhooksNotDelivered',
+        alarm: 'webhooks-not-delivered',
+      });
+      assert.equal(NOT_DELIVERED_METRIC, 'WebhooksNotDelivered');
+      assert.equal(
+        description,
+        "An alarm server may not have got an event (given up after §16's retries, not signed, or its retry not scheduled); " +
+          "the call still shows on displays and staff pages; see the forward function's log for endpoint and call.",
+      );
     });
   });
 }
@@ -216,6 +238,27 @@ const DISPATCHER_STORE_CALLS: Record<string, readonly string[]> = {
 };
 
 describe('the Rust side does the same', () => {
+  it('the forward function\'s rounds and the dispatcher log exactly the not-delivered messages the metric filter matches, as error lines; the forward crate\'s one other error line is its errors alarm\'s', () => {
+    const forward = rustErrorMessages(path.join(REPO, 'functions', 'forward', 'src'));
+    // The dispatcher's modules of the core crate (its other error lines, of
+    // the HTTP side and the store's fallbacks, are not the forward function's concern here).
+    const dispatcher = rustErrorMessages(path.join(REPO, 'functions', 'core', 'src', 'app'));
+    for (const message of NOT_DELIVERED_MESSAGES) {
+      assert.ok([...forward, ...dispatcher].includes(message), `tracing::error!(…, "${message}") in functions/forward/src or functions/core/src/app`);
+    }
+    // A new or renamed error line must be sorted: counted by the filter, or
+    // alarmed otherwise (`cold start failed`: the invocation fails, the forward-errors alarm).
+    assert.deepEqual(
+      [...new Set([...forward, ...dispatcher])].sort(),
+      [...NOT_DELIVERED_MESSAGES, 'cold start failed'].sort(),
+    );
+    // Each where it is said; the filter matches the whole message.
+    assert.match(rustSource('forward/src/webhook_rounds.rs'), /"webhook wake-up not scheduled: waiting events go with the next event's"\);/);
+    assert.match(rustSource('core/src/app/webhooks.rs'), /"delivery attempts not logged yet"\);/);
+    assert.match(rustSource('core/src/app/webhooks.rs'), /"webhook not signed: fix or rotate the endpoint's secret"\);/);
+    assert.match(rustSource('core/src/app/webhook_attempts.rs'), /AttemptEnd::GivenUp\(reason\) => tracing::error!\([^;]*"webhook given up"\s*\)/);
+  });
+
   it('the alarm function sends every wake-up in one message group, with a deduplication id (the queue deduplicates by content for nobody)', () => {
     const queues = rustSource('alarms-aws/src/queues.rs');
     assert.match(queues, /const WEBHOOK_GROUP: &str = "[^"]+";/);
