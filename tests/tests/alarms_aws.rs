@@ -55,7 +55,7 @@ use std::time::{Duration, Instant};
 use alarms_support::*;
 use blackbox_tests::*;
 
-use alarms_aws::event_sources::{EventSources, Queues, function_env, region};
+use alarms_aws::event_sources::{EventSources, Queues, function_env, installation_key, region};
 use live_aws::moto_api::Moto;
 use live_aws::runtime_api::Function;
 use stand_in::{PushService, Recorder, register};
@@ -75,6 +75,14 @@ async fn level(server: &Server, visitor: &Consumer, id: i64) -> i64 {
 }
 
 /// The call item of `id` as stored (moto).
+/// The item `pk`/`sk` of the data table as moto has it, if there is one.
+async fn stored_item(moto: &Moto, table: &str, pk: &str, sk: &str) -> Option<Value> {
+    moto.items(table)
+        .await
+        .into_iter()
+        .find(|item| item["pk"]["S"].as_str() == Some(pk) && item["sk"]["S"].as_str() == Some(sk))
+}
+
 async fn stored_call(moto: &Moto, table: &str, id: i64) -> Value {
     moto.call(
         "DynamoDB_20120810.GetItem",
@@ -178,13 +186,34 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
     let cem = staff(&server, &visitor, "Cem", &["Leitung"]).await;
     sign_on(&server, &anna, &["1"]).await;
     sign_on(&server, &ben, &["2"]).await;
-    // Anna's phone (the push service stand-in decrypts what it gets).
+    let key = installation_key(&moto).await;
+    let env = function_env(&prefix, &region, &queues, &key);
+    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
+
+    // The VAPID key pair: made by `deliver` on its cold start (the local
+    // server, which pushes nothing here, makes none), its private key
+    // stored sealed with the installation's key.
+    let (moto_ref, data_ref) = (&moto, data.as_str());
+    aws.until("the VAPID key pair made by deliver", WAIT, || async move {
+        stored_item(moto_ref, data_ref, "push#vapid", "key")
+            .await
+            .is_some()
+    })
+    .await;
+    let keys = stored_item(&moto, &data, "push#vapid", "key")
+        .await
+        .expect("the VAPID item");
+    let private_key = keys["private_key"]["S"].as_str().expect("private_key");
+    assert!(
+        private_key.starts_with("kms:"),
+        "sealed: {private_key:.12}…"
+    );
+
+    // Anna's phone (the push service stand-in decrypts what it gets: the
+    // pushes below are signed with the sealed key, opened by `deliver`).
     let push_service = PushService::start().await;
     let recorder = Recorder::start(&push_service).await;
     let phone = register(&server, &push_service, &recorder, &anna).await;
-
-    let env = function_env(&prefix, &region, &queues);
-    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
     let (timers, deliveries, dead_letters) =
         (&queues.timers, &queues.deliveries, &queues.dead_letters);
     let (server, visitor, moto, data) = (&server, &visitor, &moto, data.as_str());
@@ -472,14 +501,27 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
     let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
     moto.enable_stream(&data).await;
     let queues = Queues::create(&moto, &prefix).await;
-    let env = function_env(&prefix, &region, &queues);
+    let key = installation_key(&moto).await;
+    let env = function_env(&prefix, &region, &queues, &key);
     let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
 
     // A receiver (Standard Webhooks, from PyPI) that answers 503 four
-    // times, then 200.
+    // times, then 200. Its endpoint made by the admin command with the
+    // installation's key: the secret is stored sealed, and `forward`
+    // opens it to sign (every delivery below verifies with the secret).
     let receiver = Receiver::start(None);
     receiver.answers(&[503, 503, 503, 503]).await;
-    endpoint(&server, &receiver, &[]).await;
+    let (endpoint_id, secret) = endpoint(&server, &receiver, &["--secrets-key", &key]).await;
+    let stored = stored_item(&moto, &data, "webhook#endpoints", &endpoint_id)
+        .await
+        .expect("the endpoint's item");
+    let stored_secrets = stored["secrets"]["L"].as_array().expect("secrets");
+    assert_eq!(stored_secrets.len(), 1);
+    let sealed = stored_secrets[0]["S"].as_str().expect("a secret");
+    assert!(
+        sealed.starts_with("kms:") && !sealed.contains(&secret[6..]),
+        "sealed: {sealed:.12}…"
+    );
     let call = open_notruf(&server, &room(1), "1").await;
     let receiver = &receiver;
     aws.until(

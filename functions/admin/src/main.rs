@@ -21,6 +21,7 @@ mod output;
 mod report;
 mod staff;
 mod store;
+mod webhook_secrets;
 mod webhooks;
 
 use std::process::ExitCode;
@@ -47,6 +48,7 @@ Examples:
   nurse-call-admin elements health
   nurse-call-admin report --from 2026-11-01 --to 2026-11-30 --format html --out report.html
   nurse-call-admin --dynamodb-endpoint http://127.0.0.1:5000 consumers list --json
+  nurse-call-admin --dynamodb --secrets-key alias/nurse-call-home1 webhooks create --url https://alarmserver.example/hook
 
 Exit status: 0 done (also when a reader such as `head` closed the output early);
 1 refused (unknown id, invalid input; nothing written); 2 wrong usage; 3 the store
@@ -115,9 +117,12 @@ enum Command {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Report(report) = &cli.command
-        && let Err(message) = report.check_format(cli.json)
-    {
+    let usage = match &cli.command {
+        Command::Report(report) => report.check_format(cli.json),
+        _ => Ok(()),
+    }
+    .and_then(|()| cli.store.check_secrets_key());
+    if let Err(message) = usage {
         // Reported as clap reports usage errors: the usage line, exit 2.
         Cli::command()
             .error(clap::error::ErrorKind::ArgumentConflict, message)
@@ -144,7 +149,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Consumers(command) => consumers::run(command, store, out).await,
         Command::Displays(command) => displays::run(command, store, out).await,
         Command::Staff(command) => staff::run(command, store, out).await,
-        Command::Webhooks(command) => webhooks::run(command, store, out).await,
+        Command::Webhooks(command) => {
+            webhooks::run(command, store, cli.store.sealer().await.as_ref(), out).await
+        }
         Command::Elements(command) => elements::run(command, store, out).await,
         Command::CallTypes(command) => call_types::run(command, store, out).await,
         Command::Report(command) => report::run(command, store, out).await,

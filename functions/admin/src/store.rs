@@ -12,7 +12,10 @@ use clap::Args;
 use serde::Serialize;
 
 use nurse_call_core::config::CallRetention;
+use nurse_call_core::signing::sealing::{NoKey, Sealer};
 use nurse_call_core::store::{Backend, StoreError};
+use nurse_call_dynamodb::{Timeouts, sdk_config};
+use nurse_call_kms::{KMS_ENDPOINT_VAR, KmsSealer};
 use nurse_call_wiring::{EMBEDDED_FILE, OpenError, StoreChoice, TableNames};
 
 use crate::failure::Failure;
@@ -64,6 +67,12 @@ pub struct StoreArgs {
     /// Name of the data table with the elements (overrides the prefix).
     #[arg(long, env = "DATA_TABLE", global = true, help_heading = STORE)]
     data_table: Option<String>,
+
+    /// The installation's KMS key (its ARN, id or alias; the stack's output
+    /// `DataKeyArn`): webhook secrets are stored sealed with it
+    /// (DECISIONS §17). DynamoDB only; needs kms:Encrypt on the key.
+    #[arg(long, env = "SECRETS_KEY_ID", global = true, help_heading = STORE)]
+    secrets_key: Option<String>,
 }
 
 /// An open, checked store and what it is, for messages.
@@ -177,6 +186,40 @@ impl StoreArgs {
                 data_dir: self.data_dir.clone(),
             },
         }
+    }
+
+    /// `--secrets-key` names a KMS key, which only an installation on
+    /// DynamoDB has (a usage error otherwise, before anything is done).
+    pub fn check_secrets_key(&self) -> Result<(), String> {
+        match (self.secrets_key(), self.choice()) {
+            (Some(_), StoreChoice::Embedded { .. }) => Err(
+                "--secrets-key seals secrets with a KMS key, which only an installation on \
+                 DynamoDB has: add --dynamodb (or --dynamodb-endpoint), or leave it out"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// What seals the secrets this command issues: the installation's KMS
+    /// key with `--secrets-key`, else nothing (kept plain, as the local
+    /// server keeps them). `KMS_ENDPOINT` points it at moto in tests.
+    pub async fn sealer(&self) -> Arc<dyn Sealer> {
+        let Some(key) = self.secrets_key() else {
+            return Arc::new(NoKey);
+        };
+        let config = sdk_config(self.endpoint(), Timeouts::from_env()).await;
+        let kms_endpoint = std::env::var(KMS_ENDPOINT_VAR)
+            .ok()
+            .filter(|endpoint| !endpoint.trim().is_empty());
+        Arc::new(KmsSealer::new(&config, key, kms_endpoint.as_deref()))
+    }
+
+    fn secrets_key(&self) -> Option<&str> {
+        self.secrets_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|key| !key.is_empty())
     }
 
     fn endpoint(&self) -> Option<&str> {

@@ -5,7 +5,8 @@
 //! a second secret: every attempt is then signed with both (Standard
 //! Webhooks' space-separated signatures), so the receiver can switch at its
 //! own pace; `retire-secret` drops the older. URLs must be `https` (`http`
-//! only to this machine), without user name, password or fragment.
+//! only to this machine), without user name, password or fragment. With
+//! `--secrets-key` the secrets are stored sealed ([`crate::webhook_secrets`]).
 
 use chrono::Duration;
 use clap::Subcommand;
@@ -13,12 +14,14 @@ use serde::Serialize;
 
 use nurse_call_core::domain::text::admin_text;
 use nurse_call_core::domain::webhooks::endpoint::default_name;
-use nurse_call_core::domain::webhooks::{Endpoint, EventType, check_url, new_secret};
+use nurse_call_core::domain::webhooks::{Endpoint, EventType, check_url};
 use nurse_call_core::domain::wire_time;
+use nurse_call_core::signing::sealing::{Sealer, is_sealed};
 use nurse_call_core::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 
 use crate::failure::{Failure, Outcome};
-use crate::output::{Output, fields, or_dash, table};
+use crate::output::{Output, or_dash, table};
+use crate::webhook_secrets::{IssuedSecret, new_sealed_secret, seal_secrets};
 
 /// How far back `deliveries` looks: as long as the log keeps attempts.
 const LOG_DAYS: i64 = 30;
@@ -50,6 +53,9 @@ pub enum Command {
         /// The endpoint's id.
         id: String,
     },
+    /// Seal every secret still kept plain with the installation's KMS key
+    /// (--secrets-key): for endpoints made before it was given.
+    SealSecrets,
     /// Drop the older of two secrets; attempts are signed with the newest only.
     RetireSecret {
         /// The endpoint's id.
@@ -81,16 +87,30 @@ pub enum Command {
     },
 }
 
-pub async fn run(command: Command, store: &dyn WebhookStore, out: Output) -> Outcome {
+pub async fn run(
+    command: Command,
+    store: &dyn WebhookStore,
+    sealer: &dyn Sealer,
+    out: Output,
+) -> Outcome {
     match command {
         Command::Create {
             url,
             name,
             events,
             sections,
-        } => create(store, out, &url, name.as_deref(), &events, &sections).await,
+        } => {
+            let asked = Asked {
+                url: &url,
+                name: name.as_deref(),
+                events: &events,
+                sections: &sections,
+            };
+            create(store, sealer, out, asked).await
+        }
         Command::List => list(store, out).await,
-        Command::Rotate { id } => rotate(store, out, &id).await,
+        Command::Rotate { id } => rotate(store, sealer, out, &id).await,
+        Command::SealSecrets => seal_secrets(store, sealer, out).await,
         Command::RetireSecret { id } => {
             change(store, out, &id, "Retired the older secret of", |e| {
                 if e.secrets.len() < 2 {
@@ -132,6 +152,8 @@ struct EndpointRow {
     events: Vec<String>,
     sections: Vec<String>,
     secrets: usize,
+    /// How many of them are sealed with the installation's key.
+    sealed: usize,
     disabled: bool,
     failing_since: Option<String>,
     created_at: String,
@@ -150,6 +172,7 @@ impl EndpointRow {
                 .collect(),
             sections: endpoint.sections.clone(),
             secrets: endpoint.secrets.len(),
+            sealed: endpoint.secrets.iter().filter(|s| is_sealed(s)).count(),
             disabled: endpoint.disabled,
             failing_since: endpoint.failing_since.map(|t| out.time(t)),
             created_at: out.time(endpoint.created_at),
@@ -157,46 +180,26 @@ impl EndpointRow {
     }
 }
 
-/// The one output that carries a secret.
-#[derive(Serialize)]
-struct IssuedSecret {
-    id: String,
-    name: String,
-    url: String,
-    secret: String,
-    /// How many secrets sign each attempt now (1 after create, 2 after rotate).
-    secrets: usize,
-}
-
-impl IssuedSecret {
-    fn print(&self, out: Output) {
-        out.print(self, |issued| {
-            fields(&[
-                ("endpoint", issued.id.clone()),
-                ("name", issued.name.clone()),
-                ("url", issued.url.clone()),
-                ("secret", issued.secret.clone()),
-            ])
-        });
-        out.note(
-            "The secret is shown only now. Give it to the receiver, which verifies every \
-             delivery with a Standard Webhooks library (docs/webhooks.md).",
-        );
-    }
-}
-
-fn random_failure(error: impl std::fmt::Display) -> Failure {
-    Failure::refused(format!("the OS random source failed: {error}"))
+/// What `create` was asked for.
+struct Asked<'a> {
+    url: &'a str,
+    name: Option<&'a str>,
+    events: &'a [String],
+    sections: &'a [String],
 }
 
 async fn create(
     store: &dyn WebhookStore,
+    sealer: &dyn Sealer,
     out: Output,
-    url: &str,
-    name: Option<&str>,
-    events: &[String],
-    sections: &[String],
+    asked: Asked<'_>,
 ) -> Outcome {
+    let Asked {
+        url,
+        name,
+        events,
+        sections,
+    } = asked;
     let url = check_url(url).map_err(|problem| Failure::refused(format!("--url {problem}")))?;
     let name = match name {
         Some(name) => admin_text("--name", name).map_err(Failure::refused)?,
@@ -222,14 +225,15 @@ async fn create(
             checked_sections.push(section);
         }
     }
-    let secret = new_secret().map_err(random_failure)?;
+    let id = format!("ep_{}", uuid::Uuid::new_v4().simple());
+    let (secret, stored) = new_sealed_secret(sealer, &id).await?;
     let endpoint = Endpoint {
-        id: format!("ep_{}", uuid::Uuid::new_v4().simple()),
+        id,
         name,
         url,
         events: types,
         sections: checked_sections,
-        secrets: vec![secret.clone()],
+        secrets: vec![stored],
         disabled: false,
         created_at: wire_time::now(),
         failing_since: None,
@@ -270,7 +274,11 @@ async fn list(store: &dyn WebhookStore, out: Output) -> Outcome {
                     e.url.clone(),
                     all(&e.events, "(every type)"),
                     all(&e.sections, "(whole house)"),
-                    e.secrets.to_string(),
+                    match e.sealed {
+                        0 => e.secrets.to_string(),
+                        n if n == e.secrets => format!("{n} sealed"),
+                        n => format!("{} ({n} sealed)", e.secrets),
+                    },
                     if e.disabled {
                         "disabled".to_string()
                     } else {
@@ -309,7 +317,7 @@ fn unknown(id: &str) -> Failure {
     ))
 }
 
-async fn rotate(store: &dyn WebhookStore, out: Output, id: &str) -> Outcome {
+async fn rotate(store: &dyn WebhookStore, sealer: &dyn Sealer, out: Output, id: &str) -> Outcome {
     let mut endpoint = known(store, id).await?;
     if endpoint.secrets.len() >= 2 {
         return Err(Failure::refused(format!(
@@ -317,8 +325,8 @@ async fn rotate(store: &dyn WebhookStore, out: Output, id: &str) -> Outcome {
             endpoint.id
         )));
     }
-    let secret = new_secret().map_err(random_failure)?;
-    endpoint.secrets.push(secret.clone());
+    let (secret, stored) = new_sealed_secret(sealer, &endpoint.id).await?;
+    endpoint.secrets.push(stored);
     if !store.update_endpoint(&endpoint).await? {
         return Err(unknown(&endpoint.id));
     }

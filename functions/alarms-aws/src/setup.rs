@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use nurse_call_core::{Mode, Settings};
-use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
+use nurse_call_dynamodb::DynamoStore;
 use nurse_call_wiring::lambda_state;
 use nurse_call_wiring::warm_up::{WARM_UP_LIMIT, warm_store, warm_up};
 
@@ -26,18 +26,10 @@ pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
     let timer_url = required(TIMER_QUEUE_URL_VAR)?;
     let delivery_url = required(DELIVERY_QUEUE_URL_VAR)?;
     let webhook_url = required(WEBHOOK_QUEUE_URL_VAR)?;
-    let dynamodb_endpoint = env_var("DYNAMODB_ENDPOINT");
     let sqs_endpoint = env_var(SQS_ENDPOINT_VAR);
-    let config = sdk_config(dynamodb_endpoint.as_deref(), Timeouts::from_env()).await;
-    let store = DynamoStore::from_sdk_config(&config, TableNames::from_env())
-        .with_call_retention(settings.call_retention);
-    tracing::info!(
-        dynamodb_endpoint = ?dynamodb_endpoint,
-        sqs_endpoint = ?sqs_endpoint,
-        tables = ?store.tables(),
-        mode = %settings.mode,
-        "using DynamoDB and the timer queue"
-    );
+    let (config, store) = DynamoStore::from_env().await;
+    let store = store.with_call_retention(settings.call_retention);
+    tracing::info!(sqs_endpoint = ?sqs_endpoint, mode = %settings.mode, "using the queues");
     let timers = Queue::new(&config, &timer_url, sqs_endpoint.as_deref());
     let deliveries = Queue::new(&config, &delivery_url, sqs_endpoint.as_deref());
     let webhooks = Queue::new(&config, &webhook_url, sqs_endpoint.as_deref());

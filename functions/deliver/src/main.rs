@@ -12,7 +12,7 @@ use lambda_runtime::{LambdaEvent, service_fn};
 use serde_json::Value;
 
 use nurse_call_core::{Mode, Settings, logging};
-use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
+use nurse_call_dynamodb::DynamoStore;
 use nurse_call_push::Pusher;
 use nurse_call_push::delivery_queue::DeliveryHandler;
 
@@ -30,20 +30,17 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     .await
 }
 
-/// From `SERVICE_MODE`, `SERVICE_TIME_ZONE`, the table variables and
-/// `VAPID_SUBJECT`; `DYNAMODB_ENDPOINT` points it at moto in tests.
+/// From `SERVICE_MODE`, `SERVICE_TIME_ZONE`, the table variables,
+/// `VAPID_SUBJECT` and `SECRETS_KEY_ID`; `DYNAMODB_ENDPOINT` and
+/// `KMS_ENDPOINT` point it at moto in tests.
 async fn deliver_from_env() -> Result<DeliveryHandler, String> {
     let settings = Settings::from_env(Mode::Production)?;
-    let endpoint = std::env::var("DYNAMODB_ENDPOINT")
-        .ok()
-        .filter(|endpoint| !endpoint.trim().is_empty());
-    let config = sdk_config(endpoint.as_deref(), Timeouts::from_env()).await;
-    let store = Arc::new(DynamoStore::from_sdk_config(
-        &config,
-        TableNames::from_env(),
-    ));
-    tracing::info!(endpoint = ?endpoint, tables = ?store.tables(), "using DynamoDB");
-    let pusher = Pusher::new(store.clone(), &settings.staff.vapid_subject)?;
+    let (config, store) = DynamoStore::from_env().await;
+    let store = Arc::new(store);
+    // The VAPID private key is sealed with the installation's key where
+    // the stack has one (`SECRETS_KEY_ID`).
+    let sealer = nurse_call_kms::sealer_from_env(&config);
+    let pusher = Pusher::new(store.clone(), sealer, &settings.staff.vapid_subject)?;
     // Also opens the store's connection during init.
     if let Err(error) = pusher.prepare().await {
         tracing::error!(%error, "web push: no VAPID key pair yet; tried again with the first push");

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use nurse_call_core::app::webhooks::Dispatcher;
 use nurse_call_core::store::webhooks::WebhookStore;
 use nurse_call_core::{Mode, Settings, logging};
-use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
+use nurse_call_dynamodb::DynamoStore;
 use nurse_call_push::webhook_sender::HttpSender;
 
 use webhook_rounds::WebhookRounds;
@@ -60,27 +60,24 @@ fn deadline_of(deadline_ms: u64) -> Instant {
     Instant::now() + left
 }
 
-/// From `SERVICE_MODE`, `SERVICE_TIME_ZONE`, the supervision thresholds and
-/// the table variables; `DYNAMODB_ENDPOINT` points it at moto in tests.
+/// From `SERVICE_MODE`, `SERVICE_TIME_ZONE`, the supervision thresholds,
+/// the table variables and `SECRETS_KEY_ID`; `DYNAMODB_ENDPOINT` and
+/// `KMS_ENDPOINT` point it at moto in tests.
 /// The store's connection is opened during init by a read of the
 /// endpoints, which the first round needs anyway.
 async fn rounds_from_env() -> Result<WebhookRounds, String> {
     let settings = Settings::from_env(Mode::Production)?;
-    let endpoint = std::env::var("DYNAMODB_ENDPOINT")
-        .ok()
-        .filter(|endpoint| !endpoint.trim().is_empty());
-    let config = sdk_config(endpoint.as_deref(), Timeouts::from_env()).await;
-    let store = Arc::new(DynamoStore::from_sdk_config(
-        &config,
-        TableNames::from_env(),
-    ));
-    tracing::info!(endpoint = ?endpoint, tables = ?store.tables(), "using DynamoDB");
+    let (config, store) = DynamoStore::from_env().await;
+    let store = Arc::new(store);
     if let Err(error) = store.endpoints().await {
         tracing::warn!(%error, "webhook endpoints not read during init: the first round reads them");
     }
     let dispatcher = Dispatcher::new(
         store.clone(),
         Arc::new(HttpSender::new()?),
+        // The endpoints' secrets, sealed with the installation's key where
+        // the stack has one (`SECRETS_KEY_ID`), opened as they are used.
+        nurse_call_kms::sealer_from_env(&config),
         settings.time_zone,
         CONCURRENCY,
         settings.supervision,

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use aws_config::SdkConfig;
 
 use nurse_call_core::{AppState, Mode, Settings};
+use nurse_call_dynamodb::DynamoStore;
 use nurse_call_dynamodb::tables::connections_table_from_env;
-use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts, sdk_config};
 use nurse_call_wiring::lambda_state;
 use nurse_call_wiring::warm_up::{WARM_UP_LIMIT, warm_store, warm_up};
 
@@ -35,20 +35,14 @@ impl Setup {
     /// `DYNAMODB_ENDPOINT` points it at moto in tests.
     pub async fn from_env() -> Result<Setup, String> {
         let settings = Settings::from_env(Mode::Production)?;
-        let endpoint = std::env::var("DYNAMODB_ENDPOINT")
-            .ok()
-            .filter(|endpoint| !endpoint.trim().is_empty());
-        let sdk_config = sdk_config(endpoint.as_deref(), Timeouts::from_env()).await;
-        let store = DynamoStore::from_sdk_config(&sdk_config, TableNames::from_env())
-            .with_call_retention(settings.call_retention);
+        let (sdk_config, store) = DynamoStore::from_env().await;
+        let store = store.with_call_retention(settings.call_retention);
         // One client (and connection pool) for the store and the connections.
         let connections = Connections::new(store.client().clone(), connections_table_from_env());
         tracing::info!(
-            endpoint = ?endpoint,
-            tables = ?store.tables(),
             connections = connections.table(),
             mode = %settings.mode,
-            "using DynamoDB"
+            "using the connections table"
         );
         Ok(Setup {
             state: lambda_state(Arc::new(store), settings),

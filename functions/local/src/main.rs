@@ -34,6 +34,7 @@ use nurse_call_core::domain::supervision::Thresholds;
 use nurse_call_core::domain::wire_time;
 use nurse_call_core::http::io::MAX_BODY_BYTES;
 use nurse_call_core::http::router::unreadable_body;
+use nurse_call_core::signing::sealing::NoKey;
 use nurse_call_core::store::Backend;
 use nurse_call_core::store::webhooks::WebhookStore;
 use nurse_call_core::wire::live::LiveHub;
@@ -175,16 +176,14 @@ async fn run(args: Args) -> Result<(), String> {
     let dispatcher = Dispatcher::new(
         Arc::clone(&webhook_store),
         Arc::new(webhooks::HttpSender::new()?),
+        // The local server keeps secrets plain (DECISIONS §17: sealed
+        // only with a production stack's key).
+        Arc::new(NoKey),
         settings.time_zone,
         webhooks::CONCURRENCY,
         settings.supervision,
     );
-    // The alarm's alerts and cancels to the phones' browsers (DECISIONS
-    // §15); the VAPID key pair is made now on a first start.
-    let pusher = nurse_call_push::Pusher::new(store.clone(), &settings.staff.vapid_subject)?;
-    if let Err(error) = pusher.prepare().await {
-        tracing::error!(%error, "web push: no VAPID key pair yet; tried again with the first push");
-    }
+    let store_for_pushes = store.clone();
     let mut state = local_state(store, settings.clone())
         .with_live(LiveHub::new())
         .with_forwarding(dispatcher.forwarding());
@@ -196,6 +195,18 @@ async fn run(args: Args) -> Result<(), String> {
         );
         state = state.without_alarm_looks();
     } else {
+        // The alarm's alerts and cancels to the phones' browsers (DECISIONS
+        // §15); the VAPID key pair is made now on a first start. Not with
+        // ALARM_STEPS=none: the push sender makes it, there the deliver
+        // function (sealed with the installation's key where it has one).
+        let pusher = nurse_call_push::Pusher::new(
+            store_for_pushes,
+            Arc::new(NoKey),
+            &settings.staff.vapid_subject,
+        )?;
+        if let Err(error) = pusher.prepare().await {
+            tracing::error!(%error, "web push: no VAPID key pair yet; tried again with the first push");
+        }
         state = state.with_pushes(Arc::new(pusher));
         // Alarms whose level or re-alert is due, including whatever fell
         // due while the server was down (DECISIONS §14).

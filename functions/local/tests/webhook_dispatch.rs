@@ -16,6 +16,7 @@ use nurse_call_core::config::CallRetention;
 use nurse_call_core::domain::model::Scope;
 use nurse_call_core::domain::supervision::Thresholds;
 use nurse_call_core::domain::webhooks::{Endpoint, Outcome, new_secret};
+use nurse_call_core::signing::sealing::NoKey;
 use nurse_call_core::store::Backend;
 use nurse_call_core::store::webhooks::{AttemptEnd, WebhookStore};
 use nurse_call_wiring::StoreChoice;
@@ -152,6 +153,7 @@ async fn a_receiver_down_for_an_hour_gets_what_is_still_due_and_the_rest_is_logg
     let dispatcher = Dispatcher::new(
         webhooks,
         receiver.clone(),
+        Arc::new(NoKey),
         berlin(),
         8,
         Thresholds::default(),
@@ -258,6 +260,7 @@ async fn a_close_not_delivered_within_24_hours_is_given_up_and_logged() {
     let dispatcher = Dispatcher::new(
         webhooks,
         receiver.clone(),
+        Arc::new(NoKey),
         berlin(),
         8,
         Thresholds::default(),

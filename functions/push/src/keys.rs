@@ -1,6 +1,7 @@
 //! The installation's VAPID key pair (RFC 8292): made once, from the
 //! operating system's random numbers, and kept in the store, where the
-//! first pair written stays (two processes starting at once agree on it).
+//! first pair written stays (two processes starting at once agree on it),
+//! its private half sealed with the installation's key where there is one.
 //! Here and not in the core: the curve arithmetic stays out of the Lambda
 //! functions, which only read the public key.
 
@@ -11,7 +12,7 @@ use web_push_native::p256::SecretKey;
 use web_push_native::p256::elliptic_curve::sec1::ToEncodedPoint;
 
 use nurse_call_core::domain::push::VapidKeys;
-use nurse_call_core::store::StoreError;
+use nurse_call_core::signing::sealing::{Sealed, Sealer, is_sealed};
 use nurse_call_core::store::push::PushStore;
 
 /// A new P-256 key pair, both halves base64url without padding.
@@ -33,17 +34,49 @@ pub fn generate(now: DateTime<Utc>) -> VapidKeys {
     }
 }
 
-/// The key pair kept, made and kept now when there is none yet.
+/// The key pair kept, made and kept now when there is none yet, with its
+/// private key opened: a new one is sealed with the installation's key
+/// before it is stored (DECISIONS §17), where `sealer` has one.
 pub async fn kept_or_made(
     store: &dyn PushStore,
+    sealer: &dyn Sealer,
     now: DateTime<Utc>,
-) -> Result<VapidKeys, StoreError> {
-    if let Some(keys) = store.vapid_keys().await? {
-        return Ok(keys);
+) -> Result<VapidKeys, String> {
+    let kept = match store.vapid_keys().await.map_err(|e| e.to_string())? {
+        Some(kept) => kept,
+        None => {
+            let made = generate(now);
+            let private_key = sealer
+                .seal(&made.private_key, &Sealed::VapidPrivateKey)
+                .await
+                .map_err(|e| format!("the new VAPID private key not sealed: {e}"))?;
+            let sealed = VapidKeys {
+                private_key,
+                ..made
+            };
+            let kept = store
+                .keep_vapid_keys(&sealed)
+                .await
+                .map_err(|e| e.to_string())?;
+            tracing::info!(public_key = %kept.public_key, sealed = is_sealed(&kept.private_key), "web push: the installation's VAPID key pair is ready");
+            kept
+        }
+    };
+    if sealer.has_key() && !is_sealed(&kept.private_key) {
+        // Made before the installation had a key: it still signs; saying
+        // so lets the operator decide (docs/deploy.md, "Secrets").
+        tracing::warn!(
+            "web push: the VAPID private key is kept plain, not sealed with the installation's key"
+        );
     }
-    let kept = store.keep_vapid_keys(&generate(now)).await?;
-    tracing::info!(public_key = %kept.public_key, "web push: the installation's VAPID key pair is ready");
-    Ok(kept)
+    let private_key = sealer
+        .open(&kept.private_key, &Sealed::VapidPrivateKey)
+        .await
+        .map_err(|e| format!("the VAPID private key not opened: {e}"))?;
+    Ok(VapidKeys {
+        private_key,
+        ..kept
+    })
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use nurse_call_core::domain::push::{PushNext, PushSubscription, after_push};
 use nurse_call_core::domain::webhooks::Outcome;
 use nurse_call_core::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
 use nurse_call_core::http::handlers::staff_push::host_of;
+use nurse_call_core::signing::sealing::Sealer;
 use nurse_call_core::store::push::PushStore;
 
 use crate::request::Signer;
@@ -44,6 +45,8 @@ pub struct Pusher {
 
 struct Inner {
     store: Arc<dyn PushStore>,
+    /// Opens (and, for a new pair, seals) the VAPID private key.
+    sealer: Arc<dyn Sealer>,
     client: reqwest::Client,
     signer: OnceCell<Arc<Signer>>,
     vapid_subject: String,
@@ -53,9 +56,14 @@ struct Inner {
 }
 
 impl Pusher {
-    /// A sender over `store`'s subscriptions and VAPID keys, signing with
-    /// `vapid_subject` as the VAPID `sub`, its lanes on the current runtime.
-    pub fn new(store: Arc<dyn PushStore>, vapid_subject: &str) -> Result<Self, String> {
+    /// A sender over `store`'s subscriptions and VAPID keys (the private
+    /// key opened by `sealer`), signing with `vapid_subject` as the VAPID
+    /// `sub`, its lanes on the current runtime.
+    pub fn new(
+        store: Arc<dyn PushStore>,
+        sealer: Arc<dyn Sealer>,
+        vapid_subject: &str,
+    ) -> Result<Self, String> {
         crate::tls::use_aws_lc();
         let client = reqwest::Client::builder()
             .timeout(ATTEMPT_TIMEOUT)
@@ -67,6 +75,7 @@ impl Pusher {
         Ok(Pusher {
             inner: Arc::new(Inner {
                 store,
+                sealer,
                 client,
                 signer: OnceCell::new(),
                 vapid_subject: vapid_subject.to_string(),
@@ -129,9 +138,13 @@ impl Inner {
     async fn signer(&self) -> Result<Arc<Signer>, String> {
         self.signer
             .get_or_try_init(|| async {
-                let keys = crate::keys::kept_or_made(self.store.as_ref(), Utc::now())
-                    .await
-                    .map_err(|error| format!("VAPID keys not read: {error}"))?;
+                let keys = crate::keys::kept_or_made(
+                    self.store.as_ref(),
+                    self.sealer.as_ref(),
+                    Utc::now(),
+                )
+                .await
+                .map_err(|error| format!("VAPID keys not read: {error}"))?;
                 Signer::new(&keys, &self.vapid_subject).map(Arc::new)
             })
             .await

@@ -127,6 +127,21 @@ impl DynamoStore {
         DynamoStore::new(client, tables, requests)
     }
 
+    /// What a Lambda function builds at its cold start from the stack's
+    /// environment: the SDK configuration (`DYNAMODB_ENDPOINT`, moto in
+    /// tests; the timeouts' variables), which its other clients (SQS, KMS)
+    /// share, and the store on the table variables' tables; logged.
+    pub async fn from_env() -> (aws_config::SdkConfig, Self) {
+        let endpoint = std::env::var("DYNAMODB_ENDPOINT")
+            .ok()
+            .map(|endpoint| endpoint.trim().to_string())
+            .filter(|endpoint| !endpoint.is_empty());
+        let config = sdk_config(endpoint.as_deref(), Timeouts::from_env()).await;
+        let store = Self::from_sdk_config(&config, TableNames::from_env());
+        tracing::info!(endpoint = ?endpoint, tables = ?store.tables(), "using DynamoDB");
+        (config, store)
+    }
+
     /// Operations sent so far (for the round-trip budget).
     pub fn requests_sent(&self) -> u64 {
         self.requests.get()

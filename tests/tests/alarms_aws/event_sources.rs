@@ -61,7 +61,12 @@ pub fn region() -> String {
 }
 
 /// The stack's environment of the alarm and deliver functions, on moto.
-pub fn function_env(prefix: &str, region: &str, queues: &Queues<'_>) -> Vec<(String, String)> {
+pub fn function_env(
+    prefix: &str,
+    region: &str,
+    queues: &Queues<'_>,
+    secrets_key: &str,
+) -> Vec<(String, String)> {
     let moto = store_conformance::moto::endpoint();
     [
         ("SERVICE_MODE", "sandbox".to_string()),
@@ -73,7 +78,11 @@ pub fn function_env(prefix: &str, region: &str, queues: &Queues<'_>) -> Vec<(Str
         ("DELIVERY_QUEUE_URL", queues.deliveries.url.clone()),
         ("WEBHOOK_QUEUE_URL", queues.webhooks.url.clone()),
         ("DYNAMODB_ENDPOINT", moto.clone()),
-        ("SQS_ENDPOINT", moto),
+        ("SQS_ENDPOINT", moto.clone()),
+        // The installation's key: `deliver` seals the VAPID private key it
+        // makes, `forward` opens the webhook secrets.
+        ("SECRETS_KEY_ID", secrets_key.to_string()),
+        ("KMS_ENDPOINT", moto),
         // moto answers one request at a time: slower than DynamoDB.
         ("DYNAMODB_ATTEMPT_TIMEOUT_MS", "10000".to_string()),
         ("DYNAMODB_OPERATION_TIMEOUT_MS", "30000".to_string()),
@@ -84,6 +93,22 @@ pub fn function_env(prefix: &str, region: &str, queues: &Queues<'_>) -> Vec<(Str
     .into_iter()
     .map(|(key, value)| (key.to_string(), value))
     .collect()
+}
+
+/// A new KMS key on moto, as the production stack's installation key
+/// (its ARN).
+pub async fn installation_key(moto: &Moto) -> String {
+    let created = moto
+        .call_service(
+            "kms",
+            "TrentService.CreateKey",
+            serde_json::json!({"Description": "nurse-call test installation"}),
+        )
+        .await;
+    created["KeyMetadata"]["Arn"]
+        .as_str()
+        .expect("the key's ARN")
+        .to_string()
 }
 
 /// The event source mappings of the two functions: the stream and the

@@ -31,6 +31,7 @@ use crate::domain::webhooks::outbox::OutboxEvent;
 use crate::domain::webhooks::schedule::{self, Next, Outcome};
 use crate::domain::webhooks::signing::sign;
 use crate::domain::webhooks::{Endpoint, Event};
+use crate::signing::sealing::{Sealed, Sealer, is_sealed};
 use crate::store::StoreError;
 use crate::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 use crate::wire::webhooks::event_of;
@@ -146,6 +147,10 @@ pub struct Dispatcher {
     /// Which endpoints fail, for the displays.
     forwarding: Arc<Forwarding>,
     sender: Arc<dyn Sender>,
+    /// Opens the endpoints' secrets where they are sealed (DECISIONS §17).
+    sealer: Arc<dyn Sealer>,
+    /// The endpoints whose plain secret was warned about (once each).
+    plain_warned: Mutex<HashSet<String>>,
     zone: Tz,
     /// When an element needs attention (`element.attention`).
     supervision: Thresholds,
@@ -170,6 +175,7 @@ impl Dispatcher {
     pub fn new(
         store: Arc<dyn WebhookStore>,
         sender: Arc<dyn Sender>,
+        sealer: Arc<dyn Sealer>,
         zone: Tz,
         concurrency: usize,
         supervision: Thresholds,
@@ -178,6 +184,8 @@ impl Dispatcher {
             store,
             forwarding: Arc::new(Forwarding::default()),
             sender,
+            sealer,
+            plain_warned: Mutex::new(HashSet::new()),
             zone,
             supervision,
             memory: Mutex::new(Memory::default()),
@@ -415,6 +423,36 @@ impl Dispatcher {
             .min()
     }
 
+    /// The endpoint's secrets to sign with: the sealed ones opened (the
+    /// sealer remembers what it opened, so KMS is asked once per secret
+    /// and process). A failure is an attempt not made, retried as one that
+    /// failed: the event is kept, and the error line says why.
+    async fn opened_secrets(&self, endpoint: &Endpoint) -> Result<Vec<String>, String> {
+        let what = Sealed::WebhookSecret {
+            endpoint: endpoint.id.clone(),
+        };
+        let mut opened = Vec::with_capacity(endpoint.secrets.len());
+        for stored in &endpoint.secrets {
+            if self.sealer.has_key()
+                && !is_sealed(stored)
+                && self
+                    .plain_warned
+                    .lock()
+                    .expect("plain secrets warned")
+                    .insert(endpoint.id.clone())
+            {
+                tracing::warn!(endpoint = %endpoint.id, "webhook secret kept plain, not sealed with the installation's key: `nurse-call-admin webhooks seal-secrets`");
+            }
+            opened.push(
+                self.sealer
+                    .open(stored, &what)
+                    .await
+                    .map_err(|error| error.to_string())?,
+            );
+        }
+        Ok(opened)
+    }
+
     /// One attempt: signed, sent, logged; the endpoint's health kept.
     async fn attempt(&self, job: Job) {
         let Job {
@@ -427,12 +465,12 @@ impl Dispatcher {
         let body = event.body();
         let attempted_at = round.0
             + chrono::Duration::from_std(round.1.elapsed()).unwrap_or(chrono::Duration::zero());
-        let outcome = match sign(
-            &event.id,
-            attempted_at.timestamp(),
-            &body,
-            &endpoint.secrets,
-        ) {
+        let signed = match self.opened_secrets(&endpoint).await {
+            Ok(secrets) => sign(&event.id, attempted_at.timestamp(), &body, &secrets)
+                .map_err(|problem| problem.to_string()),
+            Err(problem) => Err(problem),
+        };
+        let outcome = match signed {
             Ok(signed) => {
                 let headers = signed.pairs().into_iter().collect();
                 self.sender.send(&endpoint.url, headers, body).await
