@@ -1,8 +1,9 @@
 /**
  * Least privilege: exactly the actions each function's code issues
  * (functions/store-dynamodb/src/, the live functions of the contract of
- * issue 13, the alarm function's queues), and the use of the
- * installation's key those actions need.
+ * issue 13, the alarm function's queues), the use of the installation's
+ * key those actions need, and the deliver and forward functions' direct
+ * use of it for the secrets they sign with (functions/kms/src/lib.rs).
  * The functions (infra/lib/functions.ts) and the seeding
  * (infra/lib/seeding.ts) get their statements from here; the tests of
  * infra/test/stack.test.ts and infra/test/data-protection.test.ts assert them.
@@ -17,6 +18,27 @@ import type { Deliveries } from './deliveries';
 import type { FunctionName } from './functions';
 import { BY_CONNECTION_INDEX, Live } from './live';
 import type { Webhooks } from './webhooks';
+
+/**
+ * The variable the deliver and forward functions read the installation's
+ * key from to seal and open the secrets they sign with
+ * (SECRETS_KEY_VAR of functions/kms/src/lib.rs); production only: unset,
+ * the secrets stay plain and no KMS call is made (the sandbox).
+ */
+export const SECRETS_KEY_VAR = 'SECRETS_KEY_ID';
+
+/**
+ * The encryption context's `purpose` of each kind of sealed secret
+ * (`Sealed::context` of functions/core/src/signing/sealing.rs): what the
+ * grants below are conditioned on, so that each function opens its own
+ * kind of secret only.
+ */
+export const SEALED_PURPOSES = {
+  /** The installation's VAPID private key: the deliver function seals it on its first cold start and opens it on each. */
+  vapidPrivateKey: 'vapid-private-key',
+  /** A webhook endpoint's secret (the context also names the endpoint): the admin command seals it, the forward function opens it. */
+  webhookSecret: 'webhook-secret',
+} as const;
 
 /** The DynamoDB actions that write (and so need the key to encrypt). */
 const DYNAMODB_WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
@@ -71,6 +93,29 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
         },
       ]
     : [];
+  // The secrets a function signs with, sealed with the installation's key
+  // (functions/kms/src/lib.rs): the function calls KMS itself, so no
+  // kms:ViaService; the key's ARN only, and only for the encryption
+  // context's `purpose` of its own kind of secret, so that a function
+  // cannot open (or seal) the other's secrets, nor decrypt anything else
+  // directly with these. None without a key: the secrets stay plain.
+  // The condition holds only because no statement of any role allows the
+  // key without one (IAM allows what any statement allows): every other
+  // use is through DynamoDB or SQS (kms:ViaService), the event sources'
+  // too, which is why the stack maps its queues and stream itself rather
+  // than with CDK's event sources (takeFrom of infra/lib/queues.ts,
+  // readStream of infra/lib/data.ts). infra/test/data-protection.test.ts
+  // asserts it of every policy of the stack.
+  const sealWithKey = (actions: string[], purpose: string): iam.PolicyStatementProps[] =>
+    key
+      ? [
+          {
+            actions,
+            resources: [key.keyArn],
+            conditions: { StringEquals: { 'kms:EncryptionContext:purpose': purpose } },
+          },
+        ]
+      : [];
   return {
     // authenticate; call types; snapshot (Query pk), open (TransactWriteItems:
     // Put lock + Put call + Update element; GetItem of the existing lock),
@@ -140,8 +185,9 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     ],
     // call types for the call records; the scope's connections (Query),
     // a gone one removed (DeleteItem); posts to this API's connections
-    // only; failed batches to its queue (the stream read itself is granted
-    // by the event source mapping: infra/lib/live.ts).
+    // only; failed batches to its queue (the stream read itself, with the
+    // key through DynamoDB only, is granted with the event source mapping:
+    // readStream of infra/lib/data.ts).
     broadcast: [
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
       { actions: ['dynamodb:Query', 'dynamodb:DeleteItem'], resources: [connections.tableArn] },
@@ -159,8 +205,9 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // cancels to the delivery queue (SendMessageBatch is authorised by
     // SendMessage), wake-ups of the webhook dispatcher to the webhook
     // queue, failed stream batches to its failure queue (the stream read
-    // and the timer queue's receive and delete are granted by the event
-    // sources: infra/lib/alarm-timers.ts).
+    // and the timer queue's receive and delete, with the key through
+    // DynamoDB and SQS only, are granted with the event source mappings:
+    // readStream of infra/lib/data.ts, takeFrom of infra/lib/queues.ts).
     alarm: [
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
       { actions: ALARM_ENGINE_ACTIONS, resources: [data.tableArn] },
@@ -180,13 +227,17 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // after a lost race the GetItem of the winner's), a person's
     // subscriptions (Query of their partition), one the push service says
     // is gone (DeleteItem). Nothing of the other tables; the delivery
-    // queue's receive and delete are granted by the event source
-    // (infra/lib/deliveries.ts).
+    // queue's receive and delete, with the key through SQS only, are
+    // granted with the event source mapping (takeFrom of
+    // infra/lib/queues.ts). In production the VAPID private key is
+    // sealed with the installation's key: encrypted on the first cold
+    // start, decrypted on each (SECRETS_KEY_ID).
     deliver: [
       {
         actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
         resources: [data.tableArn],
       },
+      ...sealWithKey(['kms:Encrypt', 'kms:Decrypt'], SEALED_PURPOSES.vapidPrivateKey),
     ],
     // The webhook dispatcher (functions/core/src/app/webhooks.rs) and its
     // store (functions/store-dynamodb/src/webhooks.rs, attention.rs,
@@ -200,8 +251,11 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // retry's wake-up item (PutItem); the elements for the attention sweep
     // (Query of the index by_scope). No DeleteItem, and no queue to send
     // to: the alarm function schedules the wake-up from the stream. The
-    // webhook queue's receive and delete are granted by the event source
-    // (infra/lib/webhooks.ts).
+    // webhook queue's receive and delete, with the key through SQS only,
+    // are granted with the event source mapping (takeFrom of
+    // infra/lib/queues.ts). In production the endpoints' secrets are
+    // sealed with the installation's key: decrypted only, the admin
+    // command seals them with its operator's credentials (SECRETS_KEY_ID).
     forward: [
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
       {
@@ -209,6 +263,7 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
         resources: [data.tableArn],
       },
       { actions: ['dynamodb:Query'], resources: [data.tableArn, byScopeArn] },
+      ...sealWithKey(['kms:Decrypt'], SEALED_PURPOSES.webhookSecret),
     ],
   };
 }

@@ -33,7 +33,7 @@ export const CHECKOV = {
   },
   plainEnvironment: {
     id: 'CKV_AWS_173',
-    comment: 'The environment holds no secret (mode, time zone, table names, retention, URLs, the VAPID contact); Lambda encrypts it at rest with its AWS-managed key',
+    comment: 'The environment holds no secret (mode, time zone, table names, retention, URLs, the VAPID contact, the KMS key ARN); Lambda encrypts it at rest with its AWS-managed key',
   },
   noCapInProduction: {
     id: 'CKV_AWS_115',

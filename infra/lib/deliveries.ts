@@ -16,8 +16,10 @@
  * metric filter counts and an alarm reports ({@link NOT_DELIVERED_MESSAGES}).
  *
  * The stack creates the function like every other one (runtime, logs, its
- * environment with VAPID_SUBJECT: infra/lib/functions.ts; least privilege:
- * infra/lib/access.ts) and hands it to {@link Deliveries.subscribe}.
+ * environment with VAPID_SUBJECT, and in production SECRETS_KEY_ID, the
+ * installation's key sealing the VAPID private key: infra/lib/functions.ts;
+ * least privilege: infra/lib/access.ts) and hands it to
+ * {@link Deliveries.subscribe}.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -130,7 +132,8 @@ export class Deliveries extends Construct {
    * that fails is reported alone (partial batch response) and given again
    * after the visibility timeout, until the dead-letter queue takes it.
    * Receiving, deleting and the queue's attributes (and, in production,
-   * decrypting with the key) are granted by the event source. Returns the
+   * decrypting with the key through SQS only) are granted with the mapping
+   * ({@link takeFrom}). Returns the
    * two alarms of the queues and the alarm on the function's
    * {@link NOT_DELIVERED_MESSAGES}: a metric filter on its log group counts
    * them, one such line within five minutes raises it.

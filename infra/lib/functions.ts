@@ -5,7 +5,9 @@
  * (infra/lib/deliveries.ts) and the forward function (infra/lib/webhooks.ts).
  * Each is the cargo-lambda build of `<lambdaDir>/<function>/bootstrap.zip`
  * with its environment, its log group and exactly its permissions
- * (infra/lib/access.ts).
+ * (infra/lib/access.ts); in production the deliver and forward functions
+ * also get the installation's key (SECRETS_KEY_ID) for the secrets they
+ * sign with.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -15,7 +17,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 
-import { accessOf, keyAccess } from './access';
+import { SECRETS_KEY_VAR, accessOf, keyAccess } from './access';
 import { ALARM_TIMEOUT, AlarmTimers } from './alarm-timers';
 import { CHECKOV, CheckovSkip, skipCheckov } from './checkov';
 import { LogGroupFactory, Tables } from './data';
@@ -158,7 +160,10 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
   // one's own. The request path's functions keep calls for
   // CALL_RETENTION_DAYS, and so does the alarm function (its audit lines
   // expire with their call); the live functions and the deliver function
-  // write no calls.
+  // write no calls. In production the deliver and forward functions get
+  // the installation's key in SECRETS_KEY_ID, to seal and open the
+  // secrets they sign with (their grants: infra/lib/access.ts); without
+  // it (the sandbox) those secrets stay plain and no KMS call is made.
   const common = {
     SERVICE_MODE: mode,
     SERVICE_TIME_ZONE: props.timeZone,
@@ -167,6 +172,7 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
     DATA_TABLE: data.tableName,
   };
   const requestPath = { ...common, CALL_RETENTION_DAYS: String(props.callRetentionDays), RUST_LOG: 'info' };
+  const secretsKey: Record<string, string> = key ? { [SECRETS_KEY_VAR]: key.keyArn } : {};
   const environments: Record<FunctionName, Record<string, string>> = {
     display: requestPath,
     'display-read': { ...requestPath, DISPLAY_LIVE_URL: live.url },
@@ -187,10 +193,12 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
       DELIVERY_QUEUE_URL: deliveries.queue.queueUrl,
       WEBHOOK_QUEUE_URL: webhooks.queue.queueUrl,
     },
-    deliver: { ...common, RUST_LOG: 'info', VAPID_SUBJECT: props.vapidSubject },
+    // The VAPID private key sealed with SECRETS_KEY_ID's key (production).
+    deliver: { ...common, RUST_LOG: 'info', VAPID_SUBJECT: props.vapidSubject, ...secretsKey },
     // No queue URL: a later webhook retry's wake-up is an item of the data
-    // table, which the alarm function schedules from the stream.
-    forward: { ...common, RUST_LOG: 'info' },
+    // table, which the alarm function schedules from the stream. The
+    // endpoints' secrets sealed with SECRETS_KEY_ID's key (production).
+    forward: { ...common, RUST_LOG: 'info', ...secretsKey },
   };
 
   const functions: Partial<Record<FunctionName, lambda.Function>> = {};

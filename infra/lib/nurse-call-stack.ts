@@ -295,7 +295,9 @@ function createOutputs(stack: NurseCallStack): void {
   if (stack.key) {
     new CfnOutput(stack, 'DataKeyArn', {
       value: stack.key.keyArn,
-      description: 'KMS key of the tables, logs and alarm topic (admins need kms:Decrypt, and kms:Encrypt and kms:GenerateDataKey to write)',
+      description:
+        'KMS key of the tables, logs, alarm topic and sealed secrets (admins need kms:Decrypt, and kms:Encrypt and kms:GenerateDataKey to write); ' +
+        "the admin command's --secrets-key takes it to seal webhook secrets (kms:Encrypt with encryption context purpose=webhook-secret)",
     });
   }
 }

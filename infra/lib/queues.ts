@@ -6,19 +6,19 @@
  * and the webhook queue (infra/lib/webhooks.ts) with theirs.
  *
  * Each queue is encrypted: in production with the installation's key,
- * which a sending role may use through SQS only (infra/lib/access.ts; the
- * key policy leaves the account's principals to IAM) and a receiving role
- * to decrypt (granted with its event source mapping); in a sandbox with
+ * which a sending role (infra/lib/access.ts) and a receiving role (its
+ * event source mapping: {@link takeFrom}) may use through SQS only (the
+ * key policy leaves the account's principals to IAM); in a sandbox with
  * SQS-managed keys, checkov's customer-key finding suppressed with the
  * queue's own reason. TLS only. Deleted with the stack: what a queue holds
  * is worth something only to the function that takes it, or (a dead-letter
  * or failure queue) to an operator for the 14 days SQS keeps it at most.
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
@@ -119,22 +119,60 @@ export function queueWithDeadLetters(
 }
 
 /**
+ * The SQS actions of a function's event source mapping on a queue, taken
+ * with the function's role: receive, delete, hide a message longer, the
+ * queue's attributes and URL. CDK's grantConsumeMessages's, unchanged.
+ */
+const TAKE_ACTIONS = [
+  'sqs:ReceiveMessage',
+  'sqs:ChangeMessageVisibility',
+  'sqs:GetQueueUrl',
+  'sqs:DeleteMessage',
+  'sqs:GetQueueAttributes',
+];
+
+/**
  * Subscribes `fn` to `queue`, for latency: up to 10 messages a batch (the
  * most without a batching window), taken at once (batching window 0 s; a
  * FIFO queue takes none at all). A message that fails is reported alone
  * (partial batch response) and given again after the visibility timeout,
- * until the dead-letter queue takes it. Receiving, deleting and the
- * queue's attributes (and, in production, decrypting with the key) are
- * granted by the event source.
+ * until the dead-letter queue takes it.
+ *
+ * The mapping without CDK's SqsEventSource, whose grantConsumeMessages
+ * would also give the role kms:Decrypt on the queue's key without a
+ * condition: the installation's key also seals the secrets the deliver and
+ * forward functions sign with (infra/lib/access.ts), and a role that may
+ * decrypt with it directly could open either kind, whatever its own
+ * grant's `purpose` says (IAM allows what any statement allows). So the
+ * role gets exactly {@link TAKE_ACTIONS} on the queue and, in production,
+ * kms:Decrypt through SQS only (kms:ViaService), as a sending role does
+ * (infra/lib/access.ts; the alarm role's two merge into one statement,
+ * CDK's policy minimisation being on in cdk.json). This rather than a Deny
+ * of direct use beside CDK's grant: Allows that each say what they are for
+ * are simpler to read (and to test) than an unconditioned Allow undone by
+ * a Deny of negated conditions (true where the key is absent). The
+ * mapping's id is SqsEventSource's, so its logical id stays the same.
+ * infra/test/data-protection.test.ts asserts that no role may use the key
+ * directly but for its own purpose.
  */
 export function takeFrom(fn: lambda.Function, queue: sqs.Queue): void {
-  fn.addEventSource(
-    new SqsEventSource(queue, {
-      batchSize: 10,
-      maxBatchingWindow: queue.fifo ? undefined : Duration.seconds(0),
-      reportBatchItemFailures: true,
-    }),
-  );
+  fn.addEventSourceMapping(`SqsEventSource:${Names.nodeUniqueId(queue.node)}`, {
+    eventSourceArn: queue.queueArn,
+    batchSize: 10,
+    maxBatchingWindow: queue.fifo ? undefined : Duration.seconds(0),
+    reportBatchItemFailures: true,
+  });
+  fn.addToRolePolicy(new iam.PolicyStatement({ actions: TAKE_ACTIONS, resources: [queue.queueArn] }));
+  const key = queue.encryptionMasterKey;
+  if (key) {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['kms:Decrypt'],
+        resources: [key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `sqs.${Stack.of(queue).region}.amazonaws.com` } },
+      }),
+    );
+  }
 }
 
 export interface QueueAlarmProps {

@@ -24,9 +24,10 @@
  * log, which a metric filter counts and an alarm reports
  * ({@link NOT_DELIVERED_MESSAGES}).
  *
- * The stack creates the function like every other one (runtime, logs:
- * infra/lib/functions.ts; least privilege: infra/lib/access.ts) and hands
- * it to {@link Webhooks.subscribe}.
+ * The stack creates the function like every other one (runtime, logs, in
+ * production SECRETS_KEY_ID, the installation's key sealing the endpoints'
+ * secrets: infra/lib/functions.ts; least privilege: infra/lib/access.ts)
+ * and hands it to {@link Webhooks.subscribe}.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -140,8 +141,9 @@ export class Webhooks extends Construct {
    * responses (the forward function answers an empty list: a wake-up is
    * never failed on its own); no batching window, which Lambda does not
    * take for a FIFO queue. Receiving, deleting and the queue's attributes
-   * (and, in production, decrypting with the key) are granted by the event
-   * source. Returns the alarm on the dead-letter queue and the alarm on
+   * (and, in production, decrypting with the key through SQS only) are
+   * granted with the mapping ({@link takeFrom}). Returns the alarm on the
+   * dead-letter queue and the alarm on
    * the function's {@link NOT_DELIVERED_MESSAGES}: a metric filter on its
    * log group counts them, one such line within five minutes raises it.
    */

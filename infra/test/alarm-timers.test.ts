@@ -211,9 +211,13 @@ for (const mode of MODES) {
           'dynamodb:ListStreams on *',
           `sqs:ChangeMessageVisibility, sqs:DeleteMessage, sqs:GetQueueAttributes, sqs:GetQueueUrl, sqs:ReceiveMessage on queue nurse-call-test-${mode}-alarm-timers`,
           ...key.flatMap(() => [
+            // Its writes, and the stream records (encrypted with the
+            // table's key, read through DynamoDB: one statement).
             `kms:Decrypt, kms:DescribeKey, kms:Encrypt, kms:GenerateDataKey on key if ${DYNAMODB_VIA}`,
+            // What it sends, and the timers it takes (one statement).
             `kms:Decrypt, kms:GenerateDataKey on key if ${SQS_VIA}`,
-            'kms:Decrypt, kms:DescribeKey on key',
+            // No use of the key but through those two services
+            // (infra/lib/data.ts readStream, infra/lib/queues.ts takeFrom).
           ]),
         ].sort(),
       );

@@ -1,21 +1,27 @@
 /**
  * Data protection in the synthesized templates (docs/security.md): the
- * installation's KMS key and what it encrypts, who may use it, call
+ * installation's KMS key and what it encrypts, who may use it (also
+ * directly, for the secrets the deliver and forward functions sign with), call
  * retention, the sandbox's concurrency cap, and the checkov suppressions
  * (scripts/test runs checkov and fails on any finding not suppressed here).
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
 import { Template } from 'aws-cdk-lib/assertions';
 import * as logs from 'aws-cdk-lib/aws-logs';
 
+import { SEALED_PURPOSES, SECRETS_KEY_VAR } from '../lib/access';
 import { FunctionName, ServiceMode, functionsOf, httpFunctionsOf } from '../lib/nurse-call-stack';
 import {
   Json,
   MODES,
+  REPO,
   appTemplate,
   functionId,
+  functionNameOf,
   queueId,
   resourcesOf,
   synth,
@@ -63,6 +69,31 @@ function kmsStatements(template: Template, roleId: string): Json[] {
     }
   }
   return statements;
+}
+
+/**
+ * Every statement of every IAM policy of the template (AWS::IAM::Policy,
+ * AWS::IAM::ManagedPolicy, a role's inline policies), with what holds it
+ * (the policy's or role's logical id) and the roles it applies to.
+ */
+function iamStatements(template: Template): { owner: string; roles: string[]; statement: Json }[] {
+  const found: { owner: string; roles: string[]; statement: Json }[] = [];
+  const refs = (roles: Json[] | undefined) => (roles ?? []).map((r: Json) => r.Ref).sort();
+  for (const type of ['AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy']) {
+    for (const [id, policy] of Object.entries(resourcesOf(template, type))) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        found.push({ owner: id, roles: refs(policy.Properties.Roles), statement });
+      }
+    }
+  }
+  for (const [id, role] of Object.entries(resourcesOf(template, 'AWS::IAM::Role'))) {
+    for (const policy of role.Properties.Policies ?? []) {
+      for (const statement of policy.PolicyDocument.Statement) {
+        found.push({ owner: id, roles: [id], statement });
+      }
+    }
+  }
+  return found;
 }
 
 function roleOf(fn: Json): string {
@@ -209,7 +240,9 @@ describe('the installation key (production)', () => {
 
   /**
    * A function's use of the key, as one statement each: its actions, and
-   * the service it may use the key through (none: any).
+   * the service it may use the key through (none: any), or, called
+   * directly, the kind of sealed secret it may use it for (the encryption
+   * context's `purpose`).
    */
   const keyUse = (name: FunctionName) => {
     const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
@@ -218,37 +251,124 @@ describe('the installation key (production)', () => {
       .map((statement) => {
         assert.deepEqual(statement.Resource, key, name);
         assert.deepEqual(Object.keys(statement.Condition ?? { StringEquals: {} }), ['StringEquals'], name);
-        const via = statement.Condition ? joined(statement.Condition.StringEquals['kms:ViaService']) : 'any';
-        return `${[statement.Action].flat().sort().join(', ')} through ${via}`;
+        const condition = statement.Condition?.StringEquals ?? {};
+        // One condition at most: through a service, or for a purpose.
+        assert.ok(Object.keys(condition).length <= 1, `${name}: ${JSON.stringify(condition)}`);
+        const purpose = condition['kms:EncryptionContext:purpose'];
+        const use = purpose
+          ? `for purpose=${purpose}`
+          : `through ${condition['kms:ViaService'] ? joined(condition['kms:ViaService']) : 'any'}`;
+        return `${[statement.Action].flat().sort().join(', ')} ${use}`;
       })
       .sort();
   };
   const throughDynamoDB = `${write.join(', ')} through dynamodb.\${AWS::Region}.amazonaws.com`;
   const throughSqs = 'kms:Decrypt, kms:GenerateDataKey through sqs.${AWS::Region}.amazonaws.com';
+  /** A queue's consumer that sends nothing: its event source mapping's decrypt (infra/lib/queues.ts takeFrom). */
+  const takeThroughSqs = 'kms:Decrypt through sqs.${AWS::Region}.amazonaws.com';
+  const role = (name: FunctionName) => roleOf(resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)]);
 
-  it('broadcast: through DynamoDB to write, through SQS to send a failure record, and to read the stream', () => {
-    // The event source mapping's stream read (CDK's grantStreamRead):
-    // stream records are encrypted with the table's key.
-    assert.deepEqual(keyUse('broadcast'), [throughDynamoDB, throughSqs, 'kms:Decrypt, kms:DescribeKey through any'].sort());
+  it('broadcast: through DynamoDB to write and to read the stream, through SQS to send a failure record', () => {
+    // The event source mapping's stream read: stream records are encrypted
+    // with the table's key and read through DynamoDB, in the same
+    // statement as its writes (infra/lib/data.ts readStream: not CDK's
+    // grantStreamRead, whose decrypt would be unconditioned).
+    assert.deepEqual(keyUse('broadcast'), [throughDynamoDB, throughSqs].sort());
   });
 
-  it('alarm: through DynamoDB to write, through SQS to send timers, push jobs, wake-ups and failure records, and to read the stream and the timer queue', () => {
-    // The event sources' reads (CDK's grantStreamRead and
-    // grantConsumeMessages, one statement): stream records and timers are
-    // encrypted with the installation's key.
-    assert.deepEqual(keyUse('alarm'), [throughDynamoDB, throughSqs, 'kms:Decrypt, kms:DescribeKey through any'].sort());
+  it('alarm: through DynamoDB to write and to read the stream, through SQS to send timers, push jobs, wake-ups and failure records and to take the timers', () => {
+    // The event sources' reads: stream records (through DynamoDB) and
+    // timers (through SQS: infra/lib/queues.ts takeFrom, not CDK's
+    // grantConsumeMessages) are encrypted with the installation's key,
+    // each in the same statement as its service's other use.
+    assert.deepEqual(keyUse('alarm'), [throughDynamoDB, throughSqs].sort());
   });
 
-  it('deliver: through DynamoDB to write (the VAPID key pair, a gone subscription), and to read the delivery queue', () => {
-    // The event source's receive (CDK's grantConsumeMessages): push jobs
-    // are encrypted with the installation's key. Nothing to send.
-    assert.deepEqual(keyUse('deliver'), [throughDynamoDB, 'kms:Decrypt through any'].sort());
+  it('deliver: through DynamoDB to write (the VAPID key pair, a gone subscription), through SQS to take the delivery queue\'s jobs, and directly to seal and open the VAPID private key', () => {
+    // The event source's receive: push jobs are encrypted with the
+    // installation's key. Nothing to send.
+    assert.deepEqual(
+      keyUse('deliver'),
+      [throughDynamoDB, takeThroughSqs, 'kms:Decrypt, kms:Encrypt for purpose=vapid-private-key'].sort(),
+    );
   });
 
-  it('forward: through DynamoDB to write (the delivery log, the outbox, an endpoint\'s health, a wake-up), and to read the webhook queue', () => {
+  it('forward: through DynamoDB to write (the delivery log, the outbox, an endpoint\'s health, a wake-up), through SQS to take the webhook queue\'s wake-ups, and directly to open the webhook secrets', () => {
     // The event source's receive: wake-ups are encrypted with the
     // installation's key. Nothing to send: a wake-up later is an item.
-    assert.deepEqual(keyUse('forward'), [throughDynamoDB, 'kms:Decrypt through any'].sort());
+    // The secrets are sealed by the admin command: no kms:Encrypt here.
+    assert.deepEqual(
+      keyUse('forward'),
+      [throughDynamoDB, takeThroughSqs, 'kms:Decrypt for purpose=webhook-secret'].sort(),
+    );
+  });
+
+  it('no role may use the key directly but the deliver and forward functions, each for its own kind of sealed secret: every KMS statement of every IAM policy of the stack names the key alone and either a service (DynamoDB, SQS) or the deliver or forward function\'s own purpose', () => {
+    // What makes the purposes worth anything: IAM allows what any
+    // statement allows, so one kms:Decrypt without a condition (such as
+    // CDK's grantConsumeMessages or grantStreamRead would add) would let
+    // its role open either kind of secret, whatever the purposes say.
+    const own: Record<string, string> = {
+      [role('deliver')]: SEALED_PURPOSES.vapidPrivateKey,
+      [role('forward')]: SEALED_PURPOSES.webhookSecret,
+    };
+    const services = ['dynamodb.${AWS::Region}.amazonaws.com', 'sqs.${AWS::Region}.amazonaws.com'];
+    const key = { 'Fn::GetAtt': [keyId(template), 'Arn'] };
+    const uses: string[] = [];
+    for (const { owner, roles, statement } of iamStatements(template)) {
+      const actions: string[] = [statement.Action].flat();
+      if (!actions.some((a) => a === '*' || a.startsWith('kms:'))) {
+        continue;
+      }
+      const where = `${owner}: ${JSON.stringify(statement)}`;
+      assert.equal(statement.Effect, 'Allow', where);
+      // KMS actions by name, on the key by its ARN: no wildcard of either.
+      assert.ok(actions.every((a) => a.startsWith('kms:') && !a.includes('*')), where);
+      assert.deepEqual([statement.Resource].flat(), [key], where);
+      // One condition: through a service, or for a purpose.
+      assert.deepEqual(Object.keys(statement.Condition ?? {}), ['StringEquals'], where);
+      const condition = statement.Condition.StringEquals;
+      assert.equal(Object.keys(condition).length, 1, where);
+      if (condition['kms:ViaService'] !== undefined) {
+        assert.ok(services.includes(joined(condition['kms:ViaService'])), where);
+      } else {
+        const purpose = condition['kms:EncryptionContext:purpose'];
+        assert.ok(purpose !== undefined, where);
+        assert.equal(roles.length, 1, where);
+        assert.equal(purpose, own[roles[0]], where);
+        uses.push(`${roles[0]} ${actions.sort().join(', ')} for ${purpose}`);
+      }
+    }
+    // And the two direct uses are there (the deliver function seals too).
+    assert.deepEqual(uses.sort(), [
+      `${role('deliver')} kms:Decrypt, kms:Encrypt for vapid-private-key`,
+      `${role('forward')} kms:Decrypt for webhook-secret`,
+    ].sort());
+  });
+
+  it('every function taking from a queue encrypted with the key (alarm: the timers, deliver: the push jobs, forward: the wake-ups) decrypts it through SQS only', () => {
+    const readers: Record<string, FunctionName> = {};
+    for (const mapping of Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'))) {
+      const source = mapping.Properties.EventSourceArn['Fn::GetAtt'];
+      if (resourcesOf(template, 'AWS::SQS::Queue')[source[0]]) {
+        readers[source[0]] = functionNameOf(template, mapping.Properties.FunctionName) as FunctionName;
+      }
+    }
+    assert.deepEqual(readers, {
+      [queueId(template, 'alarm-timers')]: 'alarm',
+      [queueId(template, 'deliveries')]: 'deliver',
+      [queueId(template, 'webhooks.fifo')]: 'forward',
+    });
+    for (const [queue, name] of Object.entries(readers)) {
+      assert.deepEqual(
+        resourcesOf(template, 'AWS::SQS::Queue')[queue].Properties.KmsMasterKeyId,
+        { 'Fn::GetAtt': [keyId(template), 'Arn'] },
+        queue,
+      );
+      const decrypts = keyUse(name).filter((use) => use.includes('kms:Decrypt'));
+      assert.ok(decrypts.some((use) => use.endsWith(' through sqs.${AWS::Region}.amazonaws.com')), `${name}: ${decrypts.join('; ')}`);
+      assert.ok(!decrypts.some((use) => use.endsWith(' through any')), `${name}: ${decrypts.join('; ')}`);
+    }
   });
 
   it('encrypts every queue: the broadcast failures, the alarm timers, their dead letters, the alarm stream failures, the deliveries, the webhook wake-ups and their dead letters', () => {
@@ -275,6 +395,95 @@ describe('the installation key (production)', () => {
   });
 });
 
+/**
+ * Every statement of the template's IAM policies that names an encryption
+ * context's `purpose`, with the roles of its policy: logical ids, sorted.
+ */
+function purposeStatements(template: Template): { roles: string[]; statement: Json }[] {
+  const found: { roles: string[]; statement: Json }[] = [];
+  for (const policy of Object.values(resourcesOf(template, 'AWS::IAM::Policy'))) {
+    for (const statement of policy.Properties.PolicyDocument.Statement) {
+      if (JSON.stringify(statement.Condition ?? {}).includes('kms:EncryptionContext:purpose')) {
+        found.push({ roles: (policy.Properties.Roles ?? []).map((r: Json) => r.Ref).sort(), statement });
+      }
+    }
+  }
+  return found;
+}
+
+/** Each Lambda function's SECRETS_KEY_ID, by logical id (those without none). */
+function secretsKeyVariables(template: Template): Record<string, Json> {
+  return Object.fromEntries(
+    Object.entries(resourcesOf(template, 'AWS::Lambda::Function'))
+      .map(([id, fn]) => [id, fn.Properties.Environment?.Variables?.[SECRETS_KEY_VAR]])
+      .filter(([, value]) => value !== undefined),
+  );
+}
+
+describe('the sealed secrets (production): the deliver and forward functions call the key directly, each for its own kind of secret', () => {
+  const template = templates.production;
+  const keyArn = () => ({ 'Fn::GetAtt': [keyId(template), 'Arn'] });
+  const role = (name: FunctionName) =>
+    roleOf(resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)]);
+
+  it('SECRETS_KEY_ID, the key\'s ARN, in the deliver and forward functions\' environment only (not in the other functions\', nor the seeding provider\'s)', () => {
+    assert.equal(SECRETS_KEY_VAR, 'SECRETS_KEY_ID');
+    assert.deepEqual(secretsKeyVariables(template), {
+      [functionId(template, 'deliver')]: keyArn(),
+      [functionId(template, 'forward')]: keyArn(),
+    });
+  });
+
+  it('exactly two statements name a purpose: the deliver function\'s kms:Encrypt and kms:Decrypt for the VAPID private key, the forward function\'s kms:Decrypt for the webhook secrets; the key\'s ARN only, no kms:ViaService', () => {
+    assert.deepEqual(SEALED_PURPOSES, { vapidPrivateKey: 'vapid-private-key', webhookSecret: 'webhook-secret' });
+    const found = purposeStatements(template);
+    const expected = [
+      {
+        roles: [role('deliver')],
+        statement: {
+          Action: ['kms:Decrypt', 'kms:Encrypt'],
+          Condition: { StringEquals: { 'kms:EncryptionContext:purpose': 'vapid-private-key' } },
+          Effect: 'Allow',
+          Resource: keyArn(),
+        },
+      },
+      {
+        roles: [role('forward')],
+        statement: {
+          Action: 'kms:Decrypt',
+          Condition: { StringEquals: { 'kms:EncryptionContext:purpose': 'webhook-secret' } },
+          Effect: 'Allow',
+          Resource: keyArn(),
+        },
+      },
+    ];
+    const byRole = (a: { roles: string[] }, b: { roles: string[] }) => a.roles.join().localeCompare(b.roles.join());
+    assert.deepEqual([...found].sort(byRole), [...expected].sort(byRole));
+  });
+
+  it('the key policy leaves the purposes to IAM: it names no encryption context but CloudWatch Logs\'', () => {
+    const key = resourcesOf(template, 'AWS::KMS::Key')[keyId(template)];
+    assert.doesNotMatch(JSON.stringify(key.Properties.KeyPolicy), /kms:EncryptionContext:purpose/);
+  });
+});
+
+describe('the sealed secrets: the Rust side names the same', () => {
+  const source = (file: string) => fs.readFileSync(path.join(REPO, 'functions', file), 'utf8');
+
+  it('the encryption context\'s purposes of functions/core/src/signing/sealing.rs are the grants\' conditions', () => {
+    const sealing = source('core/src/signing/sealing.rs');
+    assert.ok(sealing.includes('"purpose"'), 'the context key "purpose"');
+    for (const purpose of Object.values(SEALED_PURPOSES)) {
+      assert.ok(sealing.includes(`"${purpose}"`), purpose);
+      assert.match(sealing, new RegExp(`\\("purpose",\\s*"${purpose}"`), `("purpose", "${purpose}"…)`);
+    }
+  });
+
+  it('functions/kms/src/lib.rs reads the key from SECRETS_KEY_ID', () => {
+    assert.ok(source('kms/src/lib.rs').includes(`"${SECRETS_KEY_VAR}"`), SECRETS_KEY_VAR);
+  });
+});
+
 describe('the sandbox keeps the AWS-owned encryption', () => {
   const template = templates.sandbox;
 
@@ -296,7 +505,20 @@ describe('the sandbox keeps the AWS-owned encryption', () => {
     for (const fn of Object.values(resourcesOf(template, 'AWS::Lambda::Function'))) {
       assert.deepEqual(kmsStatements(template, roleOf(fn)), []);
     }
+    // Nor in any other policy (the queue consumers' and stream readers'
+    // grants add none without a key: infra/lib/queues.ts takeFrom,
+    // infra/lib/data.ts readStream).
+    for (const { owner, statement } of iamStatements(template)) {
+      assert.ok(![statement.Action].flat().some((a: string) => a === '*' || a.startsWith('kms:')), owner);
+    }
     assert.equal(template.toJSON().Outputs.DataKeyArn, undefined);
+  });
+
+  it('no sealed secrets: no function gets SECRETS_KEY_ID, no policy names an encryption context purpose', () => {
+    assert.deepEqual(secretsKeyVariables(template), {});
+    assert.deepEqual(purposeStatements(template), []);
+    const json = JSON.stringify(template.toJSON());
+    assert.doesNotMatch(json, /SECRETS_KEY_ID|kms:EncryptionContext:purpose/);
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * Web Push in AWS (DECISIONS §15, §17; issue 28): the delivery queue and
  * its dead-letter queue, the deliver function (its event source mapping,
- * environment with VAPID_SUBJECT, timeout, exact permissions, checkov
+ * environment with VAPID_SUBJECT and in production SECRETS_KEY_ID,
+ * timeout, exact permissions, checkov
  * reasons), the queues' alarms, the alarm on pushes not delivered (a metric
  * filter on the function's log), the vapidSubject setting, and what the
  * Rust side must do the same way (the push's TTL the timeout and the age
@@ -24,6 +25,7 @@ import {
 import { DELIVERY_AGE_ALARM_SECONDS, NOT_DELIVERED_MESSAGES, NOT_DELIVERED_METRIC, PUSH_TTL_SECONDS } from '../lib/deliveries';
 import {
   DYNAMODB_VIA,
+  SQS_VIA,
   Json,
   MODES,
   REPO,
@@ -47,11 +49,15 @@ import {
   resourcesOf,
   rustErrorMessages,
   rustSource,
+  sealedPurpose,
   synth,
   topicTemplates,
 } from './helpers';
 
 const templates = topicTemplates();
+
+/** The logical id of the installation's key (production). */
+const keyIdOf = (template: Template) => Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0];
 
 for (const mode of MODES) {
   const template = templates[mode];
@@ -104,10 +110,13 @@ for (const mode of MODES) {
       assert.deepEqual(queueReaders(template, 'deliveries-dlq'), []);
     });
 
-    it('the environment: mode, time zone, tables, logs and VAPID_SUBJECT (no retention: it writes no calls)', () => {
+    it(`the environment: mode, time zone, tables, logs and VAPID_SUBJECT${production ? ', SECRETS_KEY_ID (the key sealing the VAPID private key)' : ''} (no retention: it writes no calls)`, () => {
       assert.deepEqual(environmentOf(template, 'deliver'), {
         ...commonEnvironment(template, mode),
         VAPID_SUBJECT: 'mailto:admin@localhost',
+        // The installation's key's ARN; none in a sandbox (no key: the
+        // VAPID private key stays plain).
+        ...(production ? { SECRETS_KEY_ID: `{${keyIdOf(template)}.Arn}` } : {}),
       });
     });
 
@@ -123,8 +132,13 @@ for (const mode of MODES) {
           `sqs:ChangeMessageVisibility, sqs:DeleteMessage, sqs:GetQueueAttributes, sqs:GetQueueUrl, sqs:ReceiveMessage on queue nurse-call-test-${mode}-deliveries`,
           ...key.flatMap(() => [
             `kms:Decrypt, kms:DescribeKey, kms:Encrypt, kms:GenerateDataKey on key if ${DYNAMODB_VIA}`,
-            // The jobs, encrypted with the installation's key.
-            'kms:Decrypt on key',
+            // The jobs, encrypted with the installation's key: through SQS
+            // only (infra/lib/queues.ts takeFrom), so that this cannot open
+            // the webhook secrets.
+            `kms:Decrypt on key if ${SQS_VIA}`,
+            // The VAPID private key, sealed on the first cold start and
+            // opened on each: called directly, for its purpose only.
+            `kms:Decrypt, kms:Encrypt on key if ${sealedPurpose('vapid-private-key')}`,
           ]),
         ].sort(),
       );

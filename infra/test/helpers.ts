@@ -23,6 +23,12 @@ export const REPO = path.resolve(__dirname, '..', '..', '..');
 /** How {@link permissionsOf} writes the conditions of the key's use through DynamoDB and through SQS. */
 export const DYNAMODB_VIA = 'StringEquals kms:ViaService=dynamodb.${AWS::Region}.amazonaws.com';
 export const SQS_VIA = 'StringEquals kms:ViaService=sqs.${AWS::Region}.amazonaws.com';
+/**
+ * How {@link permissionsOf} writes the condition of the key's direct use
+ * for one kind of sealed secret (`purpose` of the encryption context:
+ * SEALED_PURPOSES of infra/lib/access.ts).
+ */
+export const sealedPurpose = (purpose: string): string => `StringEquals kms:EncryptionContext:purpose=${purpose}`;
 
 export const ALL_FUNCTIONS: FunctionName[] = [
   'display',
@@ -313,10 +319,11 @@ export function assertServiceFunction(
 /**
  * Asserts a function's mapping on the queue named `<suffix>` (`takeFrom`
  * of infra/lib/queues.ts): up to 10 messages a batch, partial batch
- * failures, without waiting (no batching window at all on a FIFO queue).
+ * failures, without waiting (no batching window at all on a FIFO queue);
+ * its logical id unchanged since CDK's SqsEventSource made it.
  */
 export function assertQueueMapping(template: Template, name: FunctionName, suffix: string): void {
-  const [, mapping] = only(
+  const [id, mapping] = only(
     Object.fromEntries(
       Object.entries(mappingsOf(template, name)).filter(
         ([, m]) => m.Properties.EventSourceArn['Fn::GetAtt']?.[0] === queueId(template, suffix),
@@ -331,6 +338,11 @@ export function assertQueueMapping(template: Template, name: FunctionName, suffi
     ...(suffix.endsWith('.fifo') ? {} : { MaximumBatchingWindowInSeconds: 0 }),
     FunctionResponseTypes: ['ReportBatchItemFailures'],
   });
+  // The logical id of CDK's SqsEventSource, which takeFrom no longer uses
+  // (for its unconditioned decrypt): the deployed mapping is kept, not
+  // replaced.
+  // (The function's construct path: its logical id without the hash.)
+  assert.match(id, new RegExp(`^${functionId(template, name).slice(0, -8)}SqsEventSource`), id);
 }
 
 /** A function's environment, each value as {@link text}. */
@@ -360,7 +372,7 @@ export function commonEnvironment(template: Template, mode: ServiceMode): Record
  * `<failures>`.
  */
 export function streamFiltersOf(template: Template, name: FunctionName, failures: string): Json[] {
-  const [, mapping] = only(
+  const [id, mapping] = only(
     Object.fromEntries(
       Object.entries(mappingsOf(template, name)).filter(([, m]) => m.Properties.EventSourceArn['Fn::GetAtt']?.[1] === 'StreamArn'),
     ),
@@ -384,6 +396,11 @@ export function streamFiltersOf(template: Template, name: FunctionName, failures
     },
     name,
   );
+  // The logical id of CDK's DynamoEventSource, which readStream no longer
+  // uses (for its unconditioned decrypt): the deployed mapping is kept,
+  // not replaced (a new one from LATEST could miss records).
+  // (The function's construct path: its logical id without the hash.)
+  assert.match(id, new RegExp(`^${functionId(template, name).slice(0, -8)}DynamoDBEventSource`), id);
   return mapping.Properties.FilterCriteria.Filters.map((f: Json) => JSON.parse(f.Pattern));
 }
 

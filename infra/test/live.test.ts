@@ -369,9 +369,11 @@ for (const mode of MODES) {
         'dynamodb:DescribeStream, dynamodb:GetRecords, dynamodb:GetShardIterator on table data stream',
         'dynamodb:ListStreams on *',
         ...key.flatMap(() => [
+          // Its writes, and the stream records (encrypted with the table's
+          // key, read through DynamoDB: one statement; infra/lib/data.ts
+          // readStream).
           `kms:Decrypt, kms:DescribeKey, kms:Encrypt, kms:GenerateDataKey on key if ${DYNAMODB_VIA}`,
           `kms:Decrypt, kms:GenerateDataKey on key if ${SQS_VIA}`,
-          'kms:Decrypt, kms:DescribeKey on key',
         ]),
       ],
     };

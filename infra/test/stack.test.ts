@@ -140,6 +140,9 @@ describe('functions', () => {
           RUST_LOG: 'info',
         };
         const variables = fn.Properties.Environment.Variables;
+        // The installation's key (production only), for the secrets the deliver and forward functions sign with.
+        const keys = Object.keys(resourcesOf(template, 'AWS::KMS::Key'));
+        const secretsKey = mode === 'production' ? { SECRETS_KEY_ID: { 'Fn::GetAtt': [keys[0], 'Arn'] } } : {};
         if (name === 'live-connect' || name === 'broadcast') {
           // The contract of issue 13; the rest of theirs in live.test.ts.
           assert.deepEqual(
@@ -158,11 +161,13 @@ describe('functions', () => {
           const queues = { ALARM_TIMER_QUEUE_URL: undefined, DELIVERY_QUEUE_URL: undefined, WEBHOOK_QUEUE_URL: undefined };
           assert.deepEqual({ ...variables, ...queues }, { ...common, CALL_RETENTION_DAYS: '400', ...queues });
         } else if (name === 'deliver') {
-          // Writes no calls; who its pushes say they come from: deliveries.test.ts.
-          assert.deepEqual(variables, { ...common, VAPID_SUBJECT: 'mailto:admin@localhost' });
+          // Writes no calls; who its pushes say they come from: deliveries.test.ts;
+          // the key sealing its VAPID private key (production): data-protection.test.ts.
+          assert.deepEqual(variables, { ...common, VAPID_SUBJECT: 'mailto:admin@localhost', ...secretsKey });
         } else if (name === 'forward') {
-          // Writes no calls; sends to no queue (webhooks.test.ts).
-          assert.deepEqual(variables, common);
+          // Writes no calls; sends to no queue (webhooks.test.ts); the key
+          // sealing the endpoints' secrets (production): data-protection.test.ts.
+          assert.deepEqual(variables, { ...common, ...secretsKey });
         } else {
           assert.deepEqual(variables, { ...common, CALL_RETENTION_DAYS: '400' }, name);
         }
@@ -678,6 +683,10 @@ describe('outputs', () => {
       if (mode === 'production') {
         const keyId = Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0];
         assert.deepEqual(outputs.DataKeyArn.Value, { 'Fn::GetAtt': [keyId, 'Arn'] });
+        // What the admin command's --secrets-key takes, and the grant its
+        // operator needs to seal a webhook secret.
+        assert.match(outputs.DataKeyArn.Description, /--secrets-key/);
+        assert.match(outputs.DataKeyArn.Description, /kms:Encrypt with encryption context purpose=webhook-secret/);
       }
       assert.deepEqual(outputs.CallTypesTableName.Value, { Ref: tableId(template, 'call-types') });
       assert.deepEqual(outputs.ConsumersTableName.Value, { Ref: tableId(template, 'consumers') });

@@ -1,7 +1,8 @@
 /**
  * Webhooks in AWS (DECISIONS §16, §17; issue 28): the webhook queue (FIFO)
  * and its dead-letter queue, the forward function (its mapping on the
- * queue, timeout, environment, exact permissions, checkov reasons), who may
+ * queue, timeout, environment with in production SECRETS_KEY_ID, exact
+ * permissions, checkov reasons), who may
  * send to and read the queue, the dead-letter queue's alarm, the alarm on
  * events an alarm server may not have got (a metric filter on the
  * function's log), and what the Rust side must do the same way (one
@@ -21,6 +22,7 @@ import { FORWARD_TIMEOUT, functionsOf } from '../lib/nurse-call-stack';
 import { NOT_DELIVERED_MESSAGES, NOT_DELIVERED_METRIC, WEBHOOK_MAX_RECEIVES, WEBHOOK_VISIBILITY_TIMEOUT } from '../lib/webhooks';
 import {
   DYNAMODB_VIA,
+  SQS_VIA,
   Json,
   MODES,
   REPO,
@@ -44,6 +46,7 @@ import {
   rustCrate,
   rustErrorMessages,
   rustSource,
+  sealedPurpose,
   topicTemplates,
 } from './helpers';
 
@@ -105,8 +108,13 @@ for (const mode of MODES) {
       assertQueueMapping(template, 'forward', 'webhooks.fifo');
     });
 
-    it('the environment: mode, time zone, tables, logs (no retention: it writes no calls; no queue URL: it sends to no queue)', () => {
-      assert.deepEqual(environmentOf(template, 'forward'), commonEnvironment(template, mode));
+    it(`the environment: mode, time zone, tables, logs${production ? ', SECRETS_KEY_ID (the key sealing the endpoints\' secrets)' : ''} (no retention: it writes no calls; no queue URL: it sends to no queue)`, () => {
+      assert.deepEqual(environmentOf(template, 'forward'), {
+        ...commonEnvironment(template, mode),
+        // The installation's key's ARN; none in a sandbox (no key: the
+        // secrets stay plain).
+        ...(production ? { SECRETS_KEY_ID: `{${Object.keys(resourcesOf(template, 'AWS::KMS::Key'))[0]}.Arn}` } : {}),
+      });
     });
 
     it('exactly its statements: the webhook dispatcher on the tables, the webhook queue\'s receive; only the basic execution role besides (logs)', () => {
@@ -128,8 +136,13 @@ for (const mode of MODES) {
           ...(production
             ? [
                 `kms:Decrypt, kms:DescribeKey, kms:Encrypt, kms:GenerateDataKey on key if ${DYNAMODB_VIA}`,
-                // The wake-ups, encrypted with the installation's key.
-                'kms:Decrypt on key',
+                // The wake-ups, encrypted with the installation's key:
+                // through SQS only (infra/lib/queues.ts takeFrom), so that
+                // this cannot open the VAPID private key.
+                `kms:Decrypt on key if ${SQS_VIA}`,
+                // The endpoints' secrets, opened only (the admin command
+                // seals them): called directly, for their purpose only.
+                `kms:Decrypt on key if ${sealedPurpose('webhook-secret')}`,
               ]
             : []),
         ].sort(),
