@@ -575,6 +575,75 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
         );
     }
     assert!(aws.webhook_wakes > 0, "woken through the webhook queue");
+
+    // --- "Weiterleitung gestört" from what `forward` stores: an endpoint
+    // --- failing for a minute (its `failing_since` moved back by hand, as
+    // --- the minute is not waited for) shows on displays and staff pages,
+    // --- read from the store as the display-read and staff functions do.
+    let display = server
+        .admin(&["displays", "create", "--name", "Flur", "--json"])
+        .success()
+        .json();
+    let display_bearer = format!("Bearer {}", display["token"].as_str().expect("token"));
+    let (_, anna) = webhooks_support::staff_member(&server, "Anna", "DECT-101");
+    let anna_bearer = format!("Bearer {anna}");
+    let forwarding = |path: &'static str, bearer: String| {
+        let server = &server;
+        async move {
+            let read = server
+                .request(
+                    reqwest::Method::GET,
+                    path,
+                    None,
+                    &[("Authorization", bearer.as_str())],
+                    Vec::new(),
+                )
+                .await;
+            read.expect_status(200);
+            read.data()["forwarding"].clone()
+        }
+    };
+    let failing_since = |ago: chrono::Duration| {
+        let (moto, data, endpoint_id) = (&moto, data.as_str(), endpoint_id.as_str());
+        async move {
+            let since =
+                (chrono::Utc::now() - ago).to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+            moto.call(
+                "DynamoDB_20120810.UpdateItem",
+                json!({
+                    "TableName": data,
+                    "Key": {"pk": {"S": "webhook#endpoints"}, "sk": {"S": endpoint_id}},
+                    "UpdateExpression": "SET failing_since = :since",
+                    "ExpressionAttributeValues": {":since": {"S": since}}
+                }),
+            )
+            .await;
+        }
+    };
+    failing_since(chrono::Duration::seconds(5)).await;
+    assert_eq!(
+        forwarding("/api/v1/display/calls", display_bearer.clone()).await,
+        json!([]),
+        "not before a minute of failing"
+    );
+    failing_since(chrono::Duration::minutes(2)).await;
+    // Read from the store at most every 10 s.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let shown = loop {
+        let shown = forwarding("/api/v1/display/calls", display_bearer.clone()).await;
+        if shown != json!([]) {
+            break shown;
+        }
+        assert!(Instant::now() < deadline, "never shown");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(shown.as_array().map(Vec::len), Some(1), "{shown}");
+    assert!(shown[0]["name"].is_string(), "{shown}");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while forwarding("/api/v1/staff/calls", anna_bearer.clone()).await != shown {
+        assert!(Instant::now() < deadline, "the staff page never says it");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// A copy of `binary` in a folder of its own, as a redeploy replaces the

@@ -26,6 +26,7 @@ use crate::store::alarms::AlarmStore;
 use crate::store::cache::{Cache, DEFAULT_TTL};
 use crate::store::fallbacks::FallbackLog;
 use crate::store::push::PushStore;
+use crate::store::webhooks::EndpointsRead;
 use crate::store::{SandboxStore, Store, StoreError};
 use crate::wire::live::LiveHub;
 
@@ -50,9 +51,13 @@ pub struct AppState {
     /// staff endpoints answer 401 and no alarm is run.
     pub alarms: Option<Arc<dyn AlarmStore>>,
     /// Which webhook endpoints fail (DECISIONS §16), kept by the local
-    /// server's dispatcher; `None` where nothing sends webhooks (the Lambda
-    /// functions until issue 28), and displays then show no such line.
+    /// server's dispatcher, or read from the store where another process
+    /// delivers ([`AppState::with_stored_forwarding`]); `None` where
+    /// nothing says, and displays then show no such line.
     pub forwarding: Option<Arc<forwarding::Forwarding>>,
+    /// Where `forwarding` comes from the store: refreshed by the reads
+    /// that show it ([`AppState::refresh_forwarding`]).
+    pub stored_forwarding: Option<Arc<forwarding::StoredForwarding>>,
     /// The same store, for the staff's push subscriptions and the VAPID
     /// keys (DECISIONS §15): every service sets it ([`AppState::with_push`]).
     pub push: Option<Arc<dyn PushStore>>,
@@ -77,6 +82,7 @@ impl AppState {
             live: None,
             alarms: None,
             forwarding: None,
+            stored_forwarding: None,
             push: None,
             pushes: None,
             looks_after_writes: true,
@@ -133,6 +139,26 @@ impl AppState {
         AppState {
             forwarding: Some(forwarding),
             ..self
+        }
+    }
+
+    /// The same state, telling displays which webhook endpoints fail as
+    /// `store` has it (the Lambda functions, DECISIONS §17: the `forward`
+    /// function stores it).
+    pub fn with_stored_forwarding(self, store: Arc<dyn EndpointsRead>) -> Self {
+        let stored = Arc::new(forwarding::StoredForwarding::new(store));
+        AppState {
+            forwarding: Some(stored.forwarding()),
+            stored_forwarding: Some(stored),
+            ..self
+        }
+    }
+
+    /// Brings `forwarding` up to date where it comes from the store (at
+    /// most one read every [`forwarding::READ_EVERY`]); nothing otherwise.
+    pub async fn refresh_forwarding(&self, now: chrono::DateTime<chrono::Utc>) {
+        if let Some(stored) = &self.stored_forwarding {
+            stored.refresh(now).await;
         }
     }
 

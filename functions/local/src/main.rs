@@ -183,7 +183,7 @@ async fn run(args: Args) -> Result<(), String> {
         webhooks::CONCURRENCY,
         settings.supervision,
     );
-    let store_for_pushes = store.clone();
+    let shared_store = store.clone();
     let mut state = local_state(store, settings.clone())
         .with_live(LiveHub::new())
         .with_forwarding(dispatcher.forwarding());
@@ -193,14 +193,18 @@ async fn run(args: Args) -> Result<(), String> {
         tracing::warn!(
             "alarms are stepped and pushed by other processes (ALARM_STEPS=none): none here"
         );
-        state = state.without_alarm_looks();
+        // And the forward function stores which endpoints fail: the
+        // displays read it from the store, as in AWS.
+        state = state
+            .without_alarm_looks()
+            .with_stored_forwarding(shared_store.clone());
     } else {
         // The alarm's alerts and cancels to the phones' browsers (DECISIONS
         // §15); the VAPID key pair is made now on a first start. Not with
         // ALARM_STEPS=none: the push sender makes it, there the deliver
         // function (sealed with the installation's key where it has one).
         let pusher = nurse_call_push::Pusher::new(
-            store_for_pushes,
+            shared_store,
             Arc::new(NoKey),
             &settings.staff.vapid_subject,
         )?;

@@ -217,7 +217,10 @@ async fn connect_dynamodb(
 pub fn lambda_state(store: Arc<dyn ServiceStore>, settings: Settings) -> AppState {
     AppState::new(store.clone(), settings)
         .with_alarms(store.clone())
-        .with_push(store)
+        .with_push(store.clone())
+        // The `forward` function stores which endpoints fail (DECISIONS
+        // §17); the displays' and staff pages' reads take it from there.
+        .with_stored_forwarding(store)
         .with_cache(DEFAULT_TTL)
 }
 

@@ -347,10 +347,16 @@ pub trait Backend: ServiceStore + admin::AdminStore + webhooks::WebhookStore {}
 impl<T: ServiceStore + admin::AdminStore + webhooks::WebhookStore> Backend for T {}
 
 /// What a service uses (the Lambda functions, the local server): the
-/// request path, the sandbox's bookkeeping, alarm routing and the staff's
-/// push subscriptions, no admin operation (so none is linked into a
-/// function's zip). The state hands each handler the part it needs
-/// ([`crate::AppState`]).
-pub trait ServiceStore: SandboxStore + alarms::AlarmStore + push::PushStore {}
+/// request path, the sandbox's bookkeeping, alarm routing, the staff's
+/// push subscriptions and the webhook endpoints' read (which fail), no
+/// admin operation (so none is linked into a function's zip). The state
+/// hands each handler the part it needs ([`crate::AppState`]).
+pub trait ServiceStore:
+    SandboxStore + alarms::AlarmStore + push::PushStore + webhooks::EndpointsRead
+{
+}
 
-impl<T: SandboxStore + alarms::AlarmStore + push::PushStore> ServiceStore for T {}
+impl<T: SandboxStore + alarms::AlarmStore + push::PushStore + webhooks::EndpointsRead> ServiceStore
+    for T
+{
+}

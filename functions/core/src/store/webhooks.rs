@@ -28,6 +28,24 @@ use crate::domain::webhooks::outbox::OutboxEvent;
 use crate::store::StoreError;
 use crate::store::alarms::AlarmStore;
 
+/// The endpoints' read alone: what a display's or staff page's read needs
+/// to say which endpoints fail, where another process delivers (AWS: the
+/// `forward` function stores each endpoint's `failing_since`). A trait of
+/// its own so that a function links this read, not the whole outbox and
+/// delivery log ([`crate::store::ServiceStore`] has it).
+#[async_trait]
+pub trait EndpointsRead: Send + Sync {
+    /// Every endpoint, disabled or not, oldest first.
+    async fn read_endpoints(&self) -> Result<Vec<Endpoint>, StoreError>;
+}
+
+#[async_trait]
+impl<T: WebhookStore> EndpointsRead for T {
+    async fn read_endpoints(&self) -> Result<Vec<Endpoint>, StoreError> {
+        self.endpoints().await
+    }
+}
+
 /// How an attempt ended, as the delivery log keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AttemptEnd {

@@ -56,7 +56,7 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
             name: &reader.name,
             sections: &reader.sections,
         },
-        forwarding: failing_endpoints(state, now),
+        forwarding: failing_endpoints(state, now).await,
     };
     Ok(json_response(200, success(&snapshot)))
 }
@@ -70,8 +70,10 @@ pub struct FailingEndpoint {
 }
 
 /// The webhook endpoints failing for 60 s or more at `now`, longest first;
-/// none where nothing sends webhooks.
-pub fn failing_endpoints(state: &AppState, now: DateTime<Utc>) -> Vec<FailingEndpoint> {
+/// none where nothing sends webhooks. Where another process delivers (the
+/// Lambda functions), read from the store at most every 10 s.
+pub async fn failing_endpoints(state: &AppState, now: DateTime<Utc>) -> Vec<FailingEndpoint> {
+    state.refresh_forwarding(now).await;
     let zone = state.settings.time_zone;
     state
         .forwarding

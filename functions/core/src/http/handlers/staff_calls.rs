@@ -72,7 +72,7 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
             .chain(others.iter().map(|call| record(call, false)))
             .collect(),
         at: format_local(now, zone),
-        forwarding: failing_endpoints(state, now),
+        forwarding: failing_endpoints(state, now).await,
     };
     Ok(json_response(200, success(&list)))
 }
