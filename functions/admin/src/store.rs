@@ -15,7 +15,7 @@ use nurse_call_core::config::CallRetention;
 use nurse_call_core::signing::sealing::{NoKey, Sealer};
 use nurse_call_core::store::{Backend, StoreError};
 use nurse_call_dynamodb::{Timeouts, sdk_config};
-use nurse_call_kms::{KMS_ENDPOINT_VAR, KmsSealer};
+use nurse_call_kms::KmsSealer;
 use nurse_call_wiring::{EMBEDDED_FILE, OpenError, StoreChoice, TableNames};
 
 use crate::failure::Failure;
@@ -209,10 +209,7 @@ impl StoreArgs {
             return Arc::new(NoKey);
         };
         let config = sdk_config(self.endpoint(), Timeouts::from_env()).await;
-        let kms_endpoint = std::env::var(KMS_ENDPOINT_VAR)
-            .ok()
-            .filter(|endpoint| !endpoint.trim().is_empty());
-        Arc::new(KmsSealer::new(&config, key, kms_endpoint.as_deref()))
+        Arc::new(KmsSealer::with_key(&config, key))
     }
 
     fn secrets_key(&self) -> Option<&str> {

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use nurse_call_core::config::env_value;
 use nurse_call_core::{Mode, Settings};
 use nurse_call_dynamodb::DynamoStore;
 use nurse_call_wiring::lambda_state;
@@ -22,11 +23,11 @@ pub const SQS_ENDPOINT_VAR: &str = "SQS_ENDPOINT";
 /// `DELIVERY_QUEUE_URL` and `WEBHOOK_QUEUE_URL`.
 pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
     let settings = Settings::from_env(Mode::Production)?;
-    let required = |name: &str| env_var(name).ok_or_else(|| format!("{name} is not set"));
+    let required = |name: &str| env_value(name).ok_or_else(|| format!("{name} is not set"));
     let timer_url = required(TIMER_QUEUE_URL_VAR)?;
     let delivery_url = required(DELIVERY_QUEUE_URL_VAR)?;
     let webhook_url = required(WEBHOOK_QUEUE_URL_VAR)?;
-    let sqs_endpoint = env_var(SQS_ENDPOINT_VAR);
+    let sqs_endpoint = env_value(SQS_ENDPOINT_VAR);
     let (config, store) = DynamoStore::from_env().await;
     let store = store.with_call_retention(settings.call_retention);
     tracing::info!(sqs_endpoint = ?sqs_endpoint, mode = %settings.mode, "using the queues");
@@ -44,12 +45,4 @@ pub async fn alarm_handler_from_env() -> Result<AlarmHandler, String> {
     )
     .await;
     Ok(AlarmHandler::new(state, timers, deliveries, webhooks))
-}
-
-/// The environment variable `name`, trimmed; `None` when unset or blank.
-pub fn env_var(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .map(|value| value.trim().to_string())
-        .filter(|value| !value.is_empty())
 }

@@ -211,6 +211,20 @@ impl fmt::Display for CallRetention {
 }
 
 /// `LOW_BATTERY_PERCENT`: a number from 0 to 100 (a battery below it is low).
+/// An environment variable's value, trimmed; unset and empty (or only
+/// blanks) are the same: `None`. How every function and command reads the
+/// stack's variables, so that a blank one left in a template means unset.
+pub fn env_value(name: &str) -> Option<String> {
+    non_blank(std::env::var(name).ok())
+}
+
+/// `value` trimmed, `None` when it is empty.
+pub fn non_blank(value: Option<String>) -> Option<String> {
+    value
+        .map(|value| value.trim().to_string())
+        .filter(|value| !value.is_empty())
+}
+
 pub fn parse_low_battery_percent(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(percent) if (0.0..=100.0).contains(&percent) => Ok(percent),

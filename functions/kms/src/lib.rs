@@ -20,6 +20,7 @@ use aws_sdk_kms::primitives::Blob;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
+use nurse_call_core::config::env_value;
 use nurse_call_core::signing::sealing::{
     NoKey, SEALED_PREFIX, SealError, Sealed, Sealer, is_sealed,
 };
@@ -53,6 +54,16 @@ impl KmsSealer {
         }
     }
 
+    /// With `key_id`, the client from `config`, at `KMS_ENDPOINT` when that
+    /// is set (moto in tests): what the functions and the admin command use.
+    pub fn with_key(config: &aws_config::SdkConfig, key_id: &str) -> Self {
+        let endpoint = env_value(KMS_ENDPOINT_VAR);
+        if let Some(endpoint) = &endpoint {
+            tracing::info!(endpoint = %endpoint, "KMS at {KMS_ENDPOINT_VAR}");
+        }
+        Self::new(config, key_id, endpoint.as_deref())
+    }
+
     pub fn key_id(&self) -> &str {
         &self.key_id
     }
@@ -61,17 +72,10 @@ impl KmsSealer {
 /// The sealer the environment asks for: KMS with `SECRETS_KEY_ID`'s key
 /// (the client from `config`, `KMS_ENDPOINT` if set), else [`NoKey`].
 pub fn sealer_from_env(config: &aws_config::SdkConfig) -> Arc<dyn Sealer> {
-    let var = |name: &str| {
-        std::env::var(name)
-            .ok()
-            .map(|value| value.trim().to_string())
-            .filter(|value| !value.is_empty())
-    };
-    match var(SECRETS_KEY_VAR) {
+    match env_value(SECRETS_KEY_VAR) {
         Some(key_id) => {
-            let endpoint = var(KMS_ENDPOINT_VAR);
-            tracing::info!(key = %key_id, endpoint = ?endpoint, "secrets sealed with the installation's KMS key");
-            Arc::new(KmsSealer::new(config, &key_id, endpoint.as_deref()))
+            tracing::info!(key = %key_id, "secrets sealed with the installation's KMS key");
+            Arc::new(KmsSealer::with_key(config, &key_id))
         }
         None => {
             tracing::info!("no KMS key ({SECRETS_KEY_VAR} unset): secrets are kept plain");

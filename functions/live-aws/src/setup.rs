@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use aws_config::SdkConfig;
 
+use nurse_call_core::config::env_value;
 use nurse_call_core::{AppState, Mode, Settings};
 use nurse_call_dynamodb::DynamoStore;
 use nurse_call_dynamodb::tables::connections_table_from_env;
@@ -55,12 +56,10 @@ impl Setup {
     /// Both its connections (DynamoDB, the management API) are opened
     /// during init, side by side ([`nurse_call_wiring::warm_up`]).
     pub async fn broadcaster(self) -> Result<Broadcaster, String> {
-        let endpoint = std::env::var(MANAGEMENT_ENDPOINT_VAR)
-            .ok()
-            .filter(|endpoint| !endpoint.trim().is_empty())
+        let endpoint = env_value(MANAGEMENT_ENDPOINT_VAR)
             .ok_or_else(|| format!("{MANAGEMENT_ENDPOINT_VAR} is not set"))?;
         // `…/live/` and `…/live` are the same stage.
-        let endpoint = endpoint.trim().trim_end_matches('/');
+        let endpoint = endpoint.trim_end_matches('/');
         let poster = Poster::from_config(&self.sdk_config, endpoint);
         tracing::info!(
             management_endpoint = endpoint,

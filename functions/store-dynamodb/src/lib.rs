@@ -56,7 +56,7 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 
 use chrono::{DateTime, Utc};
-use nurse_call_core::config::CallRetention;
+use nurse_call_core::config::{CallRetention, env_value};
 use nurse_call_core::domain::call_type_items::CallTypeItem;
 use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::{Call, Consumer, Display, Element, NewCall, Scope};
@@ -132,10 +132,7 @@ impl DynamoStore {
     /// tests; the timeouts' variables), which its other clients (SQS, KMS)
     /// share, and the store on the table variables' tables; logged.
     pub async fn from_env() -> (aws_config::SdkConfig, Self) {
-        let endpoint = std::env::var("DYNAMODB_ENDPOINT")
-            .ok()
-            .map(|endpoint| endpoint.trim().to_string())
-            .filter(|endpoint| !endpoint.is_empty());
+        let endpoint = env_value("DYNAMODB_ENDPOINT");
         let config = sdk_config(endpoint.as_deref(), Timeouts::from_env()).await;
         let store = Self::from_sdk_config(&config, TableNames::from_env());
         tracing::info!(endpoint = ?endpoint, tables = ?store.tables(), "using DynamoDB");

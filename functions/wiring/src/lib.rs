@@ -50,7 +50,7 @@ impl StoreChoice {
     #[cfg(feature = "dynamodb")]
     pub fn lambda_from_env() -> Self {
         StoreChoice::DynamoDb {
-            endpoint: non_empty(std::env::var("DYNAMODB_ENDPOINT").ok()),
+            endpoint: nurse_call_core::config::env_value("DYNAMODB_ENDPOINT"),
             tables: TableNames::from_env(),
         }
     }
@@ -62,7 +62,7 @@ impl StoreChoice {
     /// get one when an endpoint is given.
     #[cfg(feature = "embedded")]
     pub fn local(data_dir: PathBuf, endpoint: Option<String>) -> Result<Self, String> {
-        match non_empty(endpoint) {
+        match nurse_call_core::config::non_blank(endpoint) {
             None => Ok(StoreChoice::Embedded { data_dir }),
             #[cfg(feature = "dynamodb")]
             Some(endpoint) => Ok(StoreChoice::DynamoDb {
@@ -231,10 +231,4 @@ pub fn local_state(store: Arc<dyn Backend>, settings: Settings) -> AppState {
     AppState::new(store.clone(), settings)
         .with_alarms(store.clone())
         .with_push(store)
-}
-
-fn non_empty(value: Option<String>) -> Option<String> {
-    value
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
 }
