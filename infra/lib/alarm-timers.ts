@@ -7,9 +7,13 @@
  * queue, delayed until it is due (at most 900 s; a longer wait is sent on
  * with the remainder), and takes it when it becomes visible: a due timer
  * steps the alarm with a conditional write, whose stream record schedules
- * the next timer. A duplicate or late timer does nothing.
+ * the next timer. A duplicate or late timer does nothing. The timer queue
+ * also carries webhook wake-ups, which the function passes on to the
+ * webhook queue when it takes them: a retry's, delayed until it is due,
+ * and, every minute, the EventBridge schedule's, for the forward
+ * function's attention sweep (infra/lib/webhooks.ts).
  *
- *   a write ─▶ data table ─stream─▶ alarm ─SendMessage, delay ≤ 900 s─▶ timer queue
+ *   a write ─▶ data table ─stream─▶ alarm ─SendMessage, delay ≤ 900 s─▶ timer queue ◀─ EventBridge schedule (every minute): a webhook wake-up
  *                                   ▲ │ │ │                             │ │
  *                                   │ │ │ │                             │ └ failed 5 times ─▶ dead-letter queue (alarmed)
  *                                   └─┼─┼─┼────── due timers ───────────┘
@@ -126,6 +130,16 @@ export const UNREADABLE_RECORD_MESSAGES = [
 /** The metric the unreadable-record lines of the alarm function's log group count into. */
 export const UNREADABLE_RECORD_METRIC = 'AlarmRecordsUnreadable';
 
+/**
+ * The timer queue's name, `nurse-call-<installation>-alarm-timers`: the
+ * queue is made with it, and the key policy statement that lets the
+ * webhook wake-up schedule send to the queue names the queue's ARN built
+ * from it (its encryption context; infra/lib/webhooks.ts).
+ */
+export function timerQueueName(installation: string): string {
+  return `nurse-call-${installation}-alarm-timers`;
+}
+
 export interface AlarmTimersProps {
   /** The installation's name: `nurse-call-<installation>-alarm-…` queues and alarms. */
   readonly installation: string;
@@ -134,7 +148,11 @@ export interface AlarmTimersProps {
 }
 
 export class AlarmTimers extends Construct {
-  /** The timers, each delayed until its alarm's next step is due: the function's ALARM_TIMER_QUEUE_URL. */
+  /**
+   * The timers, each delayed until its alarm's next step is due, and webhook
+   * wake-ups (a retry's, the EventBridge schedule's): the function's
+   * ALARM_TIMER_QUEUE_URL.
+   */
   readonly timerQueue: sqs.Queue;
   /** Timers the function failed to take {@link TIMER_MAX_RECEIVES} times. */
   readonly timerDeadLetters: sqs.Queue;
@@ -161,7 +179,7 @@ export class AlarmTimers extends Construct {
     // kept 14 days for the alarm to be looked into.
     const timers = queueWithDeadLetters(this, {
       ids: { queue: 'TimerQueue', deadLetters: 'TimerDeadLetters' },
-      name: `nurse-call-${installation}-alarm-timers`,
+      name: timerQueueName(installation),
       visibility: TIMER_VISIBILITY_TIMEOUT,
       retention: Duration.days(4),
       maxReceiveCount: TIMER_MAX_RECEIVES,

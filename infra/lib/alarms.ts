@@ -4,8 +4,9 @@
  * items the functions do not use as stored (DECISIONS §7), the
  * broadcast's failure queue and iterator age (made by infra/lib/live.ts),
  * the alarm timers' queues (made by infra/lib/alarm-timers.ts), the
- * delivery queues (made by infra/lib/deliveries.ts) and the webhook
- * queue's dead letters (made by infra/lib/webhooks.ts).
+ * delivery queues (made by infra/lib/deliveries.ts), the webhook
+ * queue's dead letters, its events not delivered and the wake-up
+ * schedule's failed invocations (made by infra/lib/webhooks.ts).
  * With an alarm address, each one mails it through an SNS topic.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
@@ -36,7 +37,7 @@ export interface AlarmsProps {
   readonly api: apigwv2.HttpApi;
   /** The functions of {@link functionsOf}: each one's throttles and errors. */
   readonly functions: Record<FunctionName, lambda.Function>;
-  /** Alarms made elsewhere that mail the same topic (the live delivery's, the alarm timers', the deliveries', the webhooks'). */
+  /** Alarms made elsewhere that mail the same topic (the live delivery's, the alarm timers', the deliveries', the webhooks', the wake-up schedule's). */
   readonly alarms: cloudwatch.Alarm[];
 }
 

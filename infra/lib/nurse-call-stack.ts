@@ -110,7 +110,7 @@ export class NurseCallStack extends Stack {
   readonly alarmTimers: AlarmTimers;
   /** The pushes (DECISIONS §15, §17): the delivery queue and its dead-letter queue. */
   readonly deliveries: Deliveries;
-  /** The webhooks' wake-ups (DECISIONS §16, §17): the webhook queue (FIFO) and its dead-letter queue. */
+  /** The webhooks' wake-ups (DECISIONS §16, §17): the webhook queue (FIFO), its dead-letter queue, the schedule's rule. */
   readonly webhooks: Webhooks;
 
   constructor(scope: Construct, id: string, props: NurseCallStackProps) {
@@ -183,6 +183,10 @@ export class NurseCallStack extends Stack {
     const timerAlarms = this.alarmTimers.subscribe(fns.alarm, this.tables.data);
     const deliveryAlarms = this.deliveries.subscribe(fns.deliver);
     const webhookAlarms = this.webhooks.subscribe(fns.forward);
+    // Every minute a wake-up for the forward function's attention sweep,
+    // through the timer queue and the alarm function (infra/lib/webhooks.ts);
+    // its alarm: the rule's failed invocations.
+    const wakeAlarms = this.webhooks.wakeEveryMinute(this.alarmTimers.timerQueue);
 
     // --- API (infra/lib/api.ts): exactly the routes of the spec (plus the
     // sandbox's in sandbox mode).
@@ -194,7 +198,7 @@ export class NurseCallStack extends Stack {
     seedCallTypes(this, { prefix: settings.prefix, callTypes: this.tables.callTypes, key, logGroup });
 
     // --- Alarms (infra/lib/alarms.ts), the live delivery's, the timers',
-    // the deliveries' and the webhooks' among them.
+    // the deliveries', the webhooks' and the wake-up schedule's among them.
     createAlarms(this, {
       installation,
       mode,
@@ -203,7 +207,7 @@ export class NurseCallStack extends Stack {
       api5xxRatePercent: props.api5xxRatePercent,
       api: this.api,
       functions: fns,
-      alarms: [...liveAlarms, ...timerAlarms, ...deliveryAlarms, ...webhookAlarms],
+      alarms: [...liveAlarms, ...timerAlarms, ...deliveryAlarms, ...webhookAlarms, ...wakeAlarms],
     });
 
     // --- Outputs: what the admin command and the docs need.

@@ -20,6 +20,27 @@
  *   forward ──▶ wake-up item ─stream─▶ alarm ─▶ timer queue ─▶ alarm ─┘      └ failed 3 times ─▶ dead-letter queue (alarmed)
  *   (a later retry)
  *
+ *   EventBridge schedule (every minute) ─▶ timer queue ─▶ alarm ─▶ webhook queue ─▶ forward (sweeps element.attention)
+ *
+ * The rounds also sweep the elements for `element.attention` (battery
+ * low, unreachable, silent; at most every ATTENTION_EVERY, 10 s, of
+ * functions/core/src/app/webhooks/attention.rs), but only when something
+ * wakes them: in a quiet house no call, no write and no retry would, and
+ * the event would never go out. So an EventBridge schedule sends the
+ * wake-up every minute ({@link ATTENTION_WAKE_EVERY}, {@link Webhooks.wakeEveryMinute}).
+ * To the timer queue, not to the webhook queue: the timer queue is a
+ * standard queue, which takes the rule's message as it is (the FIFO
+ * webhook queue wants a message group and a deduplication id on every
+ * message, which the alarm function names), and the alarm function
+ * already passes a wake-up taken from it on to the webhook queue
+ * (`WEBHOOK_WAKE` of functions/alarms-aws/src/queues.rs), deduplicated by
+ * the timer message's id. Every minute: a battery runs low over hours, and
+ * 1,440 wake-ups a day (a message on each queue, two short invocations)
+ * cost cents a month. A wake-up EventBridge could not put on the timer
+ * queue (refused by the queue's or the key's policy) is dropped after its
+ * retries and only counted as the rule's failed invocation, which an alarm
+ * reports ({@link WAKE_FAILED_ALARM}).
+ *
  * An event an alarm server may not get is an error line of the function's
  * log, which a metric filter counts and an alarm reports
  * ({@link NOT_DELIVERED_MESSAGES}).
@@ -29,15 +50,18 @@
  * secrets: infra/lib/functions.ts; least privilege: infra/lib/access.ts)
  * and hands it to {@link Webhooks.subscribe}.
  */
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
+import { timerQueueName } from './alarm-timers';
 import { CHECKOV } from './checkov';
-import { logLinesAlarm } from './metric-alarms';
+import { ALARM_PERIOD, AT_LEAST_ONCE, logLinesAlarm } from './metric-alarms';
 import { messagesAlarm, queueWithDeadLetters, takeFrom } from './queues';
 
 /**
@@ -94,12 +118,52 @@ export const NOT_DELIVERED_MESSAGES = [
 /** The metric the not-delivered lines of the forward function's log group count into. */
 export const NOT_DELIVERED_METRIC = 'WebhooksNotDelivered';
 
+/**
+ * How often the EventBridge schedule wakes the forward function through
+ * the timer queue, so that its rounds sweep the elements for
+ * `element.attention` when nothing else wakes them (see the module).
+ */
+export const ATTENTION_WAKE_EVERY = Duration.minutes(1);
+
+/**
+ * The schedule's message: the body of a webhook wake-up on the timer
+ * queue, `WEBHOOK_WAKE` of functions/alarms-aws/src/queues.rs
+ * (`{"webhooks":"wake"}`), which the alarm function passes on.
+ */
+export const WEBHOOK_WAKE = { webhooks: 'wake' } as const;
+
+/**
+ * EventBridge's retries of a wake-up the timer queue did not take, and how
+ * old a wake-up may get before it is dropped (EventBridge's least): a
+ * wake-up missed is harmless, the next minute's comes anyway.
+ */
+export const ATTENTION_WAKE_RETRIES = 2;
+export const ATTENTION_WAKE_MAX_AGE = Duration.seconds(60);
+
+/**
+ * The schedule's rule: `nurse-call-<installation>-webhook-wake`, at most
+ * 64 characters (EventBridge's limit) for the longest installation name
+ * (40 characters).
+ */
+export function wakeRuleName(installation: string): string {
+  return `nurse-call-${installation}-webhook-wake`;
+}
+
+/**
+ * The alarm on the schedule's failed invocations,
+ * `nurse-call-<installation>-webhook-wake-failed`: one within five minutes.
+ */
+export const WAKE_FAILED_ALARM = 'webhook-wake-failed';
+
 export interface WebhooksProps {
   /** The installation's name: `nurse-call-<installation>-webhooks…` queues and alarm. */
   readonly installation: string;
   /** The installation's key (production): both queues. */
   readonly key?: kms.IKey;
 }
+
+/** The service EventBridge's rules send as (the queue and key policies' principal). */
+const EVENTS = 'events.amazonaws.com';
 
 export class Webhooks extends Construct {
   /** The wake-ups, sent by the alarm function: its WEBHOOK_QUEUE_URL. */
@@ -167,6 +231,132 @@ export class Webhooks extends Construct {
           `Webhook wake-ups the forward function could not take (its invocation failed ${WEBHOOK_MAX_RECEIVES} times: a crash, a timeout or a failed cold start): ` +
           'webhook events may wait in the outbox until the next wake-up (the next event, or a retry scheduled); ' +
           "see the forward function's log and its errors alarm; the dead-letter queue holds which",
+      }),
+    ];
+  }
+
+  /**
+   * The EventBridge schedule (see the module): every
+   * {@link ATTENTION_WAKE_EVERY} a rule on the default event bus sends
+   * {@link WEBHOOK_WAKE} to `timerQueue` (the alarm function's, named
+   * {@link timerQueueName}: a standard queue, encrypted with the
+   * installation's key in production), retried {@link ATTENTION_WAKE_RETRIES}
+   * times within {@link ATTENTION_WAKE_MAX_AGE}. Returns the alarm on the
+   * rule's failed invocations ({@link WAKE_FAILED_ALARM}).
+   *
+   * The target without CDK's targets.SqsQueue, whose grant is wider than
+   * the rule needs: for a queue with a customer key it lets any rule of the
+   * account send (aws:SourceAccount), adds sqs:GetQueueAttributes and
+   * sqs:GetQueueUrl, and gives EventBridge kms:Encrypt, kms:ReEncrypt* and
+   * kms:GenerateDataKey* on the key under the same condition. Here the
+   * queue's policy lets EventBridge send (sqs:SendMessage only) for this
+   * rule only (aws:SourceArn), and in production the key's policy lets it
+   * generate and check the queue's data keys (kms:GenerateDataKey and
+   * kms:Decrypt, what SQS asks KMS for on a sender's behalf, as SQS's key
+   * management guide lists them for a service sending to an encrypted
+   * queue) for this rule only (aws:SourceArn) and for this queue only:
+   * kms:EncryptionContext:aws:sqs:arn, the queue's ARN, the encryption
+   * context SQS documents for every KMS call of its server-side
+   * encryption. Not kms:ViaService, as the functions' grants through SQS
+   * have it (infra/lib/queues.ts): AWS documents that condition for
+   * principals of the account whose request a service makes, not for a
+   * service principal such as EventBridge's, and should KMS not see it
+   * for such a call, every wake-up would be refused, not sent and only
+   * counted as a failed invocation. The encryption context is in the
+   * request whoever the caller is; it also binds the grant to the one
+   * queue, where kms:ViaService would have allowed any queue of the
+   * region encrypted with the key.
+   *
+   * Both ARNs of the key policy are built from names, not the resources'
+   * attributes: with the rule's, the key would depend on the rule, the rule
+   * on the queue (its target) and the queue on the key; with the queue's,
+   * the key would depend on the queue, which depends on the key. Cycles
+   * CloudFormation refuses. So the queue must be the one named
+   * {@link timerQueueName} (checked). infra/test/webhook-wakes.test.ts and
+   * data-protection.test.ts assert both statements exactly.
+   */
+  wakeEveryMinute(timerQueue: sqs.Queue): cloudwatch.Alarm[] {
+    if (timerQueue.fifo) {
+      throw new Error('the webhook wake-up schedule sends to a standard queue: a FIFO queue wants a deduplication id the rule cannot name');
+    }
+    const queueName = timerQueueName(this.installation);
+    if ((timerQueue.node.defaultChild as sqs.CfnQueue).queueName !== queueName) {
+      throw new Error(`the webhook wake-up schedule sends to the timer queue ${queueName}: the key policy names its ARN by that name`);
+    }
+    const stack = Stack.of(this);
+    const ruleName = wakeRuleName(this.installation);
+    const rule = new events.Rule(this, 'WakeSchedule', {
+      ruleName,
+      description:
+        'Wakes the forward function every minute through the alarm timer queue, so that its rounds send element.attention in a quiet house',
+      schedule: events.Schedule.rate(ATTENTION_WAKE_EVERY),
+    });
+    rule.addTarget({
+      bind: () => ({
+        arn: timerQueue.queueArn,
+        input: events.RuleTargetInput.fromObject(WEBHOOK_WAKE),
+        retryPolicy: {
+          maximumRetryAttempts: ATTENTION_WAKE_RETRIES,
+          maximumEventAgeInSeconds: ATTENTION_WAKE_MAX_AGE.toSeconds(),
+        },
+        targetResource: timerQueue,
+      }),
+    });
+    timerQueue.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal(EVENTS)],
+        actions: ['sqs:SendMessage'],
+        resources: [timerQueue.queueArn],
+        conditions: { ArnEquals: { 'aws:SourceArn': rule.ruleArn } },
+      }),
+    );
+    const key = timerQueue.encryptionMasterKey;
+    if (key) {
+      const added = key.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'WebhookWakeScheduleSendsThroughSqs',
+          principals: [new iam.ServicePrincipal(EVENTS)],
+          actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+          resources: ['*'],
+          conditions: {
+            ArnEquals: { 'aws:SourceArn': stack.formatArn({ service: 'events', resource: 'rule', resourceName: ruleName }) },
+            StringEquals: {
+              'kms:EncryptionContext:aws:sqs:arn': stack.formatArn({
+                service: 'sqs',
+                resource: queueName,
+                arnFormat: ArnFormat.NO_RESOURCE_NAME,
+              }),
+            },
+          },
+        }),
+      );
+      if (!added.statementAdded) {
+        throw new Error("the timer queue's key takes no key policy statement: EventBridge could not send the webhook wake-ups");
+      }
+    }
+
+    // --- Say loudly when the wake-ups cannot be delivered: a refused
+    // sending (the queue's or the key's policy, the key disabled) is
+    // retried, then dropped, and only counted as the rule's failed
+    // invocation; nothing else would tell.
+    const failed = new cloudwatch.Metric({
+      namespace: 'AWS/Events',
+      metricName: 'FailedInvocations',
+      // The rule's Ref: its name, as the rule is on the default event bus.
+      dimensionsMap: { RuleName: rule.ruleName },
+      statistic: 'Sum',
+      period: ALARM_PERIOD,
+    });
+    return [
+      failed.createAlarm(this, 'WakeFailedAlarm', {
+        alarmName: `nurse-call-${this.installation}-${WAKE_FAILED_ALARM}`,
+        alarmDescription:
+          "The EventBridge schedule could not put its minute's wake-up of the forward function on the alarm timer queue: " +
+          'element.attention (battery low, unreachable, silent) is not announced to the alarm servers in a quiet house while it fails ' +
+          '(calls and their events are unaffected: they wake the forward function themselves); ' +
+          `check the rule ${ruleName}'s FailedInvocations, the key policy (WebhookWakeScheduleSendsThroughSqs, in production) ` +
+          "and the timer queue's policy (EventBridge may send for this rule)",
+        ...AT_LEAST_ONCE,
       }),
     ];
   }

@@ -48,6 +48,7 @@ import {
   tableId,
   text,
   topicTemplates,
+  wakeSendStatement,
 } from './helpers';
 
 const templates = topicTemplates();
@@ -84,8 +85,11 @@ for (const mode of MODES) {
       }
     });
 
-    it(`each of the three: TLS only, ${production ? "encrypted with the installation's key" : 'SQS-managed encryption'}, deleted with the stack`, () => {
-      assertQueuesProtected(template, mode, QUEUES, /alarm timers|failed batch metadata/);
+    it(`each of the three: TLS only, ${production ? "encrypted with the installation's key" : 'SQS-managed encryption'}, deleted with the stack; only the timer queue lets EventBridge send, for the webhook wake-up schedule's rule only`, () => {
+      // The schedule: infra/lib/webhooks.ts, webhook-wakes.test.ts.
+      assertQueuesProtected(template, mode, QUEUES, /alarm timers|failed batch metadata/, {
+        'alarm-timers': [wakeSendStatement(template)],
+      });
     });
   });
 

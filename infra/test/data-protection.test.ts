@@ -14,6 +14,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as logs from 'aws-cdk-lib/aws-logs';
 
 import { SEALED_PURPOSES, SECRETS_KEY_VAR } from '../lib/access';
+import { timerQueueName } from '../lib/alarm-timers';
 import { FunctionName, ServiceMode, functionsOf, httpFunctionsOf } from '../lib/nurse-call-stack';
 import {
   Json,
@@ -22,6 +23,8 @@ import {
   appTemplate,
   functionId,
   functionNameOf,
+  only,
+  queueArnOf,
   queueId,
   resourcesOf,
   synth,
@@ -178,9 +181,9 @@ describe('the installation key (production)', () => {
     const prefix = pattern.slice(pattern.lastIndexOf(':') + 1, -1);
     const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
     // The API's 5xx rate, each function's two, the hand edits', the broadcast's two, the timer queues' three and the
-    // unreadable stream records', the delivery queues' two and the pushes not delivered', the webhook dead letters' and
-    // the webhook events not delivered'.
-    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 1 + 2 + 4 + 3 + 2);
+    // unreadable stream records', the delivery queues' two and the pushes not delivered', the webhook dead letters',
+    // the webhook events not delivered' and the wake-up schedule's failed invocations'.
+    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 1 + 2 + 4 + 3 + 2 + 1);
     for (const alarm of alarms) {
       assert.ok(String(alarm.Properties.AlarmName).startsWith(prefix), alarm.Properties.AlarmName);
     }
@@ -193,10 +196,10 @@ describe('the installation key (production)', () => {
     assert.ok(!principals.some((p: string) => p.includes('cloudwatch')), principals.join(' '));
   });
 
-  it('the key policy names its principals: the account (IAM decides), CloudWatch Logs, CloudWatch', () => {
+  it('the key policy names its principals: the account (IAM decides), CloudWatch Logs, CloudWatch, EventBridge; each service under conditions', () => {
     const key = resourcesOf(template, 'AWS::KMS::Key')[keyId(template)];
     const statements: Json[] = key.Properties.KeyPolicy.Statement;
-    assert.equal(statements.length, 3);
+    assert.equal(statements.length, 4);
     for (const statement of statements) {
       assert.equal(statement.Effect, 'Allow');
       assert.notEqual(statement.Principal, '*');
@@ -205,6 +208,62 @@ describe('the installation key (production)', () => {
     const account = statements.filter((s) => s.Principal.AWS);
     assert.equal(account.length, 1);
     assert.equal(joined(account[0].Principal.AWS), 'arn:${AWS::Partition}:iam::${AWS::AccountId}:root');
+    // The services, one statement each, by Sid (each asserted exactly here).
+    const services = statements
+      .filter((s) => !s.Principal.AWS)
+      .map((s) => `${s.Sid}: ${joined(s.Principal.Service)}`)
+      .sort();
+    assert.deepEqual(services, [
+      'AlarmsOfThisStackPublish: cloudwatch.amazonaws.com',
+      'LogGroupsOfThisAccount: logs.${AWS::Region}.amazonaws.com',
+      'WebhookWakeScheduleSendsThroughSqs: events.amazonaws.com',
+    ]);
+    for (const statement of statements.filter((s) => !s.Principal.AWS)) {
+      assert.ok(Object.keys(statement.Condition ?? {}).length > 0, `${statement.Sid}: no condition`);
+    }
+  });
+
+  it('EventBridge may use the key for the webhook wake-up schedule\'s rule only, for the timer queue only: kms:GenerateDataKey and kms:Decrypt, what SQS asks for a sender, under the rule\'s ARN and the queue\'s encryption context', () => {
+    // Not CDK's targets.SqsQueue grant (every rule of the account, and
+    // kms:Encrypt, kms:ReEncrypt*, kms:GenerateDataKey* besides), and not
+    // kms:ViaService, which AWS documents for principals of the account,
+    // not for a service principal: the encryption context SQS documents
+    // for its KMS calls (aws:sqs:arn, the queue's ARN) instead.
+    // infra/lib/webhooks.ts wakeEveryMinute.
+    const statement = keyStatement(template, 'WebhookWakeScheduleSendsThroughSqs');
+    const rule = only(resourcesOf(template, 'AWS::Events::Rule'), 'EventBridge rule')[1].Properties;
+    const timerQueue = resourcesOf(template, 'AWS::SQS::Queue')[queueId(template, 'alarm-timers')].Properties;
+    assert.deepEqual(Object.keys(statement).sort(), ['Action', 'Condition', 'Effect', 'Principal', 'Resource', 'Sid']);
+    assert.equal(statement.Effect, 'Allow');
+    assert.deepEqual(statement.Principal, { Service: 'events.amazonaws.com' });
+    assert.deepEqual([statement.Action].flat().sort(), ['kms:Decrypt', 'kms:GenerateDataKey']);
+    assert.equal(statement.Resource, '*');
+    // Exactly two conditions, both required (one operator each): the rule and the queue.
+    assert.deepEqual(Object.keys(statement.Condition).sort(), ['ArnEquals', 'StringEquals']);
+    assert.deepEqual(Object.keys(statement.Condition.ArnEquals), ['aws:SourceArn']);
+    assert.deepEqual(Object.keys(statement.Condition.StringEquals), ['kms:EncryptionContext:aws:sqs:arn']);
+    assert.doesNotMatch(JSON.stringify(statement), /kms:ViaService/);
+    // The rule's ARN, written from its name (the rule's own ARN would make
+    // the key depend on the rule, the rule on the queue, the queue on the
+    // key): the same rule, on the default event bus.
+    assert.equal(
+      joined(statement.Condition.ArnEquals['aws:SourceArn']),
+      'arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:rule/nurse-call-test-production-webhook-wake',
+    );
+    assert.equal(rule.Name, 'nurse-call-test-production-webhook-wake');
+    assert.equal(rule.EventBusName, undefined);
+    // The timer queue's ARN, written from its name (its own ARN would make
+    // the key depend on the queue, which is encrypted with the key): the
+    // ARN SQS names in the encryption context of the queue's data keys.
+    assert.equal(
+      joined(statement.Condition.StringEquals['kms:EncryptionContext:aws:sqs:arn']),
+      'arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:nurse-call-test-production-alarm-timers',
+    );
+    assert.equal(timerQueue.QueueName, 'nurse-call-test-production-alarm-timers');
+    assert.equal(timerQueue.QueueName, timerQueueName('test-production'));
+    // And the rule's only target is that queue, encrypted with this key.
+    assert.deepEqual(rule.Targets.map((t: Json) => t.Arn), [queueArnOf(template, 'alarm-timers')]);
+    assert.deepEqual(timerQueue.KmsMasterKeyId, { 'Fn::GetAtt': [keyId(template), 'Arn'] });
   });
 
   // What each role may do with the key: only through DynamoDB, decrypt to

@@ -188,8 +188,9 @@ export function queueArnOf(template: Template, suffix: string): Json {
 /**
  * Asserts what every queue of the stack is (infra/lib/queues.ts), for the
  * queues named `nurse-call-<installation>-<suffix>`: TLS only (its queue
- * policy denies anything else, and says nothing more), in production
- * encrypted with the installation's key, in a sandbox with SQS-managed keys
+ * policy denies anything else, and says nothing more but, for a suffix of
+ * `allows`, exactly those statements after it), in production encrypted
+ * with the installation's key, in a sandbox with SQS-managed keys
  * (checkov's customer-key finding suppressed, with `sandboxReason` when
  * given), deleted with the stack.
  */
@@ -198,7 +199,11 @@ export function assertQueuesProtected(
   mode: ServiceMode,
   suffixes: readonly string[],
   sandboxReason?: RegExp,
+  allows: Record<string, Json[]> = {},
 ): void {
+  for (const suffix of Object.keys(allows)) {
+    assert.ok(suffixes.includes(suffix), `${suffix}: not one of the queues asserted`);
+  }
   const policies = Object.values(resourcesOf(template, 'AWS::SQS::QueuePolicy'));
   for (const suffix of suffixes) {
     const id = queueId(template, suffix);
@@ -231,10 +236,31 @@ export function assertQueuesProtected(
           Principal: { AWS: '*' },
           Resource: { 'Fn::GetAtt': [id, 'Arn'] },
         },
+        ...(allows[suffix] ?? []),
       ],
       suffix,
     );
   }
+}
+
+/** The logical id of the stack's one EventBridge rule: the webhook wake-up schedule (infra/lib/webhooks.ts). */
+export function wakeRuleId(template: Template): string {
+  return only(resourcesOf(template, 'AWS::Events::Rule'), 'EventBridge rule')[0];
+}
+
+/**
+ * The timer queue's policy statement that lets EventBridge send, for the
+ * webhook wake-up schedule's rule only: the one statement of a queue
+ * policy besides TLS only ({@link assertQueuesProtected}).
+ */
+export function wakeSendStatement(template: Template): Json {
+  return {
+    Action: 'sqs:SendMessage',
+    Condition: { ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [wakeRuleId(template), 'Arn'] } } },
+    Effect: 'Allow',
+    Principal: { Service: 'events.amazonaws.com' },
+    Resource: queueArnOf(template, 'alarm-timers'),
+  };
 }
 
 /** The logical ids of the functions the queue named `<suffix>` invokes (its event source mappings). */
@@ -689,6 +715,16 @@ export function matches(pattern: Json, record: Json): boolean {
 /** A Rust source of functions/, by its path there (`alarms-aws/src/setup.rs`). */
 export function rustSource(file: string): string {
   return fs.readFileSync(path.join(REPO, 'functions', file), 'utf8');
+}
+
+/**
+ * `WEBHOOK_WAKE` of functions/alarms-aws/src/queues.rs, the body of a
+ * webhook wake-up (a raw string: its text as written).
+ */
+export function rustWebhookWake(): string {
+  const found = /^pub const WEBHOOK_WAKE: &str = r#"(.*)"#;$/m.exec(rustSource('alarms-aws/src/queues.rs'));
+  assert.ok(found, 'pub const WEBHOOK_WAKE: &str = r#"…"#; in functions/alarms-aws/src/queues.rs');
+  return found[1];
 }
 
 /** Every Rust source of a crate of functions/, joined (whichever file declares a name). */

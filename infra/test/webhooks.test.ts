@@ -10,8 +10,9 @@
  * the forward function, the webhook dispatcher's store calls its grant is
  * made for, the rounds' time within its timeout, the error lines the
  * filter matches). The alarm function's filter on the outbox and the
- * wake-ups: alarm-timers.test.ts. Offline, on the synthesized templates of
- * both modes.
+ * wake-ups: alarm-timers.test.ts; the EventBridge schedule that wakes the
+ * forward function every minute: webhook-wakes.test.ts. Offline, on the
+ * synthesized templates of both modes.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';

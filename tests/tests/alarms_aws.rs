@@ -22,7 +22,9 @@
 //! §16's 1, 2, 4 s (waited for in the invocation) and 8 s (a wake-up item
 //! in the table, whose stream record the `alarm` function turns into a
 //! message delayed on its timer queue, passed on to the webhook queue when
-//! it comes).
+//! it comes). And `element.attention` in a quiet house: an element's low
+//! battery wakes nothing until the stack's minute schedule puts its wake-up
+//! on the timer queue, after which `forward` sweeps and announces it.
 //!
 //! Runs with `BLACKBOX_STORE=dynamodb` (scripts/test runs the suite a second
 //! time so); on SQLite there is no stream nor queue, and it says that it is
@@ -59,7 +61,9 @@ use alarms_aws::event_sources::{EventSources, Queues, function_env, installation
 use live_aws::moto_api::Moto;
 use live_aws::runtime_api::Function;
 use stand_in::{PushService, Recorder, register};
-use webhooks_support::{Receiver, endpoint, open_notruf, production_options, room};
+use webhooks_support::{
+    Receiver, central, endpoint, forwarding_of, open_notruf, production_options, room,
+};
 
 /// How late a level may be shown after its time: the timer's delay is
 /// rounded up to whole seconds (DECISIONS §17), then this harness's polling
@@ -495,7 +499,7 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
     }
     let _serial = webhooks_support::SERIAL.lock().await;
     let region = region();
-    let server = Server::start(production_options(1).env("ALARM_STEPS", "none"));
+    let server = Server::start(production_options(2).env("ALARM_STEPS", "none"));
     let prefix = server.table_prefix();
     let data = format!("{prefix}data");
     let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
@@ -505,13 +509,48 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
     let env = function_env(&prefix, &region, &queues, &key);
     let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
 
-    // A receiver (Standard Webhooks, from PyPI) that answers 503 four
-    // times, then 200. Its endpoint made by the admin command with the
-    // installation's key: the secret is stored sealed, and `forward`
-    // opens it to sign (every delivery below verifies with the secret).
+    // A receiver (Standard Webhooks, from PyPI). Its endpoint made by the
+    // admin command with the installation's key: the secret is stored
+    // sealed, and `forward` opens it to sign (every delivery below
+    // verifies with the secret).
     let receiver = Receiver::start(None);
-    receiver.answers(&[503, 503, 503, 503]).await;
     let (endpoint_id, secret) = endpoint(&server, &receiver, &["--secrets-key", &key]).await;
+
+    // --- element.attention in a quiet house: an element's battery runs
+    // --- low, which is no event; nothing wakes `forward` until the
+    // --- stack's EventBridge schedule sends its minute's wake-up to the
+    // --- timer queue (infra/lib/webhooks.ts), sent here by hand.
+    server
+        .element(&central(), &room(2), r#"{"battery":12}"#)
+        .await
+        .expect_status(200);
+    aws.run_for(Duration::from_secs(3)).await;
+    assert_eq!(aws.webhook_wakes, 0, "an element's report wakes nothing");
+    assert!(receiver.received().await.is_empty());
+    // The schedule rule's input: the alarm function's WEBHOOK_WAKE (the
+    // CDK test checks they are the same).
+    queues.timers.send(r#"{"webhooks":"wake"}"#, 0).await;
+    {
+        let receiver = &receiver;
+        aws.until(
+            "element.attention after the schedule's wake-up",
+            Duration::from_secs(20),
+            || async move { !receiver.received().await.is_empty() },
+        )
+        .await;
+    }
+    let announced = receiver.received().await;
+    assert_eq!(announced[0].kind.as_deref(), Some("element.attention"));
+    assert_eq!(announced[0].body["data"]["element"]["address"], room(2));
+    assert_eq!(
+        announced[0].body["data"]["element"]["reasons"],
+        json!(["battery_low"])
+    );
+    assert!(announced[0].verified && announced[0].status == 200);
+    assert!(aws.webhook_wakes > 0, "woken through the webhook queue");
+
+    // --- A call's events: the receiver answers 503 four times, then 200.
+    receiver.answers(&[503, 503, 503, 503]).await;
     let stored = stored_item(&moto, &data, "webhook#endpoints", &endpoint_id)
         .await
         .expect("the endpoint's item");
@@ -530,14 +569,17 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
         || async move {
             let received = receiver.received().await;
             received
-                .first()
+                .iter()
+                .find(|d| d.call_id() == Some(call))
                 .is_some_and(|first| received.iter().any(|d| d.id == first.id && d.status == 200))
         },
     )
     .await;
     let received = receiver.received().await;
-    let first = &received[0];
-    assert_eq!(first.call_id(), Some(call), "{:?}", first.body);
+    let first = received
+        .iter()
+        .find(|d| d.call_id() == Some(call))
+        .expect("the call's first event");
     let attempts: Vec<_> = received.iter().filter(|d| d.id == first.id).collect();
     assert_eq!(
         attempts.iter().map(|d| d.status).collect::<Vec<_>>(),
@@ -574,7 +616,6 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
             "{id} delivered: {received:#?}"
         );
     }
-    assert!(aws.webhook_wakes > 0, "woken through the webhook queue");
 
     // --- "Weiterleitung gestört" from what `forward` stores: an endpoint
     // --- failing for a minute (its `failing_since` moved back by hand, as
@@ -584,25 +625,9 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
         .admin(&["displays", "create", "--name", "Flur", "--json"])
         .success()
         .json();
-    let display_bearer = format!("Bearer {}", display["token"].as_str().expect("token"));
+    let display_token = display["token"].as_str().expect("token");
     let (_, anna) = webhooks_support::staff_member(&server, "Anna", "DECT-101");
-    let anna_bearer = format!("Bearer {anna}");
-    let forwarding = |path: &'static str, bearer: String| {
-        let server = &server;
-        async move {
-            let read = server
-                .request(
-                    reqwest::Method::GET,
-                    path,
-                    None,
-                    &[("Authorization", bearer.as_str())],
-                    Vec::new(),
-                )
-                .await;
-            read.expect_status(200);
-            read.data()["forwarding"].clone()
-        }
-    };
+    let on_displays = || forwarding_of(&server, "/api/v1/display/calls", display_token);
     let failing_since = |ago: chrono::Duration| {
         let (moto, data, endpoint_id) = (&moto, data.as_str(), endpoint_id.as_str());
         async move {
@@ -622,7 +647,7 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
     };
     failing_since(chrono::Duration::seconds(5)).await;
     assert_eq!(
-        forwarding("/api/v1/display/calls", display_bearer.clone()).await,
+        on_displays().await,
         json!([]),
         "not before a minute of failing"
     );
@@ -630,7 +655,7 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
     // Read from the store at most every 10 s.
     let deadline = Instant::now() + Duration::from_secs(15);
     let shown = loop {
-        let shown = forwarding("/api/v1/display/calls", display_bearer.clone()).await;
+        let shown = on_displays().await;
         if shown != json!([]) {
             break shown;
         }
@@ -640,7 +665,7 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
     assert_eq!(shown.as_array().map(Vec::len), Some(1), "{shown}");
     assert!(shown[0]["name"].is_string(), "{shown}");
     let deadline = Instant::now() + Duration::from_secs(15);
-    while forwarding("/api/v1/staff/calls", anna_bearer.clone()).await != shown {
+    while forwarding_of(&server, "/api/v1/staff/calls", &anna).await != shown {
         assert!(Instant::now() < deadline, "the staff page never says it");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

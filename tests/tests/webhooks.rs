@@ -451,20 +451,8 @@ async fn displays_and_staff_pages_say_weiterleitung_gestoert_after_a_minute_of_f
         .admin(&["displays", "create", "--name", "Flur", "--json"])
         .success()
         .json();
-    let bearer = format!("Bearer {}", display["token"].as_str().expect("token"));
-    let forwarding = || async {
-        let read = server
-            .request(
-                reqwest::Method::GET,
-                "/api/v1/display/calls",
-                None,
-                &[("Authorization", bearer.as_str())],
-                Vec::new(),
-            )
-            .await;
-        read.expect_status(200);
-        read.data()["forwarding"].clone()
-    };
+    let token = display["token"].as_str().expect("token");
+    let forwarding = || forwarding_of(&server, "/api/v1/display/calls", token);
     // An endpoint nobody listens at (the receiver's port, freed).
     let receiver = Receiver::start(None);
     let port = receiver.port;
@@ -510,19 +498,8 @@ async fn displays_and_staff_pages_say_weiterleitung_gestoert_after_a_minute_of_f
     assert_eq!(shown[0]["name"], "DECT Haus A");
     assert_eq!(shown.as_array().map(Vec::len), Some(1));
     // The staff pages read the same line with their calls.
-    let anna_bearer = format!("Bearer {anna}");
-    let staff_read = server
-        .request(
-            reqwest::Method::GET,
-            "/api/v1/staff/calls",
-            None,
-            &[("Authorization", anna_bearer.as_str())],
-            Vec::new(),
-        )
-        .await;
-    staff_read.expect_status(200);
     assert_eq!(
-        staff_read.data()["forwarding"],
+        forwarding_of(&server, "/api/v1/staff/calls", &anna).await,
         shown,
         "staff pages say it too"
     );

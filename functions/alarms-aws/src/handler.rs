@@ -42,7 +42,7 @@ use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::timer::{Timer, first_delay};
 use nurse_call_core::domain::model::{Call, Scope};
 
-use crate::queues::{Queue, WEBHOOK_WAKE};
+use crate::queues::{Queue, is_webhook_wake};
 use crate::wakes::{Wake, calls_in, wakes_of_record};
 
 /// Everything an invocation needs, built once per cold start.
@@ -385,7 +385,7 @@ impl AlarmHandler {
     async fn take_one(&self, raw: &Value, now: DateTime<Utc>) -> (String, Taken) {
         let message = SqsMessage::deserialize(raw).unwrap_or_default();
         let id = message.message_id.clone().unwrap_or_default();
-        if message.body.as_deref() == Some(WEBHOOK_WAKE) {
+        if message.body.as_deref().is_some_and(is_webhook_wake) {
             // A webhook retry's time: passed on to the webhook queue.
             return match self.webhooks.send_webhook_wake(&id).await {
                 Ok(()) => (id, Taken::Nothing),

@@ -10,11 +10,13 @@
 //!   at once (a push that comes twice shows the same notification, its
 //!   `Topic` and tag replace it on the phone);
 //! - the **webhook queue**, a FIFO queue of one message group: wake-ups of
-//!   the `deliver` function's webhook dispatcher ([`WEBHOOK_WAKE`]), so
+//!   the `forward` function's webhook dispatcher ([`WEBHOOK_WAKE`]), so
 //!   that one dispatcher runs at a time and keeps each call's events in
 //!   order per endpoint. A FIFO queue has no per-message delay: a wake-up
 //!   for a retry later waits on the timer queue and is passed on from there
-//!   by the `alarm` function.
+//!   by the `alarm` function; so does the stack's EventBridge schedule's,
+//!   every minute, which lets the dispatcher sweep the elements for
+//!   `element.attention` in a house where no other event wakes it.
 
 use aws_config::SdkConfig;
 use aws_sdk_sqs::Client;
@@ -29,8 +31,17 @@ pub const DELIVERY_QUEUE_URL_VAR: &str = "DELIVERY_QUEUE_URL";
 pub const WEBHOOK_QUEUE_URL_VAR: &str = "WEBHOOK_QUEUE_URL";
 
 /// The body of a webhook wake-up, on the webhook queue and, delayed, on the
-/// timer queue.
+/// timer queue (sent there by the `forward` function's wake-up items and by
+/// the stack's EventBridge schedule: infra/lib/webhooks.ts).
 pub const WEBHOOK_WAKE: &str = r#"{"webhooks":"wake"}"#;
+
+/// Whether a timer queue message's body is a webhook wake-up: the same
+/// JSON, however it is spaced (EventBridge passes the rule's input on as
+/// written, but a hand-sent wake-up need not be byte for byte ours).
+pub fn is_webhook_wake(body: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(body)
+        .is_ok_and(|value| value == serde_json::json!({"webhooks": "wake"}))
+}
 
 /// The webhook queue's one message group.
 const WEBHOOK_GROUP: &str = "outbox";
@@ -188,5 +199,20 @@ mod tests {
         assert_eq!(dedup_id("4000000000000123456789"), "4000000000000123456789");
         assert_eq!(dedup_id("a1b2-c3#d4"), "a1b2-c3_d4");
         assert_eq!(dedup_id(&"x".repeat(300)).len(), 128);
+    }
+
+    #[test]
+    fn a_wake_up_is_the_same_json_however_spaced_and_nothing_else() {
+        assert!(is_webhook_wake(WEBHOOK_WAKE));
+        assert!(is_webhook_wake("{ \"webhooks\" : \"wake\" }\n"));
+        for other in [
+            "",
+            "wake",
+            r#"{"webhooks":"wake","call":1}"#,
+            r#"{"webhooks":"sleep"}"#,
+            r#"{"call":1,"level":2,"due":"2026-11-27T08:00:00Z"}"#,
+        ] {
+            assert!(!is_webhook_wake(other), "{other}");
+        }
     }
 }

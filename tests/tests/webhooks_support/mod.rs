@@ -209,6 +209,25 @@ pub async fn endpoint(server: &Server, receiver: &Receiver, extra: &[&str]) -> (
     (created["id"].as_str().expect("id").to_string(), secret)
 }
 
+/// What a display's or staff page's read says of failing endpoints ("Weiterleitung
+/// gestört"): the `forwarding` list of an authorised `GET path`
+/// (`/api/v1/display/calls` with a display's token, `/api/v1/staff/calls`
+/// with a staff member's).
+pub async fn forwarding_of(server: &Server, path: &str, token: &str) -> Value {
+    let bearer = format!("Bearer {token}");
+    let read = server
+        .request(
+            reqwest::Method::GET,
+            path,
+            None,
+            &[("Authorization", bearer.as_str())],
+            Vec::new(),
+        )
+        .await;
+    read.expect_status(200);
+    read.data()["forwarding"].clone()
+}
+
 /// A staff member made with `nurse-call-admin staff create`; id and token.
 pub fn staff_member(server: &Server, name: &str, device: &str) -> (String, String) {
     let created = server
