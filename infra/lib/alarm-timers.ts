@@ -246,7 +246,9 @@ export class AlarmTimers extends Construct {
       }),
       messagesAlarm(this, 'TimerDeadLettersAlarm', this.timerDeadLetters, {
         alarmName: name('alarm-timers-dlq'),
-        alarmDescription: `An alarm's timer could not be taken ${TIMER_MAX_RECEIVES} times: its call may not escalate (the call stays shown on displays); the dead-letter queue holds which`,
+        alarmDescription:
+          `An alarm's timer could not be taken ${TIMER_MAX_RECEIVES} times: its call may not escalate (the call stays shown on displays); ` +
+          'or a webhook wake-up (body {"webhooks":"wake"}) could not be passed on to the webhook queue: webhook events wait in the outbox until the next wake-up; the dead-letter queue holds which',
       }),
       ageAlarm(this, 'TimerAgeAlarm', this.timerQueue, {
         alarmName: name('alarm-timers-age'),
