@@ -71,6 +71,11 @@ pub fn event_ids(events: &[OutboxEvent]) -> Vec<String> {
     events.iter().map(|e| e.id.clone()).collect()
 }
 
+/// The events' positions: what `finish_events` takes them out by.
+pub fn positions(events: &[OutboxEvent]) -> Vec<String> {
+    events.iter().map(|e| e.position.clone()).collect()
+}
+
 /// `event` without its id, which the store's write made up: to compare
 /// with what `events_of_write` gives for the same write.
 pub fn without_id(event: &OutboxEvent) -> OutboxEvent {

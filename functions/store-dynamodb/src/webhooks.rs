@@ -72,40 +72,6 @@ impl DynamoStore {
         write_stamp(Utc::now())
     }
 
-    /// The outbox's keys (`sk`) of these event ids, from the front of the
-    /// outbox (where finished events are) until every one is found.
-    async fn outbox_keys_of(&self, ids: &[String]) -> Result<Vec<String>, StoreError> {
-        let mut wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
-        let mut keys = Vec::new();
-        let mut start = None;
-        while !wanted.is_empty() {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.tables.data)
-                .key_condition_expression("pk = :pk")
-                .expression_attribute_values(":pk", s(OUTBOX_PK))
-                .projection_expression("sk, id")
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in page.items() {
-                if let (Some(id), Some(sk)) = (get_s(item, "id"), get_s(item, "sk"))
-                    && wanted.remove(id.as_str())
-                {
-                    keys.push(sk);
-                }
-            }
-            start = page.last_evaluated_key;
-            if start.is_none() {
-                break;
-            }
-        }
-        Ok(keys)
-    }
-
     /// The `by_scope` listing of the delivery log, newest first, within
     /// `condition` on `list_sk` (its `:bound` given), only the attempts that
     /// did not deliver when `failed_only`, paged until `limit`.
@@ -296,16 +262,17 @@ impl WebhookStore for DynamoStore {
         Ok(events)
     }
 
-    /// The ids' keys (the event id is not the key), then a batch delete.
-    async fn finish_events(&self, ids: &[String]) -> Result<(), StoreError> {
-        if ids.is_empty() {
+    /// A batch delete: a position is the outbox item's `sk`, so no event is
+    /// looked up first. Each key once: one `BatchWriteItem` may not name a
+    /// key twice.
+    async fn finish_events(&self, positions: &[String]) -> Result<(), StoreError> {
+        if positions.is_empty() {
             return Ok(());
         }
-        let keys = self
-            .outbox_keys_of(ids)
-            .await?
+        let unique: std::collections::BTreeSet<&String> = positions.iter().collect();
+        let keys = unique
             .into_iter()
-            .map(|sk| (OUTBOX_PK.to_string(), sk))
+            .map(|sk| (OUTBOX_PK.to_string(), sk.clone()))
             .collect();
         self.delete_keys(keys, "the events are finished again in the next round")
             .await

@@ -170,11 +170,13 @@ fn log(c: &Connection, attempts: &[Attempt]) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Deletes these events from the outbox (an id not there is no error).
-fn finish(c: &Connection, ids: &[String]) -> rusqlite::Result<()> {
-    let mut delete = c.prepare_cached("DELETE FROM webhook_outbox WHERE id = ?1")?;
-    for id in ids {
-        delete.execute(params![id])?;
+/// Deletes the events at these positions from the outbox, by `seq` (its
+/// key: no index of the random ids to touch). A position not there, or not
+/// one of this store's, is no error.
+fn finish(c: &Connection, positions: &[String]) -> rusqlite::Result<()> {
+    let mut delete = c.prepare_cached("DELETE FROM webhook_outbox WHERE seq = ?1")?;
+    for seq in positions.iter().filter_map(|p| p.parse::<i64>().ok()) {
+        delete.execute(params![seq])?;
     }
     Ok(())
 }
@@ -284,12 +286,12 @@ impl WebhookStore for SqliteStore {
         .await
     }
 
-    async fn finish_events(&self, ids: &[String]) -> Result<(), StoreError> {
-        if ids.is_empty() {
+    async fn finish_events(&self, positions: &[String]) -> Result<(), StoreError> {
+        if positions.is_empty() {
             return Ok(());
         }
-        let ids = ids.to_vec();
-        self.with(move |c| finish(c, &ids)).await
+        let positions = positions.to_vec();
+        self.with(move |c| finish(c, &positions)).await
     }
 
     async fn log_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError> {
@@ -317,8 +319,8 @@ impl WebhookStore for SqliteStore {
         for lines in attempts.chunks(ROUND_JOB_ROWS) {
             self.log_attempts(lines).await?;
         }
-        for ids in finished.chunks(ROUND_JOB_ROWS) {
-            self.finish_events(ids).await?;
+        for positions in finished.chunks(ROUND_JOB_ROWS) {
+            self.finish_events(positions).await?;
         }
         Ok(())
     }

@@ -102,7 +102,7 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 10);
+    assert_eq!(version, 11);
     // Version 10's Web Push tables are there, empty (DECISIONS §15).
     let connection = Connection::open(&path).expect("file opens");
     for table in ["vapid_keys", "push_subscriptions"] {
@@ -231,7 +231,7 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 10);
+    assert_eq!(version, 11);
 }
 
 #[tokio::test]
@@ -452,5 +452,87 @@ async fn a_version_5_file_keeps_its_data_and_its_open_calls_get_pending_alarms()
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 10);
+    assert_eq!(version, 11);
+}
+
+/// 10 → 11: the outbox loses the index on its ids; the events waiting in
+/// it stay with their positions, and `AUTOINCREMENT`'s counter goes on from
+/// where it stood, so that no position is given twice (a dispatcher's
+/// cursor past it would skip the event).
+#[tokio::test]
+async fn a_version_10_outbox_keeps_its_events_and_its_counter_without_the_id_index() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join(FILE_NAME);
+    drop(SqliteStore::open(&path).expect("a new file"));
+    // Back to version 10's outbox, as it shipped, with two events waiting
+    // and a counter at 9 (seven events finished before them).
+    Connection::open(&path)
+        .expect("file opens")
+        .execute_batch(
+            "BEGIN;
+             DROP TABLE webhook_outbox;
+             CREATE TABLE webhook_outbox (
+                 seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+                 id      TEXT NOT NULL UNIQUE,
+                 scope   TEXT NOT NULL,
+                 kind    TEXT NOT NULL,
+                 at      TEXT NOT NULL,
+                 call_id INTEGER,
+                 section TEXT,
+                 facts   TEXT NOT NULL
+             );
+             INSERT INTO webhook_outbox (seq, id, scope, kind, at, call_id, section, facts) VALUES
+                 (5, 'msg_five', 'installation', 'call.closed', '2026-01-01T10:00:00.000Z', 1, NULL, '{}'),
+                 (7, 'msg_seven', 'installation', 'call.closed', '2026-01-01T10:00:01.000Z', 2, 'A', '{}');
+             UPDATE sqlite_sequence SET seq = 9 WHERE name = 'webhook_outbox';
+             PRAGMA user_version = 10;
+             COMMIT;",
+        )
+        .expect("back to version 10");
+
+    drop(SqliteStore::open(&path).expect("the version 10 file opens"));
+
+    let connection = Connection::open(&path).expect("file opens");
+    let version: i64 = connection
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .expect("version read");
+    assert_eq!(version, 11);
+    let kept: Vec<(i64, String, Option<String>)> = connection
+        .prepare("SELECT seq, id, section FROM webhook_outbox ORDER BY seq")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        kept,
+        [
+            (5, "msg_five".to_string(), None),
+            (7, "msg_seven".to_string(), Some("A".to_string()))
+        ],
+        "the waiting events, at their positions"
+    );
+    let indexes: i64 = connection
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'webhook_outbox'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(indexes, 0, "no index on the outbox's ids");
+    connection
+        .execute(
+            "INSERT INTO webhook_outbox (id, scope, kind, at, facts)
+             VALUES ('msg_next', 'installation', 'call.closed', '2026-01-01T10:00:02.000Z', '{}')",
+            [],
+        )
+        .unwrap();
+    let next: i64 = connection
+        .query_row(
+            "SELECT seq FROM webhook_outbox WHERE id = 'msg_next'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(next, 10, "the counter goes on after 9, not after 7");
 }

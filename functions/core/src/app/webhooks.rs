@@ -110,8 +110,8 @@ struct Memory {
     /// Attempts made and not yet in the delivery log: written together at
     /// the next round (one store job, not one per attempt).
     unlogged: Vec<Attempt>,
-    /// Events finished whose removal from the outbox failed: again with
-    /// the next round's write.
+    /// The positions of events finished whose removal from the outbox
+    /// failed: again with the next round's write.
     unfinished: Vec<String>,
     /// The first round's time: an event written after it cannot have an
     /// attempt of an earlier run in the delivery log.
@@ -223,7 +223,9 @@ impl Dispatcher {
         // First what may go now (no store read under the lock), then what
         // those need: the alarms of their calls, the people's devices and
         // the call types are read only for events about to be sent.
-        let mut finished = Vec::new();
+        // The finished events' ids (what memory forgets) and positions
+        // (what the store takes out).
+        let mut finished: Vec<(String, String)> = Vec::new();
         let mut candidates: Vec<(&OutboxEvent, &Endpoint)> = Vec::new();
         {
             let memory = &mut *self.memory.lock().expect("dispatcher memory");
@@ -256,12 +258,12 @@ impl Dispatcher {
                 // Its attempts not yet in the log are written in the same
                 // step that finishes it (`write_round`), before it.
                 if !open {
-                    finished.push(kept.id.clone());
+                    finished.push((kept.id.clone(), kept.position.clone()));
                 }
             }
-            let done: HashSet<&String> = finished.iter().collect();
-            for id in &finished {
-                memory.restored.remove(id);
+            let done: HashSet<&String> = finished.iter().map(|(id, _)| id).collect();
+            for id in &done {
+                memory.restored.remove(*id);
             }
             if !done.is_empty() {
                 memory
@@ -316,6 +318,7 @@ impl Dispatcher {
                 });
             }
         }
+        let finished = finished.into_iter().map(|(_, position)| position).collect();
         self.write_round(given_up, finished).await?;
         let started = jobs.len();
         for job in jobs {
@@ -330,9 +333,9 @@ impl Dispatcher {
     }
 
     /// The round's one write: the attempts made since the last round and
-    /// `given_up` into the delivery log, then `finished` out of the outbox
-    /// (with those not finished after an earlier failure), in one store
-    /// step. Until then an event stays in the outbox, so a crash in between
+    /// `given_up` into the delivery log, then the events at the positions
+    /// `finished` out of the outbox (with those not finished after an
+    /// earlier failure), in one store step. Until then an event stays in the outbox, so a crash in between
     /// makes the attempt again: at least once, never lost.
     async fn write_round(
         &self,

@@ -131,15 +131,18 @@ pub trait WebhookStore: AlarmStore {
         limit: usize,
     ) -> Result<Vec<OutboxEvent>, StoreError>;
 
-    /// Takes events out of the outbox: every endpoint that wanted them has
-    /// them or gave up on them. An id no longer there is no error.
-    async fn finish_events(&self, ids: &[String]) -> Result<(), StoreError>;
+    /// Takes the events at these [`positions`](OutboxEvent::position) out
+    /// of the outbox: every endpoint that wanted them has them or gave up
+    /// on them. A position is the outbox's own key, so no store looks an
+    /// event up by its id. A position no longer there is no error.
+    async fn finish_events(&self, positions: &[String]) -> Result<(), StoreError>;
 
     /// Adds attempts to the delivery log.
     async fn log_attempts(&self, attempts: &[Attempt]) -> Result<(), StoreError>;
 
-    /// Adds `attempts` to the delivery log, then takes `finished` out of
-    /// the outbox: the dispatcher's write of a round. An event is never
+    /// Adds `attempts` to the delivery log, then takes the events at the
+    /// positions `finished` out of the outbox: the dispatcher's write of a
+    /// round. An event is never
     /// finished before its attempts are logged; after a failure part way
     /// the dispatcher writes the whole round again, so doing a part twice
     /// must change nothing (a logged attempt replaces itself, finishing a

@@ -252,8 +252,8 @@ pub async fn outbox_events_come_back_in_write_order(harness: Harness) {
     assert!(hooks.outbox(0).await.expect("outbox(0)").is_empty());
 }
 
-/// `finish_events` takes exactly the named events out; an id not (or no
-/// longer) there is no error.
+/// `finish_events` takes exactly the events at the given positions out; a
+/// position not (or no longer) there is no error.
 pub async fn finish_events_takes_events_out(harness: Harness) {
     let (store, hooks) = (harness.store.as_ref(), webhooks(&harness));
     let (scope, call, alarm) = a_call_alerting_anna(&harness).await;
@@ -274,7 +274,7 @@ pub async fn finish_events_takes_events_out(harness: Harness) {
 
     hooks.finish_events(&[]).await.expect("finishing nothing");
     hooks
-        .finish_events(&[events[1].id.clone(), "msg_never_kept".to_string()])
+        .finish_events(&[events[1].position.clone(), "never-kept".to_string()])
         .await
         .expect("finish_events");
     assert_eq!(
@@ -283,7 +283,7 @@ pub async fn finish_events_takes_events_out(harness: Harness) {
         "only the finished event left"
     );
     hooks
-        .finish_events(&event_ids(&events))
+        .finish_events(&positions(&events))
         .await
         .expect("finishing them all, one of them again");
     assert!(outbox(hooks.as_ref()).await.is_empty());
@@ -387,7 +387,7 @@ pub async fn log_and_finish_logs_then_takes_events_out(harness: Harness) {
         .await
         .expect("writing nothing");
     hooks
-        .log_and_finish(std::slice::from_ref(&delivered), &event_ids(&events))
+        .log_and_finish(std::slice::from_ref(&delivered), &positions(&events))
         .await
         .expect("log_and_finish");
     assert!(outbox(hooks.as_ref()).await.is_empty(), "finished");
@@ -414,7 +414,7 @@ pub async fn log_and_finish_logs_then_takes_events_out(harness: Harness) {
             )
         })
         .collect();
-    let mut finished = event_ids(&events);
+    let mut finished = positions(&events);
     finished.extend((0..24).map(|i| format!("gone-{i}")));
     for _ in 0..2 {
         hooks

@@ -50,7 +50,7 @@ impl Dispatcher {
                 // A finished event is out of the store once the round
                 // that finished it has written; until then (a failed
                 // write) it is in `unfinished`.
-                if !known.contains(&event.id) && !memory.unfinished.contains(&event.id) {
+                if !known.contains(&event.id) && !memory.unfinished.contains(&event.position) {
                     known.insert(event.id.clone());
                     memory.pending.push(Arc::new(event));
                 }
