@@ -67,10 +67,14 @@ impl std::fmt::Display for EventType {
     }
 }
 
-/// A fresh `webhook-id`: `msg_` and a random UUID (the Standard Webhooks
-/// convention), unique per event, the same on every retry of it.
+/// A fresh `webhook-id`: `msg_` and a UUID (the Standard Webhooks
+/// convention), unique per event, the same on every retry of it. Version 7
+/// (RFC 9562: the time in milliseconds first, then random bits): ids made
+/// one after another sort one after another, so the delivery log's key on
+/// them grows at its end instead of writing a random page of the file for
+/// every attempt (embedded store, bench/load with an endpoint).
 pub fn new_event_id() -> String {
-    format!("msg_{}", uuid::Uuid::new_v4().simple())
+    format!("msg_{}", uuid::Uuid::now_v7().simple())
 }
 
 /// One event as the outbox keeps it: written in the same atomic step as
