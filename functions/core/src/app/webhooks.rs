@@ -335,8 +335,9 @@ impl Dispatcher {
     /// The round's one write: the attempts made since the last round and
     /// `given_up` into the delivery log, then the events at the positions
     /// `finished` out of the outbox (with those not finished after an
-    /// earlier failure), in one store step. Until then an event stays in the outbox, so a crash in between
-    /// makes the attempt again: at least once, never lost.
+    /// earlier failure), in one store step. Until then an event stays in
+    /// the outbox, so a crash in between makes the attempt again: at least
+    /// once, never lost.
     async fn write_round(
         &self,
         given_up: Vec<Attempt>,

@@ -142,12 +142,12 @@ pub trait WebhookStore: AlarmStore {
 
     /// Adds `attempts` to the delivery log, then takes the events at the
     /// positions `finished` out of the outbox: the dispatcher's write of a
-    /// round. An event is never
-    /// finished before its attempts are logged; after a failure part way
-    /// the dispatcher writes the whole round again, so doing a part twice
-    /// must change nothing (a logged attempt replaces itself, finishing a
-    /// finished event does nothing). The embedded store writes it in small
-    /// jobs, so that requests' writes come between them.
+    /// round. An event is never finished before its attempts are logged;
+    /// after a failure part way the dispatcher writes the whole round
+    /// again, so doing a part twice must change nothing (a logged attempt
+    /// replaces itself, finishing a finished event does nothing). The
+    /// embedded store writes it in small jobs, so that requests' writes
+    /// come between them.
     async fn log_and_finish(
         &self,
         attempts: &[Attempt],
