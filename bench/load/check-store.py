@@ -3,6 +3,7 @@
 
     check-store.py close-trailing --url URL --requests DIR --result FILE
     check-store.py verify --results FILE... (--sqlite DB | --dynamodb URL --table NAME)
+    check-store.py outbox-drained --sqlite DB --limit SECONDS
 
 `close-trailing`, after each wrk run: wrk stops mid-pair, so for every thread
 the close of the pair holding its last issued request is sent (again, if it
@@ -15,11 +16,16 @@ sent. An open is "sent" when wrk issued it; the last request of a thread may
 have been cut off by wrk's stop before the server saw it, so the calls
 written may be up to one per thread and run below the opens sent, never above.
 Prints one JSON line; exits 1 when the check fails.
+
+`outbox-drained`, with WEBHOOK=1 once wrk stopped: how long the webhook
+outbox takes to empty (every event delivered and finished; at saturation
+the deliveries lag), waiting up to SECONDS. Prints one line.
 """
 
 import argparse
 import json
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -63,10 +69,14 @@ def close_trailing(args: argparse.Namespace) -> None:
     print(f"trailing closes: {sent} sent, {closed} call(s) closed by them")
 
 
-def count_sqlite(db: str) -> dict:
+def read_only(db: str):
     import sqlite3
 
-    connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    return sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+
+
+def count_sqlite(db: str) -> dict:
+    connection = read_only(db)
     total, still_open = connection.execute(
         "SELECT count(*), coalesce(sum(closed_at IS NULL), 0) FROM calls"
     ).fetchone()
@@ -111,6 +121,21 @@ def verify(args: argparse.Namespace) -> None:
     sys.exit(0 if ok else 1)
 
 
+def outbox_drained(args: argparse.Namespace) -> None:
+    connection = read_only(args.sqlite)
+    started = time.monotonic()
+    while True:
+        left = connection.execute("SELECT count(*) FROM webhook_outbox").fetchone()[0]
+        waited = time.monotonic() - started
+        if left == 0:
+            print(f"webhook outbox empty {waited:.1f} s after wrk stopped")
+            return
+        if waited > args.limit:
+            print(f"webhook outbox still holds {left} events {args.limit:.0f} s after wrk stopped")
+            return
+        time.sleep(0.25)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -124,8 +149,16 @@ def main() -> None:
     store.add_argument("--sqlite")
     store.add_argument("--dynamodb")
     v.add_argument("--table", default="nurse-call-data")
+    d = commands.add_parser("outbox-drained")
+    d.add_argument("--sqlite", required=True)
+    d.add_argument("--limit", type=float, required=True)
     args = parser.parse_args()
-    {"close-trailing": close_trailing, "verify": verify}[args.command](args)
+    commands_by_name = {
+        "close-trailing": close_trailing,
+        "verify": verify,
+        "outbox-drained": outbox_drained,
+    }
+    commands_by_name[args.command](args)
 
 
 if __name__ == "__main__":
