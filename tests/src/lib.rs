@@ -840,6 +840,40 @@ impl Drop for Server {
         if let Some(reader) = self.stderr_reader.take() {
             let _ = reader.join();
         }
+        if std::thread::panicking() {
+            self.show_warnings();
+        }
+    }
+}
+
+/// How many of a failed test's server warnings and errors are shown.
+const WARNINGS_SHOWN: usize = 40;
+
+impl Server {
+    /// For a failed test: the server's last warnings and errors on the
+    /// test's stderr (shown with the failure), since the log itself is kept
+    /// in memory only and a failure in CI can rarely be run again.
+    fn show_warnings(&self) {
+        let Ok(logs) = self.logs.lock() else { return };
+        let warnings: Vec<&String> = logs
+            .iter()
+            .filter(|line| {
+                line.contains(r#""level":"WARN""#) || line.contains(r#""level":"ERROR""#)
+            })
+            .collect();
+        eprintln!(
+            "the server at {} logged {} warnings and errors{}",
+            self.base,
+            warnings.len(),
+            if warnings.len() > WARNINGS_SHOWN {
+                format!(", the last {WARNINGS_SHOWN}:")
+            } else {
+                ":".into()
+            }
+        );
+        for line in &warnings[warnings.len().saturating_sub(WARNINGS_SHOWN)..] {
+            eprintln!("  {line}");
+        }
     }
 }
 

@@ -289,6 +289,80 @@ where
     }
 }
 
+/// How much longer than its bound a test keeps asking the page for its
+/// record (below): the record is what is asserted, so the asking may lag.
+const RECORD_GRACE: Duration = Duration::from_secs(5);
+
+/// How long after `since` the page itself first met `predicate` (a
+/// JavaScript expression), on the page's clock, asserted to be within
+/// `within`.
+///
+/// A `MutationObserver` evaluates the predicate at every change of the page
+/// and notes the first moment it holds (`Date.now()`, the machine's clock,
+/// like `since`). Polling instead would count the test's own WebDriver round
+/// trips and pauses against the page: on a busy machine they added a few
+/// hundred milliseconds to a promised second. Installed after `since` (an
+/// answer), the observer notes a predicate that already holds at its
+/// installation: later than the page was, never earlier.
+#[allow(dead_code)] // not every browser test measures on the page
+pub async fn page_met(
+    browser: &Client,
+    what: &str,
+    since: Instant,
+    within: Duration,
+    predicate: &str,
+) -> Duration {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{SystemTime, UNIX_EPOCH};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let key = format!("{what} #{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    let since_ms = (SystemTime::now() - since.elapsed())
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs_f64()
+        * 1000.0;
+    // Installed once per key; a reloaded page (its window new) gets it again.
+    let script = format!(
+        "const key = {key};
+         const seen = (window.__metAt ??= {{}});
+         const watching = (window.__watching ??= {{}});
+         if (!(key in seen) && !watching[key]) {{
+             watching[key] = true;
+             const holds = () => {{ try {{ return Boolean({predicate}); }} catch (e) {{ return false; }} }};
+             const observer = new MutationObserver(() => record());
+             const record = () => {{
+                 if (!(key in seen) && holds()) {{ seen[key] = Date.now(); observer.disconnect(); }}
+             }};
+             observer.observe(document.documentElement,
+                 {{ subtree: true, childList: true, attributes: true, characterData: true }});
+             record();
+         }}
+         return seen[key] ?? null;",
+        key = json!(key),
+    );
+    let met_ms = loop {
+        if let Some(ms) = run(browser, &script).await.as_f64() {
+            break ms;
+        }
+        assert!(
+            since.elapsed() < within + RECORD_GRACE,
+            "the page did not show {what} within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let took = Duration::from_secs_f64((met_ms - since_ms).max(0.0) / 1000.0);
+    eprintln!(
+        "page: {what} after {} ms (noticed by the test after {} ms)",
+        took.as_millis(),
+        since.elapsed().as_millis()
+    );
+    assert!(
+        took <= within,
+        "the page showed {what} after {took:?}, over {within:?}"
+    );
+    took
+}
+
 pub fn rgb(hex: &str) -> String {
     let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex colour");
     format!("rgb({}, {}, {})", channel(1), channel(3), channel(5))
