@@ -10,6 +10,9 @@
 //!
 //! One browser session for every measurement: the viewport and the number
 //! of calls change between them (the suite's time matters).
+//!
+//! `render_cost` (ignored) is a benchmark, not a test: what drawing a new
+//! call costs the page (`bench/display-page/run`).
 
 // The browser helpers shared with the other page tests; this file needs
 // only some of them.
@@ -121,6 +124,71 @@ for (const tile of document.querySelectorAll('#calls .tile')) {
 return found;
 "#;
 
+/// The display page opened from the test page's link, live; the visitor's
+/// consumer.
+async fn connected_display(browser: &Client, base: &str) -> Consumer {
+    browser
+        .goto(&format!("{base}/"))
+        .await
+        .expect("test page loads");
+    let me = Consumer::new(
+        &text(browser, "#consumer").await,
+        &text(browser, "#secret").await,
+    );
+    browser
+        .find(Locator::Css("#display-link"))
+        .await
+        .expect("the test page links to the display page")
+        .click()
+        .await
+        .expect("link followed");
+    shows(
+        "the connected display page",
+        Instant::now(),
+        LOAD_TIMEOUT,
+        || async { (text(browser, "#live-status").await == "Live").then_some(()) },
+    )
+    .await;
+    me
+}
+
+/// Opens the `calls`-th call (room `target`, type `event`, section 2A);
+/// with `wait`, until the page shows it (at most 9 tiles).
+async fn open_and_wait(
+    server: &Server,
+    me: &Consumer,
+    browser: &Client,
+    target: &str,
+    event: &str,
+    calls: usize,
+    wait: bool,
+) {
+    let room = target.trim_start_matches("Zimmer-");
+    let data =
+        json!({"event": event, "position": format!("Zimmer {room}, Bett 1"), "section": "2A"});
+    server
+        .display_query("include=type", me, target, &data.to_string())
+        .await
+        .expect_status(201);
+    if !wait {
+        return;
+    }
+    shows(
+        &format!("{calls} calls"),
+        Instant::now(),
+        LOAD_TIMEOUT,
+        || async {
+            let shown = run(
+                browser,
+                "return document.querySelectorAll('#calls .tile').length",
+            )
+            .await;
+            (shown == calls.min(9)).then_some(())
+        },
+    )
+    .await;
+}
+
 /// Measures the names at every viewport with `calls` open (at most 9
 /// shown); `minima`: the cap heights are checked too (not while the page is
 /// stale: banner and stale marks take room of their own).
@@ -230,59 +298,26 @@ async fn names_fill_the_screen_durations_read_as_words_and_the_stale_mark_covers
         return;
     }
     let server = Server::start(Options::sandbox().time_zone("Europe/Berlin"));
-    let base = server.base_url().to_string();
     let driver = Chromedriver::start_with_env(&[("TZ", "UTC")]).await;
     let browser = driver.browser("layout", 1920, 1080).await;
-    browser
-        .goto(&format!("{base}/"))
-        .await
-        .expect("test page loads");
-    let me = Consumer::new(
-        &text(&browser, "#consumer").await,
-        &text(&browser, "#secret").await,
-    );
-    browser
-        .find(Locator::Css("#display-link"))
-        .await
-        .expect("the test page links to the display page")
-        .click()
-        .await
-        .expect("link followed");
-    shows(
-        "the connected display page",
-        Instant::now(),
-        LOAD_TIMEOUT,
-        || async { (text(&browser, "#live-status").await == "Live").then_some(()) },
-    )
-    .await;
+    let me = connected_display(&browser, server.base_url()).await;
     the_clock_is_the_installations(&browser).await;
 
     for (count, (target, event)) in CALLS.iter().enumerate() {
-        let room = target.trim_start_matches("Zimmer-");
-        let data =
-            json!({"event": event, "position": format!("Zimmer {room}, Bett 1"), "section": "2A"});
-        server
-            .display_query("include=type", &me, target, &data.to_string())
-            .await
-            .expect_status(201);
         let calls = count + 1;
+        open_and_wait(
+            &server,
+            &me,
+            &browser,
+            target,
+            event,
+            calls,
+            [1, 4, 9, 12].contains(&calls),
+        )
+        .await;
         if ![1, 4, 9, 12].contains(&calls) {
             continue;
         }
-        shows(
-            &format!("{calls} calls"),
-            Instant::now(),
-            LOAD_TIMEOUT,
-            || async {
-                let shown = run(
-                    &browser,
-                    "return document.querySelectorAll('#calls .tile').length",
-                )
-                .await;
-                (shown == calls.min(9)).then_some(())
-            },
-        )
-        .await;
         names_are_large_and_whole(&browser, calls, true).await;
         if calls == 1 {
             // A fresh call counts seconds; one stored long ago counts days
@@ -293,6 +328,7 @@ async fn names_fill_the_screen_durations_read_as_words_and_the_stale_mark_covers
                 "const call = [...calls.values()][0].call;
                  applyEvent({ type: 'call.opened', version: 1e12, call: { ...call, id: 1e9, address: 'Zimmer-1970', duration: 1700000000 } });
                  applyEvent({ type: 'call.opened', version: 1e12, call: { ...call, id: 1e9 + 1, address: 'Zimmer-3T', duration: 3 * 86400 + 5000 } });
+                 render();
                  return [...document.querySelectorAll('#calls .tile')].map(t => [t.dataset.address, t.querySelector('.tile-duration').textContent]);",
             )
             .await;
@@ -312,7 +348,7 @@ async fn names_fill_the_screen_durations_read_as_words_and_the_stale_mark_covers
             names_are_large_and_whole(&browser, 3, true).await;
             run(
                 &browser,
-                "for (const id of [1e9, 1e9 + 1]) applyEvent({ type: 'call.closed', version: 2e12, call: { id, closed_at: 'x' } }); return true",
+                "for (const id of [1e9, 1e9 + 1]) applyEvent({ type: 'call.closed', version: 2e12, call: { id, closed_at: 'x' } }); render(); return true",
             )
             .await;
         }
@@ -386,4 +422,60 @@ async fn names_fill_the_screen_durations_read_as_words_and_the_stale_mark_covers
     }
     names_are_large_and_whole(&browser, 12, false).await;
     browser.close().await.expect("browser closes");
+}
+
+/// Draws the tiles again `RENDERS` times as a new call does (`render()`
+/// with nothing drawn yet): the median and longest time and the layouts
+/// tried per draw (`tilesFitAt`, each a layout of the page at a new size).
+const RENDER_COST: &str = r#"
+const RENDERS = 15;
+const original = tilesFitAt;
+let layouts = 0;
+window.tilesFitAt = (...args) => { layouts++; return original(...args); };
+const times = [];
+try {
+    for (let i = 0; i < RENDERS; i++) {
+        lastDrawn = "";
+        const start = performance.now();
+        render();
+        times.push(performance.now() - start);
+    }
+} finally {
+    window.tilesFitAt = original;
+}
+times.sort((a, b) => a - b);
+return { median: times[Math.floor(RENDERS / 2)], max: times[RENDERS - 1], layouts: layouts / RENDERS };
+"#;
+
+/// Not a test: what a new call's drawing costs the page, with 1 to 9 tiles
+/// at both viewports (`bench/display-page/run`, docs/performance.md). A
+/// call is on the screen only after it: on a display's slower processor it
+/// is a share of the promised second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: bench/display-page/run"]
+async fn render_cost() {
+    if skip_browser_tests("render_cost") {
+        return;
+    }
+    let server = Server::start(Options::sandbox().time_zone("Europe/Berlin"));
+    let driver = Chromedriver::start().await;
+    let browser = driver.browser("render-cost", 1920, 1080).await;
+    let me = connected_display(&browser, server.base_url()).await;
+    println!("| tiles | viewport | median ms | max ms | layouts per draw |");
+    println!("|--:|---|--:|--:|--:|");
+    for (count, (target, event)) in CALLS.iter().take(9).enumerate() {
+        let calls = count + 1;
+        open_and_wait(&server, &me, &browser, target, event, calls, true).await;
+        for (width, height) in VIEWPORTS {
+            set_viewport(&browser, width, height).await;
+            let cost = run(&browser, RENDER_COST).await;
+            let ms = |key: &str| cost[key].as_f64().unwrap_or(f64::NAN);
+            println!(
+                "| {calls} | {width}×{height} | {:.1} | {:.1} | {:.0} |",
+                ms("median"),
+                ms("max"),
+                ms("layouts")
+            );
+        }
+    }
 }

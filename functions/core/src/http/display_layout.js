@@ -83,9 +83,10 @@ const COMPACT_BELOW_PX = 34;
 
 /* The tiles share the list's whole height and width: every grid of columns
    × rows that can hold them is tried, each with the largest type size at
-   which every tile's content fits (a binary search), and the grid whose
-   names come out largest wins (if none fits even at the smallest size, the
-   one least over). One call fills the screen. Where the names would come
+   which every tile's content fits (a binary search; a grid that cannot
+   beat the best so far is left after one try), and the grid whose names
+   come out largest wins (if none fits even at the smallest size, the one
+   least over). One call fills the screen. Where the names would come
    out small, the tiles go without their details line if that makes them
    larger. True when every tile's content fits. */
 function fit(list) {
@@ -112,21 +113,36 @@ function bestLayout(list, tiles) {
   const n = tiles.length;
   const names = tiles.map((tile) => tile.querySelector(".tile-type")).filter((name) => !isLongName(name));
   const letters = Math.max(2, ...names.map((name) => name.textContent.length));
-  let best = null;
+  const [width, height] = [list.clientWidth, list.clientHeight];
+  const grids = [];
   for (let cols = 1; cols <= n; cols++) {
     const rows = Math.ceil(n / cols);
     // As many rows with fewer columns: wider tiles, never worse.
     if (cols > 1 && Math.ceil(n / (cols - 1)) === rows) continue;
     // The search's ceiling, from the grid alone: a name is at most a row
-    // high, and a capital is at least half a type size wide. A grid whose
-    // ceiling is below what another reached is not tried (each try is a
-    // layout of the page, and a render waits for them).
-    const high0 = Math.floor(Math.min(list.clientHeight / rows, list.clientWidth / cols / (0.5 * letters)));
-    if (best && best.excess === 0 && high0 <= best.score) continue;
+    // high, and a capital is at least half a type size wide.
+    grids.push({ cols, rows, ceiling: Math.floor(Math.min(height / rows, width / cols / (0.5 * letters))) });
+  }
+  // Each try is a layout of the page at a new type size, and the new call
+  // waits for them (about 2 ms each on a desktop core, far more on a
+  // display's): the grid likeliest to win is searched first, and a grid
+  // whose ceiling is below what another reached, or that does not fit just
+  // above it, costs no search.
+  grids.sort((a, b) => b.ceiling - a.ceiling);
+  let best = null;
+  for (const { cols, rows, ceiling } of grids) {
+    const beaten = best !== null && best.excess === 0;
+    if (beaten && ceiling <= best.score) continue;
     list.style.setProperty("--cols", cols);
     list.style.setProperty("--rows", rows);
-    let low = MIN_TYPE_PX, high = Math.max(MIN_TYPE_PX, high0);
-    if (tilesFitAt(list, tiles, low) > 0) high = low;
+    let low = MIN_TYPE_PX, high = Math.max(MIN_TYPE_PX, ceiling);
+    if (beaten) {
+      // Names no larger than the best's cannot win (a tie in score aside).
+      low = best.score + 1;
+      if (tilesFitAt(list, tiles, low) > 0) continue;
+    } else if (tilesFitAt(list, tiles, low) > 0) {
+      high = low;
+    }
     // To within 3 %: finer steps are not seen, but cost a layout each.
     while (high - low > Math.max(1, low * 0.03)) {
       const middle = Math.floor((low + high) / 2);
