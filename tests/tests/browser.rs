@@ -385,11 +385,7 @@ async fn screenshot() {
     let base = server.base_url().to_string();
     let driver = Chromedriver::start().await;
     let browser = driver.browser("shot", 1280, 900).await;
-    browser.goto(&format!("{base}/")).await.expect("page loads");
-    let me = Consumer::new(
-        &text(&browser, "#consumer").await,
-        &text(&browser, "#secret").await,
-    );
+    let me = test_page_consumer(&browser, &base).await;
     for (target, data) in [
         (
             "Zimmer-101",

@@ -192,14 +192,7 @@ fn contrast(a: &str, b: &str) -> f64 {
 /// Opens the test page (a sandbox pair in its cookie), then follows its link
 /// to the display page. The pair, to send calls into the visitor's scope.
 async fn display_via_test_page(browser: &Client, base: &str) -> Consumer {
-    browser
-        .goto(&format!("{base}/"))
-        .await
-        .expect("test page loads");
-    let me = Consumer::new(
-        &text(browser, "#consumer").await,
-        &text(browser, "#secret").await,
-    );
+    let me = test_page_consumer(browser, base).await;
     let link = browser
         .find(Locator::Css("#display-link"))
         .await

@@ -92,14 +92,7 @@ async fn the_test_page_s_staff_and_the_alarm_on_the_tiles() {
     let browser = driver.browser("display-alarms", 1280, 900).await;
 
     // The test page: a staff member of the visitor's own, token and link once.
-    browser
-        .goto(&format!("{base}/"))
-        .await
-        .expect("test page loads");
-    let me = Consumer::new(
-        &text(&browser, "#consumer").await,
-        &text(&browser, "#secret").await,
-    );
+    let me = test_page_consumer(&browser, &base).await;
     browser
         .find(Locator::Css("#staff-name"))
         .await

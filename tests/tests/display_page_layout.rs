@@ -127,14 +127,7 @@ return found;
 /// The display page opened from the test page's link, live; the visitor's
 /// consumer.
 async fn connected_display(browser: &Client, base: &str) -> Consumer {
-    browser
-        .goto(&format!("{base}/"))
-        .await
-        .expect("test page loads");
-    let me = Consumer::new(
-        &text(browser, "#consumer").await,
-        &text(browser, "#secret").await,
-    );
+    let me = test_page_consumer(browser, base).await;
     browser
         .find(Locator::Css("#display-link"))
         .await

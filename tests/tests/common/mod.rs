@@ -289,6 +289,20 @@ where
     }
 }
 
+/// Opens the test page at `base` (it gives the browser a sandbox pair in
+/// its cookie); the pair it shows, to send calls into the visitor's scope.
+#[allow(dead_code)] // not every browser test starts on the test page
+pub async fn test_page_consumer(browser: &Client, base: &str) -> Consumer {
+    browser
+        .goto(&format!("{base}/"))
+        .await
+        .expect("test page loads");
+    Consumer::new(
+        &text(browser, "#consumer").await,
+        &text(browser, "#secret").await,
+    )
+}
+
 /// How much longer than its bound a test keeps asking the page for its
 /// record (below): the record is what is asserted, so the asking may lag.
 const RECORD_GRACE: Duration = Duration::from_secs(5);
