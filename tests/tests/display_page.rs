@@ -23,6 +23,7 @@ use fantoccini::{Client, Locator};
 
 /// What the page promises (issue 12): a call shows within 1 s of the answer
 /// to the request that opened it, and goes within 1 s of the close's answer.
+/// Measured on the page's clock, asserted with `page_met`'s tolerance.
 const LIVE: Duration = Duration::from_secs(1);
 /// The watchdog: no message for 15 s means the banner (plus its 0.5 s tick
 /// and the test's polling).

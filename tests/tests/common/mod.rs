@@ -307,9 +307,17 @@ pub async fn test_page_consumer(browser: &Client, base: &str) -> Consumer {
 /// record (below): the record is what is asserted, so the asking may lag.
 const RECORD_GRACE: Duration = Duration::from_secs(5);
 
+/// The tolerance on a promised time (the guide: a timing the contract
+/// promises is asserted with a tolerance). The page's draw is the larger
+/// part of its second and costs several times more while the test command
+/// runs two browser tests, their servers, moto and the background builds on
+/// two cores: 1.05 and 1.11 s were seen there against 0.25 to 0.3 s alone.
+/// Anything over the promise is printed as such.
+const PROMISE_TOLERANCE: Duration = Duration::from_millis(250);
+
 /// How long after `since` the page itself first met `predicate` (a
 /// JavaScript expression), on the page's clock, asserted to be within
-/// `within`.
+/// `within` (the promise) and [`PROMISE_TOLERANCE`].
 ///
 /// A `MutationObserver` evaluates the predicate at every change of the page
 /// and notes the first moment it holds (`Date.now()`, the machine's clock,
@@ -366,13 +374,19 @@ pub async fn page_met(
     };
     let took = Duration::from_secs_f64((met_ms - since_ms).max(0.0) / 1000.0);
     eprintln!(
-        "page: {what} after {} ms (noticed by the test after {} ms)",
+        "page: {what} after {} ms (noticed by the test after {} ms){}",
         took.as_millis(),
-        since.elapsed().as_millis()
+        since.elapsed().as_millis(),
+        if took > within {
+            ": over the promised time"
+        } else {
+            ""
+        }
     );
     assert!(
-        took <= within,
-        "the page showed {what} after {took:?}, over {within:?}"
+        took <= within + PROMISE_TOLERANCE,
+        "the page showed {what} after {took:?}, over {within:?} and its tolerance \
+         ({PROMISE_TOLERANCE:?})"
     );
     took
 }
