@@ -100,16 +100,6 @@ async fn banner(browser: &Client) -> Option<String> {
     shown.as_str().map(str::to_string)
 }
 
-/// What is shown in place of tiles (`Keine offenen Rufe`, …), if anything.
-async fn quiet(browser: &Client) -> Option<String> {
-    let shown = run(
-        browser,
-        "const q = document.getElementById('quiet'); return q.hidden ? null : q.innerText",
-    )
-    .await;
-    shown.as_str().map(str::to_string)
-}
-
 /// The maintenance strip's entries, address → text.
 async fn maintenance(browser: &Client) -> Vec<(String, String)> {
     let shown = run(
@@ -188,36 +178,6 @@ fn contrast(a: &str, b: &str) -> f64 {
     };
     let (la, lb) = (luminance(a), luminance(b));
     (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
-}
-
-/// Opens the test page (a sandbox pair in its cookie), then follows its link
-/// to the display page. The pair, to send calls into the visitor's scope.
-async fn display_via_test_page(browser: &Client, base: &str) -> Consumer {
-    let me = test_page_consumer(browser, base).await;
-    let link = browser
-        .find(Locator::Css("#display-link"))
-        .await
-        .expect("the test page links to the display page");
-    // The visitor's proof rides in the fragment, for a live socket on
-    // another host (AWS), which the cookie does not reach.
-    assert_eq!(
-        link.attr("href").await.expect("href").as_deref(),
-        Some(format!("/display#consumer={}&proof={}", me.id, me.proof()).as_str())
-    );
-    link.click().await.expect("link followed");
-    shows(
-        "the connected display page",
-        Instant::now(),
-        LOAD_TIMEOUT,
-        || async {
-            quiet(browser)
-                .await
-                .filter(|text| text.starts_with("Keine offenen Rufe"))
-        },
-    )
-    .await;
-    assert_eq!(browser.current_url().await.expect("url").path(), "/display");
-    me
 }
 
 /// Opens a call with its type, asserting 201; the call record.

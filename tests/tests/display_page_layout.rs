@@ -24,7 +24,7 @@ use std::time::Instant;
 use blackbox_tests::*;
 use chrono::Utc;
 use common::*;
-use fantoccini::{Client, Locator};
+use fantoccini::Client;
 
 /// The smallest cap height (px) of a call type's name of up to 9 letters:
 /// (viewport, up to this many calls, minimum).
@@ -123,27 +123,6 @@ for (const tile of document.querySelectorAll('#calls .tile')) {
 }
 return found;
 "#;
-
-/// The display page opened from the test page's link, live; the visitor's
-/// consumer.
-async fn connected_display(browser: &Client, base: &str) -> Consumer {
-    let me = test_page_consumer(browser, base).await;
-    browser
-        .find(Locator::Css("#display-link"))
-        .await
-        .expect("the test page links to the display page")
-        .click()
-        .await
-        .expect("link followed");
-    shows(
-        "the connected display page",
-        Instant::now(),
-        LOAD_TIMEOUT,
-        || async { (text(browser, "#live-status").await == "Live").then_some(()) },
-    )
-    .await;
-    me
-}
 
 /// Opens the `calls`-th call (room `target`, type `event`, section 2A);
 /// with `wait`, until the page shows it (at most 9 tiles).
@@ -293,7 +272,7 @@ async fn names_fill_the_screen_durations_read_as_words_and_the_stale_mark_covers
     let server = Server::start(Options::sandbox().time_zone("Europe/Berlin"));
     let driver = Chromedriver::start_with_env(&[("TZ", "UTC")]).await;
     let browser = driver.browser("layout", 1920, 1080).await;
-    let me = connected_display(&browser, server.base_url()).await;
+    let me = display_via_test_page(&browser, server.base_url()).await;
     the_clock_is_the_installations(&browser).await;
 
     for (count, (target, event)) in CALLS.iter().enumerate() {
@@ -453,7 +432,7 @@ async fn render_cost() {
     let server = Server::start(Options::sandbox().time_zone("Europe/Berlin"));
     let driver = Chromedriver::start().await;
     let browser = driver.browser("render-cost", 1920, 1080).await;
-    let me = connected_display(&browser, server.base_url()).await;
+    let me = display_via_test_page(&browser, server.base_url()).await;
     println!("| tiles | viewport | median ms | max ms | layouts per draw |");
     println!("|--:|---|--:|--:|--:|");
     for (count, (target, event)) in CALLS.iter().take(9).enumerate() {

@@ -303,6 +303,48 @@ pub async fn test_page_consumer(browser: &Client, base: &str) -> Consumer {
     )
 }
 
+/// What is shown in place of tiles (`Keine offenen Rufe`, …), if anything.
+#[allow(dead_code)] // not every browser test shows the display page
+pub async fn quiet(browser: &Client) -> Option<String> {
+    let shown = run(
+        browser,
+        "const q = document.getElementById('quiet'); return q.hidden ? null : q.innerText",
+    )
+    .await;
+    shown.as_str().map(str::to_string)
+}
+
+/// Opens the test page (a sandbox pair in its cookie), then follows its link
+/// to the display page. The pair, to send calls into the visitor's scope.
+#[allow(dead_code)] // not every browser test shows the display page
+pub async fn display_via_test_page(browser: &Client, base: &str) -> Consumer {
+    let me = test_page_consumer(browser, base).await;
+    let link = browser
+        .find(Locator::Css("#display-link"))
+        .await
+        .expect("the test page links to the display page");
+    // The visitor's proof rides in the fragment, for a live socket on
+    // another host (AWS), which the cookie does not reach.
+    assert_eq!(
+        link.attr("href").await.expect("href").as_deref(),
+        Some(format!("/display#consumer={}&proof={}", me.id, me.proof()).as_str())
+    );
+    link.click().await.expect("link followed");
+    shows(
+        "the connected display page",
+        Instant::now(),
+        LOAD_TIMEOUT,
+        || async {
+            quiet(browser)
+                .await
+                .filter(|text| text.starts_with("Keine offenen Rufe"))
+        },
+    )
+    .await;
+    assert_eq!(browser.current_url().await.expect("url").path(), "/display");
+    me
+}
+
 /// How much longer than its bound a test keeps asking the page for its
 /// record (below): the record is what is asserted, so the asking may lag.
 const RECORD_GRACE: Duration = Duration::from_secs(5);
