@@ -47,9 +47,10 @@ pub(crate) fn health_change(
     endpoint.failing_since.is_none().then_some(Some(since))
 }
 
-/// The log line of an event given up before an attempt.
+/// The log line of an event given up before an attempt (its body never
+/// rendered).
 pub(crate) fn not_sent(
-    event: &Event,
+    event: &OutboxEvent,
     endpoint: &Endpoint,
     number: u32,
     now: DateTime<Utc>,

@@ -165,7 +165,7 @@ struct Job {
     /// the round's plus what passed since (a test makes an hour pass by
     /// giving a later `now`; the backoff is measured to the millisecond).
     round: (DateTime<Utc>, std::time::Instant),
-    event: Event,
+    event: Arc<Event>,
     endpoint: Endpoint,
     number: u32,
     alert_current: bool,
@@ -288,14 +288,12 @@ impl Dispatcher {
         let mut jobs = Vec::new();
         {
             let mut memory = self.memory.lock().expect("dispatcher memory");
-            // The body is rendered once per event, and only for one that
-            // goes out (or is given up) in this round.
-            let mut rendered: HashMap<&str, Event> = HashMap::new();
+            // The body is rendered once per event, only for one that goes
+            // out in this round (about half of a busy house's events are
+            // alerts given up because their call ended first), and shared
+            // by its endpoints' attempts.
+            let mut rendered: HashMap<&str, Arc<Event>> = HashMap::new();
             for (kept, endpoint) in candidates {
-                let event = rendered
-                    .entry(kept.id.as_str())
-                    .or_insert_with(|| event_of(kept, self.zone, &devices, &types))
-                    .clone();
                 let key = (kept.id.clone(), endpoint.id.clone());
                 let delivery = memory.deliveries.entry(key).or_default();
                 let alert_current = kept
@@ -304,10 +302,15 @@ impl Dispatcher {
                 if let Err(why) = schedule::still_due(kept.kind, kept.at, now, alert_current) {
                     delivery.finished = true;
                     delivery.attempts += 1;
-                    given_up.push(not_sent(&event, endpoint, delivery.attempts, now, why));
+                    given_up.push(not_sent(kept, endpoint, delivery.attempts, now, why));
                     // The next of its call may go in the next round.
                     continue;
                 }
+                let event = Arc::clone(
+                    rendered
+                        .entry(kept.id.as_str())
+                        .or_insert_with(|| Arc::new(event_of(kept, self.zone, &devices, &types))),
+                );
                 delivery.in_flight = true;
                 jobs.push(Job {
                     round: (now, started_at),
