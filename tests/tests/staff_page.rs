@@ -40,7 +40,8 @@ use common::*;
 use fantoccini::{Client, Locator};
 
 /// A change shows within this of the tap or answer that caused it (the
-/// contract's 1 s), plus the test's polling.
+/// contract's 1 s); asserted with [`PROMISE_TOLERANCE`] as the display
+/// page's are (`measure`).
 const LIVE: Duration = Duration::from_millis(1_000);
 /// The page's policy: the display page's plus its manifest and worker.
 const POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; \
@@ -111,15 +112,27 @@ async fn click(browser: &Client, css: &str) {
         .unwrap_or_else(|e| panic!("{css} not clicked: {e}"));
 }
 
-/// Polls until `check` holds, at most `within` after `since`; the time it took.
+/// Polls until `check` holds, at most `within` (the promise) and
+/// [`PROMISE_TOLERANCE`] after `since`; the time it took, printed, and
+/// marked when over the promise. Measured by polling, so the test's own
+/// WebDriver round trips and pauses count against the page (the display
+/// page measures on the page's clock: `page_met`).
 async fn measure<F, Fut>(what: &str, since: Instant, within: Duration, check: F) -> Duration
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<()>>,
 {
-    shows(what, since, within, check).await;
+    shows(what, since, within + PROMISE_TOLERANCE, check).await;
     let took = since.elapsed();
-    eprintln!("staff page: {what} after {} ms", took.as_millis());
+    eprintln!(
+        "staff page: {what} after {} ms{}",
+        took.as_millis(),
+        if took > within {
+            ": over the promised time"
+        } else {
+            ""
+        }
+    );
     took
 }
 
@@ -402,7 +415,7 @@ async fn duty_accept_and_decline_from_the_phone_and_the_colleague_sees_who_comes
         .then_some(())
     })
     .await;
-    assert!(declined <= LIVE);
+    assert!(declined <= LIVE + PROMISE_TOLERANCE);
 
     // Anna accepts: her tile says she comes; Ben's page says who comes.
     let tapped = Instant::now();
@@ -422,7 +435,7 @@ async fn duty_accept_and_decline_from_the_phone_and_the_colleague_sees_who_comes
         (tile["accepted"] == "Anna kommt").then_some(())
     })
     .await;
-    assert!(accepted <= LIVE && colleague <= LIVE);
+    assert!(accepted <= LIVE + PROMISE_TOLERANCE && colleague <= LIVE + PROMISE_TOLERANCE);
     let calls = staff_calls(&server, &anna).await;
     let call = calls.iter().find(|c| c["id"] == id).expect("the call");
     assert_eq!(call["alarm"]["state"], "accepted");

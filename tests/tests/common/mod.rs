@@ -355,7 +355,7 @@ const RECORD_GRACE: Duration = Duration::from_secs(5);
 /// runs two browser tests, their servers, moto and the background builds on
 /// two cores: 1.05 and 1.11 s were seen there against 0.25 to 0.3 s alone.
 /// Anything over the promise is printed as such.
-const PROMISE_TOLERANCE: Duration = Duration::from_millis(250);
+pub const PROMISE_TOLERANCE: Duration = Duration::from_millis(250);
 
 /// How long after `since` the page itself first met `predicate` (a
 /// JavaScript expression), on the page's clock, asserted to be within
