@@ -127,11 +127,7 @@ where
     eprintln!(
         "staff page: {what} after {} ms{}",
         took.as_millis(),
-        if took > within {
-            ": over the promised time"
-        } else {
-            ""
-        }
+        over_the_promise(took, within)
     );
     took
 }

@@ -357,6 +357,16 @@ const RECORD_GRACE: Duration = Duration::from_secs(5);
 /// Anything over the promise is printed as such.
 pub const PROMISE_TOLERANCE: Duration = Duration::from_millis(250);
 
+/// What a printed time adds when it is over its promise (still within
+/// [`PROMISE_TOLERANCE`], or the assertion after it fails).
+pub fn over_the_promise(took: Duration, within: Duration) -> &'static str {
+    if took > within {
+        ": over the promised time"
+    } else {
+        ""
+    }
+}
+
 /// How long after `since` the page itself first met `predicate` (a
 /// JavaScript expression), on the page's clock, asserted to be within
 /// `within` (the promise) and [`PROMISE_TOLERANCE`].
@@ -419,11 +429,7 @@ pub async fn page_met(
         "page: {what} after {} ms (noticed by the test after {} ms){}",
         took.as_millis(),
         since.elapsed().as_millis(),
-        if took > within {
-            ": over the promised time"
-        } else {
-            ""
-        }
+        over_the_promise(took, within)
     );
     assert!(
         took <= within + PROMISE_TOLERANCE,
