@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         at = datetime.datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
         if window_start <= at <= window_end:
             late.append(int(entry["late_ms"]))
-            levels[entry["level"]] = levels.get(entry["level"], 0) + 1
+            levels[entry["alarm_level"]] = levels.get(entry["alarm_level"], 0) + 1
     if not late:
         print("no level or re-alert started in the window", file=sys.stderr)
         return 1

@@ -38,6 +38,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::runtime::Runtime;
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::http::io::{ApiRequest, ApiResponse, MAX_BODY_BYTES};
 use nurse_call_core::domain::model::{Consumer, Scope};
@@ -590,7 +591,7 @@ fn consumer_at(index: u8) -> (usize, &'static Consumer) {
 }
 
 fn is_live(consumer: &Consumer) -> bool {
-    !consumer.is_expired(wire_time::now())
+    !consumer.is_expired(clock::now())
 }
 
 pub fn call_type_names() -> &'static [String] {
@@ -635,7 +636,7 @@ impl World {
                     .await
                     .expect("create consumer");
             }
-            let now = wire_time::now();
+            let now = clock::now();
             for (address, code, name) in REGISTERED {
                 store
                     .register_element(&Scope::installation(), address, code, name, now)
@@ -814,9 +815,9 @@ impl Time {
     fn render(&self) -> String {
         let zone = zone();
         match self {
-            Time::Now => wire_time::format_local(wire_time::now(), zone),
+            Time::Now => wire_time::format_local(clock::now(), zone),
             Time::Offset(seconds) => wire_time::format_local(
-                wire_time::now() + Duration::seconds(i64::from(*seconds)),
+                clock::now() + Duration::seconds(i64::from(*seconds)),
                 zone,
             ),
             Time::Wire {

@@ -269,8 +269,8 @@ describe('the Rust side does the same', () => {
     // Each where it is said; the filter matches the whole message.
     assert.match(rustSource('forward/src/webhook_rounds.rs'), /"webhook wake-up not scheduled: waiting events go with the next event's"\);/);
     assert.match(rustSource('core/src/app/webhooks.rs'), /"delivery attempts not logged yet"\);/);
-    assert.match(rustSource('core/src/app/webhooks.rs'), /"webhook not signed: fix or rotate the endpoint's secret"\);/);
-    assert.match(rustSource('core/src/app/webhook_attempts.rs'), /AttemptEnd::GivenUp\(reason\) => tracing::error!\([^;]*"webhook given up"\s*\)/);
+    assert.match(rustSource('core/src/app/webhooks/attempts.rs'), /"webhook not signed: fix or rotate the endpoint's secret"\);/);
+    assert.match(rustSource('core/src/app/webhooks/attempts.rs'), /AttemptEnd::GivenUp\(reason\) => tracing::error!\([^;]*"webhook given up"\s*\)/);
   });
 
   it('the alarm function sends every wake-up in one message group, with a deduplication id (the queue deduplicates by content for nobody)', () => {
@@ -302,6 +302,7 @@ describe('the Rust side does the same', () => {
   it('the dispatcher calls exactly the store methods the grant is made for, and they issue those actions', () => {
     const sources =
       rustSource('core/src/app/webhooks.rs') +
+      rustSource('core/src/app/webhooks/attempts.rs') +
       rustSource('core/src/app/webhooks/attention.rs') +
       rustSource('core/src/app/webhooks/reads.rs') +
       rustCrate('forward');

@@ -33,7 +33,7 @@ const WATCHDOG: Duration = Duration::from_millis(15_000 + 1_000);
 const RECONNECT: Duration = Duration::from_secs(15);
 /// Chromium may play the tones without a click first (a kiosk starts it so).
 const AUTOPLAY: &str = "--autoplay-policy=no-user-gesture-required";
-/// The key under which the page keeps its token (functions/core/src/http/display_page.html).
+/// The key under which the page keeps its token (functions/core/src/http/assets/display_page.html).
 const TOKEN_KEY: &str = "nurse-call-display-token";
 
 // ---------------------------------------------------------------------------

@@ -8,9 +8,9 @@
 use clap::Subcommand;
 use serde::Serialize;
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::model::Consumer;
 use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::domain::wire_time;
 use nurse_call_core::request::validation::is_uuid;
 use nurse_call_core::signing::secrets::{self, MAX_SECRETS};
 use nurse_call_core::store::Backend;
@@ -134,7 +134,7 @@ async fn create(
     require_signed_time: bool,
 ) -> Outcome {
     let name = admin_text("--name", name).map_err(Failure::refused)?;
-    let consumer = secrets::new_consumer(&name, sha1, require_signed_time, wire_time::now())
+    let consumer = secrets::new_consumer(&name, sha1, require_signed_time, clock::now())
         .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
     store.create_consumer(&consumer).await?;
     out.print(
@@ -206,7 +206,7 @@ async fn rotate(store: &dyn AdminStore, out: Output, id: &str) -> Outcome {
             consumer.id, consumer.id
         )));
     }
-    let secret = secrets::new_secret()
+    let secret = secrets::new_consumer_secret()
         .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
     let mut secrets = consumer.secrets.clone();
     secrets.push(secret.clone());

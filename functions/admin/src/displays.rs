@@ -9,9 +9,9 @@
 use clap::Subcommand;
 use serde::Serialize;
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::model::Display;
 use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::domain::wire_time;
 use nurse_call_core::request::validation::is_uuid;
 use nurse_call_core::signing::tokens::{new_display, new_token, token_hash};
 use nurse_call_core::store::admin::AdminStore;
@@ -107,7 +107,7 @@ async fn create(store: &dyn AdminStore, out: Output, name: &str, sections: &[Str
         .map(|section| admin_text("--section", section))
         .collect::<Result<Vec<_>, _>>()
         .map_err(Failure::refused)?;
-    let (display, token) = new_display(&name, &sections, wire_time::now())
+    let (display, token) = new_display(&name, &sections, clock::now())
         .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
     store.create_display(&display).await?;
     IssuedToken {

@@ -10,10 +10,10 @@ use chrono::Utc;
 use clap::Subcommand;
 use serde::Serialize;
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::alarm::{Duty, Staff};
 use nurse_call_core::domain::model::Scope;
 use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::domain::wire_time;
 use nurse_call_core::request::validation::is_uuid;
 use nurse_call_core::signing::tokens::{new_staff, new_token, staff_page_link, token_hash};
 use nurse_call_core::store::alarms::AlarmStore;
@@ -170,7 +170,7 @@ async fn create(
         &name,
         &checked_groups,
         device.as_deref(),
-        wire_time::now(),
+        clock::now(),
     )
     .map_err(|e| Failure::refused(format!("the OS random source failed: {e}")))?;
     store.create_staff(&staff).await?;

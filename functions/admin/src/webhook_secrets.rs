@@ -7,8 +7,8 @@
 
 use serde::Serialize;
 
-use nurse_call_core::domain::webhooks::new_secret;
 use nurse_call_core::signing::sealing::{Sealed, Sealer, is_sealed};
+use nurse_call_core::signing::secrets::new_webhook_secret;
 use nurse_call_core::store::webhooks::WebhookStore;
 
 use crate::failure::{Failure, Outcome};
@@ -45,7 +45,7 @@ impl IssuedSecret {
 /// A new secret for endpoint `id`: the secret (to print) and what to store
 /// (sealed, or the secret itself without a key).
 pub async fn new_sealed_secret(sealer: &dyn Sealer, id: &str) -> Result<(String, String), Failure> {
-    let secret = new_secret()
+    let secret = new_webhook_secret()
         .map_err(|error| Failure::refused(format!("the OS random source failed: {error}")))?;
     let stored = seal(sealer, id, &secret).await?;
     Ok((secret, stored))

@@ -12,10 +12,10 @@ use chrono::Duration;
 use clap::Subcommand;
 use serde::Serialize;
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::text::admin_text;
 use nurse_call_core::domain::webhooks::endpoint::default_name;
 use nurse_call_core::domain::webhooks::{Endpoint, EventType, check_url};
-use nurse_call_core::domain::wire_time;
 use nurse_call_core::signing::sealing::{Sealer, is_sealed};
 use nurse_call_core::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 
@@ -235,7 +235,7 @@ async fn create(
         sections: checked_sections,
         secrets: vec![stored],
         disabled: false,
-        created_at: wire_time::now(),
+        created_at: clock::now(),
         failing_since: None,
     };
     store.create_endpoint(&endpoint).await?;
@@ -415,7 +415,7 @@ impl AttemptRow {
 }
 
 async fn deliveries(store: &dyn WebhookStore, out: Output, failed: bool, limit: usize) -> Outcome {
-    let since = wire_time::now() - Duration::days(LOG_DAYS);
+    let since = clock::now() - Duration::days(LOG_DAYS);
     let rows: Vec<AttemptRow> = store
         .deliveries(since, failed, limit)
         .await?

@@ -338,7 +338,7 @@ impl AlarmHandler {
         Ok(timers)
     }
 
-    /// The webhook wake-ups the `deliver` function asked for: delayed on
+    /// The webhook wake-ups the `forward` function asked for: delayed on
     /// the timer queue until their time (passed on to the webhook queue
     /// when they come), or on the webhook queue at once when due.
     async fn schedule_webhook_retries(

@@ -21,7 +21,7 @@
 //!   it is the write's outbox of pushes, whichever function wrote it);
 //! - a webhook event put in the outbox: [`Wake::Outbox`], for the handler
 //!   to wake the webhook deliveries; a webhook wake-up item (a retry's time,
-//!   put by the `deliver` function): [`Wake::WebhookRetry`], for the handler
+//!   put by the `forward` function): [`Wake::WebhookRetry`], for the handler
 //!   to wake them then.
 //!
 //! Everything else (elements, locks, audit lines, staff, outbox items, an

@@ -13,7 +13,6 @@ pub mod alarm_timer;
 pub mod alarms;
 pub mod forwarding;
 pub mod push;
-pub mod webhook_attempts;
 pub mod webhooks;
 
 use std::sync::Arc;
@@ -62,7 +61,9 @@ pub struct AppState {
     /// keys (DECISIONS §15): every service sets it ([`AppState::with_push`]).
     pub push: Option<Arc<dyn PushStore>>,
     /// Where the alarm's pushes go: the local server's push adapter; `None`
-    /// where nothing sends pushes (the Lambda functions until issue 28).
+    /// in the Lambda functions, where an alarm write's pushes leave by the
+    /// table's stream (the `alarm` function queues them, `deliver` sends
+    /// them: DECISIONS §17).
     pub pushes: Option<Arc<dyn push::PushSink>>,
     /// Whether a write's handler looks at the alarms it touched, in the
     /// background ([`alarm_looks`]); off where another process steps every
@@ -174,7 +175,7 @@ impl AppState {
     /// are the call types the handler already read for the request.
     pub fn publish_calls(&self, scope: &Scope, calls: &[Call], types: &[CallType]) {
         if let Some(hub) = self.listened_hub() {
-            let now = crate::domain::wire_time::now();
+            let now = crate::clock::now();
             for call in calls {
                 hub.publish_call(scope, call, types, self.settings.time_zone, now);
             }

@@ -22,9 +22,12 @@
 //!    handler serves which endpoint; a Lambda function links only its own),
 //!    one handler per endpoint, display access and the three pages.
 //!
-//! [`logging`] sets up the structured JSON logs of every binary.
+//! [`logging`] sets up the structured JSON logs of every binary; [`clock`]
+//! is where the time and fresh event ids come from (the domain takes them
+//! as parameters).
 
 pub mod app;
+pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod http;
@@ -36,6 +39,7 @@ pub mod wire;
 
 pub use app::AppState;
 pub use config::{Mode, Settings};
-pub use http::router::{Endpoint, serve, serve_endpoint, serve_only, serve_route};
+pub use http::endpoint::Endpoint;
+pub use http::router::{serve, serve_endpoint, serve_only, serve_route};
 pub use http::routes::{self, Route};
 pub use store::{Store, StoreError};

@@ -35,8 +35,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use nurse_call_core::AppState;
+use nurse_call_core::clock;
 use nurse_call_core::domain::model::{Scope, sections_show};
-use nurse_call_core::domain::wire_time;
 use nurse_call_core::wire::live::LiveEvent;
 
 use crate::change::Change;
@@ -184,7 +184,7 @@ impl Broadcaster {
         } else {
             Vec::new()
         };
-        let event = change.into_event(&types, self.state.settings.time_zone, wire_time::now());
+        let event = change.into_event(&types, self.state.settings.time_zone, clock::now());
         let connections = batch.connections(&self.connections, &event.scope).await?;
         let receivers: Vec<Connection> = connections
             .iter()

@@ -18,7 +18,7 @@ use http::header::CONTENT_TYPE;
 use serde_json::Value;
 
 use nurse_call_core::AppState;
-use nurse_call_core::domain::wire_time;
+use nurse_call_core::clock;
 use nurse_call_core::http::displays::{SandboxProof, authenticate_live};
 use nurse_call_core::http::error::ApiError;
 use nurse_call_core::http::io::error_response;
@@ -96,7 +96,7 @@ impl ConnectHandler {
             sections: reader.sections,
             display_id: reader.display_id,
         };
-        match self.connections.put(&connection, wire_time::now()).await {
+        match self.connections.put(&connection, clock::now()).await {
             Ok(()) => {
                 tracing::info!(
                     connection_id,

@@ -27,11 +27,11 @@ use clap::Parser;
 use connections::Limits;
 
 use nurse_call_core::app::webhooks::Dispatcher;
+use nurse_call_core::clock;
 use nurse_call_core::config::{
     self, CallRetention, StaffSettings, parse_live_url, parse_time_zone,
 };
 use nurse_call_core::domain::supervision::Thresholds;
-use nurse_call_core::domain::wire_time;
 use nurse_call_core::http::io::MAX_BODY_BYTES;
 use nurse_call_core::http::router::unreadable_body;
 use nurse_call_core::signing::sealing::NoKey;
@@ -335,7 +335,7 @@ async fn purge_expired(store: Arc<dyn Backend>, call_retention: CallRetention) {
     let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
     loop {
         every_hour.tick().await;
-        let now = wire_time::now();
+        let now = clock::now();
         match store.purge_expired(now).await {
             Ok(0) => {}
             Ok(purged) => tracing::info!(purged, "expired sandbox consumers removed"),

@@ -14,8 +14,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::model::{Consumer, Scope};
-use nurse_call_core::domain::wire_time;
 use nurse_call_core::request::validation::is_uuid;
 use nurse_call_core::store::Backend;
 
@@ -56,7 +56,7 @@ pub async fn apply(store: &dyn Backend, path: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot read seed file {}: {e}", path.display()))?;
     let seed: SeedFile = serde_json::from_str(&text)
         .map_err(|e| format!("seed file {} is not valid: {e}", path.display()))?;
-    let now = wire_time::now();
+    let now = clock::now();
     for entry in &seed.consumers {
         if !is_uuid(&entry.id) {
             return Err(format!("seed consumer id {:?} is not a UUID", entry.id));

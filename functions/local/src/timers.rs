@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use nurse_call_core::AppState;
-use nurse_call_core::domain::wire_time;
+use nurse_call_core::clock;
 
 /// How often the due index is asked.
 pub const POLL: Duration = Duration::from_millis(250);
@@ -33,7 +33,7 @@ pub async fn run(state: AppState) {
     loop {
         tick.tick().await;
         for _ in 0..ROUNDS_PER_TICK {
-            match state.run_due_alarms(wire_time::now(), BATCH).await {
+            match state.run_due_alarms(clock::now(), BATCH).await {
                 Ok(stepped) if stepped == BATCH => continue,
                 Ok(_) => break,
                 Err(error) => {

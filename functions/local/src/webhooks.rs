@@ -1,6 +1,6 @@
 //! The local server's webhook deliveries (DECISIONS §16): the dispatcher of
 //! core (`app::webhooks`) asked every [`POLL`] for what may go, sending with
-//! the HTTP client the AWS `deliver` function uses too
+//! the HTTP client the AWS `forward` function uses too
 //! ([`HttpSender`], `nurse_call_push::webhook_sender`).
 //!
 //! Deliveries run on a thread of their own at the lowest CPU priority
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nurse_call_core::app::webhooks::Dispatcher;
-use nurse_call_core::domain::wire_time;
+use nurse_call_core::clock;
 use nurse_call_core::store::webhooks::WebhookStore;
 pub use nurse_call_push::webhook_sender::HttpSender;
 
@@ -39,7 +39,7 @@ pub async fn run(dispatcher: Arc<Dispatcher>) {
     let mut last_round: Option<std::time::Instant> = None;
     loop {
         tick.tick().await;
-        // Not `wire_time::now()`, which is whole seconds: the backoff of 1,
+        // Not `clock::now()`, which is whole seconds: the backoff of 1,
         // 2, 4 s is kept to the millisecond.
         let now = chrono::Utc::now();
         let polled = last_round.is_some_and(|at| at.elapsed() < POLL);
@@ -97,7 +97,7 @@ pub async fn prune(store: Arc<dyn WebhookStore>) {
     let mut tick = tokio::time::interval(Duration::from_secs(24 * 3600));
     loop {
         tick.tick().await;
-        let before = wire_time::now() - chrono::Duration::days(LOG_KEPT_DAYS);
+        let before = clock::now() - chrono::Duration::days(LOG_KEPT_DAYS);
         match store.prune_deliveries(before).await {
             Ok(0) => {}
             Ok(pruned) => tracing::info!(pruned, "old delivery log lines deleted"),

@@ -10,11 +10,11 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Duration, Utc};
 
+use nurse_call_core::clock;
 use nurse_call_core::config::{CallRetention, Settings};
 use nurse_call_core::domain::alarm::{Duty, Policy, Staff};
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::model::{ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::domain::wire_time;
 use nurse_call_core::store::{Backend, ElementWrite, OpenOutcome};
 use nurse_call_core::{AppState, Mode};
 use nurse_call_wiring::{StoreChoice, local_state};
@@ -63,7 +63,7 @@ async fn prepare(store: &dyn Backend, house_after: i64) -> (Vec<i64>, DateTime<U
     // No re-alert inside the test: one alert per person and level.
     notruf.notification_interval = 3600;
     store.put_call_type(&notruf).await.expect("call type");
-    let now = wire_time::now();
+    let now = clock::now();
     for (n, name, section) in [(1, "Anna", "1"), (2, "Ben", "2")] {
         let staff = member(n, name);
         store.create_staff(&staff).await.expect("staff");
@@ -138,7 +138,7 @@ async fn two_workers_on_one_store_fire_each_level_once() {
     let until = std::time::Instant::now() + StdDuration::from_millis(2600);
     let mut first_round = None;
     while std::time::Instant::now() < until {
-        let now = wire_time::now();
+        let now = clock::now();
         first_round.get_or_insert(now);
         let (a, b) = tokio::join!(one.run_due_alarms(now, 100), two.run_due_alarms(now, 100));
         a.expect("first worker");
@@ -191,7 +191,7 @@ async fn a_level_that_fell_due_while_no_worker_ran_starts_in_the_first_round() {
     // A worker starts (a restarted server): one round.
     let worker = state(open_store(dir.path()).await);
     let stepped = worker
-        .run_due_alarms(wire_time::now(), 100)
+        .run_due_alarms(clock::now(), 100)
         .await
         .expect("round");
     assert_eq!(stepped as i64, CALLS, "every call was due");
@@ -214,7 +214,7 @@ async fn a_level_that_fell_due_while_no_worker_ran_starts_in_the_first_round() {
     }
     assert_eq!(
         worker
-            .run_due_alarms(wire_time::now(), 100)
+            .run_due_alarms(clock::now(), 100)
             .await
             .expect("round"),
         0,
@@ -242,7 +242,7 @@ async fn a_timer_message_steps_once_and_an_early_one_is_sent_on() {
 
     // The open's timer: level 1 starts; taken again (a duplicate), nothing.
     let first = Timer::new(&scope, id, opened_at);
-    let now = wire_time::now();
+    let now = clock::now();
     assert_eq!(
         worker.take_timer(&first, now).await.expect("taken"),
         TimerTaken::Done { stepped: true }
@@ -272,13 +272,10 @@ async fn a_timer_message_steps_once_and_an_early_one_is_sent_on() {
     assert_eq!(lines(store.as_ref(), id, "escalated").await, []);
 
     // Its time: level 2, once.
-    let wait = (house_at - wire_time::now()).num_milliseconds() + 200;
+    let wait = (house_at - clock::now()).num_milliseconds() + 200;
     tokio::time::sleep(StdDuration::from_millis(u64::try_from(wait).unwrap_or(0))).await;
     assert_eq!(
-        worker
-            .take_timer(&house, wire_time::now())
-            .await
-            .expect("due"),
+        worker.take_timer(&house, clock::now()).await.expect("due"),
         TimerTaken::Done { stepped: true }
     );
     assert_eq!(lines(store.as_ref(), id, "escalated").await, [(2, None)]);
@@ -290,7 +287,7 @@ async fn a_timer_message_steps_once_and_an_early_one_is_sent_on() {
     // A call that does not exist: its timer ends.
     assert_eq!(
         worker
-            .take_timer(&Timer::new(&scope, 999_999, opened_at), wire_time::now())
+            .take_timer(&Timer::new(&scope, 999_999, opened_at), clock::now())
             .await
             .expect("missing"),
         TimerTaken::Done { stepped: false }

@@ -15,8 +15,9 @@ use nurse_call_core::app::webhooks::{Dispatcher, Sender};
 use nurse_call_core::config::CallRetention;
 use nurse_call_core::domain::model::Scope;
 use nurse_call_core::domain::supervision::Thresholds;
-use nurse_call_core::domain::webhooks::{Endpoint, Outcome, new_secret};
+use nurse_call_core::domain::webhooks::{Endpoint, Outcome};
 use nurse_call_core::signing::sealing::NoKey;
+use nurse_call_core::signing::secrets::new_webhook_secret;
 use nurse_call_core::store::Backend;
 use nurse_call_core::store::webhooks::{AttemptEnd, WebhookStore};
 use nurse_call_wiring::StoreChoice;
@@ -94,7 +95,7 @@ async fn a_receiver_down_for_an_hour_gets_what_is_still_due_and_the_rest_is_logg
             url: "http://127.0.0.1:9/hook".into(),
             events: Vec::new(),
             sections: Vec::new(),
-            secrets: vec![new_secret().unwrap()],
+            secrets: vec![new_webhook_secret().unwrap()],
             disabled: false,
             created_at: t0,
             failing_since: None,
@@ -235,7 +236,7 @@ async fn a_close_not_delivered_within_24_hours_is_given_up_and_logged() {
             url: "http://127.0.0.1:9/hook".into(),
             events: vec![nurse_call_core::domain::webhooks::EventType::CallClosed],
             sections: Vec::new(),
-            secrets: vec![new_secret().unwrap()],
+            secrets: vec![new_webhook_secret().unwrap()],
             disabled: false,
             created_at: t0,
             failing_since: None,

@@ -1,5 +1,5 @@
 //! The webhooks' HTTP client (DECISIONS §16), shared by the local server's
-//! dispatcher and the AWS `deliver` function: one attempt within the 5 s of
+//! dispatcher and the AWS `forward` function: one attempt within the 5 s of
 //! the schedule.
 
 use async_trait::async_trait;

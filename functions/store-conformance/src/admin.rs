@@ -10,9 +10,9 @@ mod erasure;
 
 pub use erasure::erasure;
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::call_types::default_call_types;
 use nurse_call_core::domain::model::{Call, ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::domain::wire_time;
 use nurse_call_core::signing::secrets::new_consumer;
 use nurse_call_core::signing::tokens::{new_display, token_hash};
 use nurse_call_core::store::admin::SecretsReplaced;
@@ -31,7 +31,7 @@ pub async fn contract(store: &dyn Backend) {
 }
 
 async fn consumers(store: &dyn Backend) {
-    let now = wire_time::now();
+    let now = clock::now();
     let first = new_consumer("first", false, false, now).unwrap();
     let second = new_consumer("second", true, true, now + chrono::Duration::seconds(1)).unwrap();
     store.create_consumer(&first).await.unwrap();
@@ -139,7 +139,7 @@ async fn consumers(store: &dyn Backend) {
 
 async fn elements(store: &dyn Backend) {
     let scope = Scope::installation();
-    let now = wire_time::now();
+    let now = clock::now();
     for (address, code) in [("B-2", "Z2"), ("A-1", "Z1")] {
         store
             .register_element(&scope, address, code, "Zimmer", now)
@@ -213,8 +213,7 @@ async fn call_types(store: &dyn Backend) {
 /// A display is found by its token's hash, and only by it.
 async fn displays(admin: &dyn Backend) {
     let consumers_before = admin.consumers().await.unwrap().len();
-    let (display, token) =
-        new_display("Flur", &["S1".to_string()], wire_time::now()).expect("random");
+    let (display, token) = new_display("Flur", &["S1".to_string()], clock::now()).expect("random");
     admin
         .create_display(&display)
         .await

@@ -15,6 +15,7 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::{Alarm, Duty, Staff};
 use nurse_call_core::domain::model::{Call, Scope};
@@ -149,7 +150,12 @@ impl AlarmStore for DynamoStore {
             ..kept.call.clone()
         };
         let events = self
-            .webhook_events_to_keep(outbox::events_of_write(&kept.scope, &written, audit))
+            .webhook_events_to_keep(outbox::events_of_write(
+                &kept.scope,
+                &written,
+                audit,
+                clock::new_event_id,
+            ))
             .await;
         let items = self.alarm_write_items(kept, alarm, audit, &events)?;
         for attempt in 1..=TRANSACTION_ATTEMPTS {

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use aws_sdk_dynamodb::types::{Delete, TransactWriteItem, Update};
 use chrono::{DateTime, TimeZone, Utc};
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::alarm::Alarm;
 use nurse_call_core::domain::model::{Call, NewCall, Scope};
 use nurse_call_core::domain::webhooks::outbox;
@@ -230,7 +231,7 @@ impl DynamoStore {
                 .webhook_events_to_keep(
                     closed
                         .iter()
-                        .filter_map(|call| outbox::closed(scope, call))
+                        .filter_map(|call| outbox::closed(scope, call, clock::new_event_id))
                         .collect(),
                 )
                 .await;

@@ -65,20 +65,12 @@ fn epoch_seconds(at: DateTime<Utc>, days: i64) -> i64 {
     (at + chrono::Duration::days(days)).timestamp()
 }
 
-pub fn type_names(endpoint: &Endpoint) -> Vec<String> {
-    endpoint
-        .events
-        .iter()
-        .map(|t| t.as_str().to_string())
-        .collect()
-}
-
 /// The attributes an update replaces (`update_endpoint`), by name.
 pub fn endpoint_settings(endpoint: &Endpoint) -> [(&'static str, AttributeValue); 6] {
     [
         ("name", s(&endpoint.name)),
         ("url", s(&endpoint.url)),
-        ("events", texts(&type_names(endpoint))),
+        ("events", texts(&endpoint.event_names())),
         ("sections", texts(&endpoint.sections)),
         ("secrets", texts(&endpoint.secrets)),
         ("disabled", AttributeValue::Bool(endpoint.disabled)),

@@ -1,5 +1,5 @@
 //! Webhook wake-ups in AWS (DECISIONS §17): where no process polls, the
-//! `deliver` function that must try a webhook delivery again later puts a
+//! `forward` function that must try a webhook delivery again later puts a
 //! wake-up item due then; its stream record reaches the `alarm` function,
 //! which keeps every timer (an SQS message delayed to the item's `due`).
 //! So the function that delivers needs no queue client of its own.

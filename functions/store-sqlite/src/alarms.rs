@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::engine::quiet_end;
 use nurse_call_core::domain::alarm::{Alarm, Duty, Staff, StaffRef};
@@ -22,7 +23,7 @@ use nurse_call_core::store::StoreError;
 use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm, KeptAlarm};
 
 use crate::rows::{ALARM_COLUMN, CALL_COLUMNS, call_from_row, precise_at, to_precise};
-use crate::{SqliteStore, staff, webhooks};
+use crate::{SqliteStore, outbox_write, staff};
 
 /// The call `call_id` of `scope` with its alarm and version; `None` when
 /// there is no such call or it has no alarm (closed before alarms existed).
@@ -115,7 +116,10 @@ pub(crate) fn append_audit(
             line.detail
         ])?;
     }
-    webhooks::keep(c, &outbox::events_of_write(scope, call, audit))
+    outbox_write::keep(
+        c,
+        &outbox::events_of_write(scope, call, audit, clock::new_event_id),
+    )
 }
 
 /// Ends the alarm of `closed` (just closed by this job) in the same job

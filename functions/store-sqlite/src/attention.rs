@@ -8,8 +8,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use nurse_call_core::domain::webhooks::attention::AttentionChange;
 
+use crate::outbox_write::keep;
 use crate::rows::{texts_at, texts_json};
-use crate::webhooks::keep;
 
 /// Every element's mark: address → reasons.
 pub(crate) fn marks(c: &Connection) -> rusqlite::Result<HashMap<String, Vec<String>>> {

@@ -13,7 +13,9 @@
 //! and call reads and writes every request shares, `rows` turns rows into
 //! domain values, `sandbox` and `mismatches` keep the test server's data,
 //! `admin` the admin command's, `alarms` and `staff` alarm routing's,
-//! `webhooks` the endpoints, outbox and delivery log of DECISIONS §16,
+//! `webhooks` the endpoints, outbox and delivery log of DECISIONS §16
+//! (`outbox_write` how a write keeps its events, `attention` the elements'
+//! attention marks),
 //! `schema` creates and migrates the file, `worker` owns the connections,
 //! `config_cache` keeps the call types and consumers in memory while the
 //! file's generation of them stays.
@@ -24,6 +26,7 @@ mod alarms;
 mod attention;
 mod config_cache;
 mod mismatches;
+mod outbox_write;
 mod push;
 mod rows;
 mod sandbox;
@@ -39,6 +42,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::call_type_items::{CallTypeItem, CallTypesRead, read_items};
 use nurse_call_core::domain::credentials::Stored;
 use nurse_call_core::domain::model::{
@@ -315,7 +319,10 @@ impl Store for SqliteStore {
             let scope_key = Scope::from_key(&scope);
             for call in &mut closed {
                 alarms::end_quietly(c, &scope_key, call)?;
-                webhooks::keep(c, outbox::closed(&scope_key, call).as_slice())?;
+                outbox_write::keep(
+                    c,
+                    outbox::closed(&scope_key, call, clock::new_event_id).as_slice(),
+                )?;
             }
             Ok(CloseOutcome::Closed(closed))
         })

@@ -1,7 +1,6 @@
 //! Outbound webhooks in SQLite (DECISIONS §16): the endpoints, the outbox
-//! and the delivery log (schema version 8), and [`keep`], with which every
-//! write that appends a call's alarm audit, or closes a call, keeps its
-//! events in its own transaction.
+//! and the delivery log (schema version 8). The writes that put events in
+//! the outbox keep them with [`crate::outbox_write::keep`].
 
 use std::collections::HashMap;
 
@@ -23,37 +22,6 @@ use crate::rows::{precise_at, texts_at, texts_json as json, to_precise};
 /// ([`WebhookStore::log_and_finish`]): small enough that a request's write
 /// never waits long behind one.
 const ROUND_JOB_ROWS: usize = 8;
-
-/// Keeps `events` in the outbox, in the caller's transaction, when at
-/// least one endpoint is enabled: without one nobody would ever take them
-/// out, and the request path pays one indexed look instead of the inserts.
-pub(crate) fn keep(c: &Connection, events: &[OutboxEvent]) -> rusqlite::Result<()> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let wanted: bool = c
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled = 0)")?
-        .query_row([], |row| row.get(0))?;
-    if !wanted {
-        return Ok(());
-    }
-    let mut insert = c.prepare_cached(
-        "INSERT INTO webhook_outbox (id, scope, kind, at, call_id, section, facts)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?;
-    for event in events {
-        insert.execute(params![
-            event.id,
-            event.scope.as_str(),
-            event.kind.as_str(),
-            to_precise(event.at),
-            event.call_id,
-            event.section,
-            event.facts.to_json()
-        ])?;
-    }
-    Ok(())
-}
 
 fn conversion(index: usize, problem: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, problem.into())
@@ -85,14 +53,6 @@ fn endpoint_from_row(row: &Row<'_>) -> rusqlite::Result<Endpoint> {
             None => None,
         },
     })
-}
-
-fn type_names(endpoint: &Endpoint) -> Vec<String> {
-    endpoint
-        .events
-        .iter()
-        .map(|t| t.as_str().to_string())
-        .collect()
 }
 
 const OUTBOX_COLUMNS: &str = "id, scope, kind, at, call_id, section, facts, seq";
@@ -200,7 +160,7 @@ impl WebhookStore for SqliteStore {
                     endpoint.id,
                     endpoint.name,
                     endpoint.url,
-                    json(&type_names(&endpoint)),
+                    json(&endpoint.event_names()),
                     json(&endpoint.sections),
                     json(&endpoint.secrets),
                     endpoint.disabled,
@@ -235,7 +195,7 @@ impl WebhookStore for SqliteStore {
                     endpoint.id,
                     endpoint.name,
                     endpoint.url,
-                    json(&type_names(&endpoint)),
+                    json(&endpoint.event_names()),
                     json(&endpoint.sections),
                     json(&endpoint.secrets),
                     endpoint.disabled

@@ -204,7 +204,7 @@ async fn an_unreadable_alarm_is_left_out_of_reads_and_refused_to_the_engine() {
         attribute: None,
         element_code: String::new(),
         element_name: String::new(),
-        opened_at: nurse_call_core::domain::wire_time::now(),
+        opened_at: nurse_call_core::clock::now(),
         opened_by: None,
     };
     let OpenOutcome::Opened(opened) = store

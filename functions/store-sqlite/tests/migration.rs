@@ -265,8 +265,7 @@ async fn a_version_3_file_gains_displays_and_element_versions() {
     assert_eq!(open.len(), 1, "the old open call is in the displays' read");
     assert_eq!(open[0].event, "WC");
 
-    let (display, token) =
-        new_display("Flur", &[], nurse_call_core::domain::wire_time::now()).expect("random");
+    let (display, token) = new_display("Flur", &[], nurse_call_core::clock::now()).expect("random");
     store
         .create_display(&display)
         .await

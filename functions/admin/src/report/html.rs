@@ -164,7 +164,7 @@ pub fn render(report: &Report, call_types: &[CallType], days: &Days) -> String {
 }
 
 fn now() -> DateTime<Utc> {
-    nurse_call_core::domain::wire_time::now()
+    nurse_call_core::clock::now()
 }
 
 fn figure(label: &str, value: String) -> Markup {

@@ -36,8 +36,8 @@ impl AppState {
     ///
     /// In a Lambda function a task spawned here may be frozen with the
     /// invocation once the answer is sent and never finish. That is
-    /// accepted: in AWS the durable path is the timers (issue 28: a call's
-    /// first timer comes from the table's stream, DECISIONS §17), and this
+    /// accepted: in AWS the durable path is the timers (a call's first
+    /// timer comes from the table's stream, DECISIONS §17), and this
     /// look only makes the first alert quicker where it runs.
     pub fn look_later(&self, scope: &Scope, call_ids: Vec<i64>, types: &[CallType]) {
         self.spawn_looks(scope, None, call_ids, types, None);
@@ -192,7 +192,8 @@ impl AppState {
                 let late_ms = (Utc::now() - alarm.next_at).num_milliseconds();
                 tracing::debug!(
                     call_id = alarm.call_id,
-                    level = call.alarm.as_ref().map_or(0, |a| a.level),
+                    // Not `level`: that key is the line's severity.
+                    alarm_level = call.alarm.as_ref().map_or(0, |a| a.level),
                     late_ms,
                     "due alarm stepped"
                 );

@@ -15,15 +15,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::app::AppState;
+use crate::clock;
 use crate::domain::alarm::audit::AuditEvent;
 use crate::domain::alarm::{
     Alarm, Duty, Effect, Policy, Refusal, Response, Roster, Situation, Staff, Step, respond, step,
 };
 use crate::domain::model::{Call, CallType, Scope};
-use crate::domain::wire_time;
 use crate::store::StoreError;
 use crate::store::alarms::{AlarmStore, AlarmWrite, KeptAlarm};
 use crate::wire::live::{AlarmNews, LiveAudience, LiveEvent, LiveMessage};
@@ -31,9 +31,6 @@ use crate::wire::live::{AlarmNews, LiveAudience, LiveEvent, LiveMessage};
 /// How often one look reads and steps again after a conflicting write
 /// before it gives up (the next look, or the timers, try again).
 pub const MAX_ATTEMPTS: usize = 5;
-
-/// The `type` of a call type whose calls are staff present in the room.
-pub const PRESENCE: &str = "PRESENCE";
 
 /// Re-alert interval and most alerts of a call whose type an admin removed
 /// (DECISIONS §7's fallbacks for those fields).
@@ -239,7 +236,7 @@ impl AppState {
             if needs != Needs::Roster && policy.is_none() {
                 return Ok(Ok(Looked::Missing));
             }
-            let now = wire_time::now();
+            let now = clock::now();
             // Only a running alarm of an open call alerts anybody: a closed
             // call's ends, a stopped one stays, a type without alarm ends.
             let running = kept.call.closed_at.is_none()
@@ -293,9 +290,14 @@ impl AppState {
                         scope = scope.as_str(),
                         call_id,
                         status = next.alarm.status.as_str(),
-                        level = next.alarm.level,
+                        // Not `level`: that key is the line's severity.
+                        alarm_level = next.alarm.level,
                         effects = next.effects.len(),
-                        next_at = ?next.alarm.next_at,
+                        next_at = next
+                            .alarm
+                            .next_at
+                            .map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true))
+                            .as_deref(),
                         "alarm stepped"
                     );
                     return Ok(Ok(Looked::Call {
@@ -404,5 +406,5 @@ pub(crate) fn policy_of(types: &[CallType], event: &str) -> (Policy, i64, i64) {
 
 /// Whether calls of `event` are staff present in the room.
 pub fn is_presence(types: &[CallType], event: &str) -> bool {
-    types.iter().any(|t| t.name == event && t.kind == PRESENCE)
+    types.iter().any(|t| t.name == event && t.is_presence())
 }

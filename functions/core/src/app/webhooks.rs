@@ -25,19 +25,20 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::app::forwarding::{Failing, Forwarding};
-use crate::app::webhook_attempts::{describe, health_change, log_attempt, not_sent};
 use crate::domain::supervision::Thresholds;
 use crate::domain::webhooks::outbox::OutboxEvent;
-use crate::domain::webhooks::schedule::{self, Next, Outcome};
-use crate::domain::webhooks::signing::sign;
+use crate::domain::webhooks::schedule::{self, Outcome};
 use crate::domain::webhooks::{Endpoint, Event};
-use crate::signing::sealing::{Sealed, Sealer, is_sealed};
+use crate::signing::sealing::Sealer;
 use crate::store::StoreError;
 use crate::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 use crate::wire::webhooks::event_of;
 
+mod attempts;
 mod attention;
 mod reads;
+
+use attempts::not_sent;
 
 pub use attention::ATTENTION_EVERY;
 
@@ -428,114 +429,5 @@ impl Dispatcher {
             .filter(|d| !d.finished && !d.in_flight)
             .filter_map(|d| d.not_before)
             .min()
-    }
-
-    /// The endpoint's secrets to sign with: the sealed ones opened (the
-    /// sealer remembers what it opened, so KMS is asked once per secret
-    /// and process). A failure is an attempt not made, retried as one that
-    /// failed: the event is kept, and the error line says why.
-    async fn opened_secrets(&self, endpoint: &Endpoint) -> Result<Vec<String>, String> {
-        let what = Sealed::WebhookSecret {
-            endpoint: endpoint.id.clone(),
-        };
-        let mut opened = Vec::with_capacity(endpoint.secrets.len());
-        for stored in &endpoint.secrets {
-            if self.sealer.has_key()
-                && !is_sealed(stored)
-                && self
-                    .plain_warned
-                    .lock()
-                    .expect("plain secrets warned")
-                    .insert(endpoint.id.clone())
-            {
-                tracing::warn!(endpoint = %endpoint.id, "webhook secret kept plain, not sealed with the installation's key: `nurse-call-admin webhooks seal-secrets`");
-            }
-            opened.push(
-                self.sealer
-                    .open(stored, &what)
-                    .await
-                    .map_err(|error| error.to_string())?,
-            );
-        }
-        Ok(opened)
-    }
-
-    /// One attempt: signed, sent, logged; the endpoint's health kept.
-    async fn attempt(&self, job: Job) {
-        let Job {
-            round,
-            event,
-            endpoint,
-            number,
-            alert_current,
-        } = job;
-        let body = event.body();
-        let attempted_at = round.0
-            + chrono::Duration::from_std(round.1.elapsed()).unwrap_or(chrono::Duration::zero());
-        let signed = match self.opened_secrets(&endpoint).await {
-            Ok(secrets) => sign(&event.id, attempted_at.timestamp(), &body, &secrets)
-                .map_err(|problem| problem.to_string()),
-            Err(problem) => Err(problem),
-        };
-        let outcome = match signed {
-            Ok(signed) => {
-                let headers = signed.pairs().into_iter().collect();
-                self.sender.send(&endpoint.url, headers, body).await
-            }
-            Err(problem) => {
-                tracing::error!(endpoint = %endpoint.id, %problem, "webhook not signed: fix or rotate the endpoint's secret");
-                Outcome::Status(0)
-            }
-        };
-        let next = schedule::after_attempt(
-            event.kind,
-            event.at,
-            number,
-            attempted_at,
-            outcome,
-            alert_current,
-        );
-        let attempt = Attempt {
-            event_id: event.id.clone(),
-            endpoint_id: endpoint.id.clone(),
-            event_type: event.kind.as_str().to_string(),
-            call_id: event.call_id,
-            number,
-            at: attempted_at,
-            status: match outcome {
-                Outcome::Status(status) => Some(status),
-                _ => None,
-            },
-            outcome: describe(outcome),
-            end: match next {
-                Next::Delivered => AttemptEnd::Delivered,
-                Next::RetryAt(at) => AttemptEnd::RetryAt(at),
-                Next::GivenUp(why) => AttemptEnd::GivenUp(why.as_str().to_string()),
-            },
-        };
-        log_attempt(&event, &endpoint, &attempt);
-        let health = {
-            let mut memory = self.memory.lock().expect("dispatcher memory");
-            memory.unlogged.push(attempt);
-            let key = (event.id.clone(), endpoint.id.clone());
-            let delivery = memory.deliveries.entry(key).or_default();
-            delivery.in_flight = false;
-            delivery.attempts = number;
-            match next {
-                Next::RetryAt(at) => delivery.not_before = Some(at),
-                _ => delivery.finished = true,
-            }
-            health_change(&mut memory.failing_since, &endpoint, outcome, attempted_at)
-        };
-        if let Some(since) = health {
-            if since.is_some() {
-                tracing::warn!(endpoint = %endpoint.id, endpoint_name = %endpoint.name, endpoint_failing = true, "webhook endpoint started failing");
-            } else {
-                tracing::info!(endpoint = %endpoint.id, endpoint_name = %endpoint.name, "webhook endpoint recovered");
-            }
-            if let Err(error) = self.store.set_endpoint_failing(&endpoint.id, since).await {
-                tracing::warn!(%error, endpoint = %endpoint.id, "endpoint health not stored");
-            }
-        }
     }
 }

@@ -36,7 +36,7 @@ pub const FALLBACK_COLOR: &str = "#808080";
 pub const FALLBACK_INTERVAL: i64 = 60;
 pub const FALLBACK_MAXLOOPS: i64 = 0;
 pub const FALLBACK_URGENCY: &str = "NORMAL";
-pub const FALLBACK_KIND: &str = "CALL";
+pub const FALLBACK_KIND: &str = crate::domain::model::CALL_KIND;
 /// What `used` says of an item that is skipped (no usable name).
 pub const SKIPPED: &str = "skipped";
 

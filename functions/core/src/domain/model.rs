@@ -240,6 +240,29 @@ pub struct CallType {
     pub escalation: crate::domain::alarm::Policy,
 }
 
+/// The `type` of a call type whose calls mean "staff present in the room".
+pub const PRESENCE_KIND: &str = "PRESENCE";
+
+/// The `type` of a call type whose calls report a fault (Störung).
+pub const FAULT_KIND: &str = "FAULT";
+
+/// The `type` of an ordinary call, and of a call type item whose `type` is
+/// missing or unreadable (DECISIONS §7).
+pub const CALL_KIND: &str = "CALL";
+
+impl CallType {
+    /// Whether its calls are staff present in the room (they answer the
+    /// calls on their address and start no alarm).
+    pub fn is_presence(&self) -> bool {
+        self.kind == PRESENCE_KIND
+    }
+
+    /// Whether its calls report a fault (Störung).
+    pub fn is_fault(&self) -> bool {
+        self.kind == FAULT_KIND
+    }
+}
+
 /// A central system or gateway allowed to send signed requests.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Consumer {

@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn a_push_is_retried_with_the_backoff_within_its_ttl_and_a_gone_one_removed() {
-        let made = Utc::now();
+        let made = chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 26, 7, 0, 0).unwrap();
         let at = |seconds: i64| made + Duration::seconds(seconds);
         assert_eq!(
             after_push(Outcome::Status(201), 0, made, at(0)),

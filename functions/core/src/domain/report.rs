@@ -35,11 +35,7 @@ pub mod faults;
 pub use alarms::{AlarmGroup, AlarmReport, AlarmStats, CallAlarm};
 pub use faults::{FaultGroup, FaultReport, FaultStats};
 
-/// The `type` of call types whose calls mean "staff present in the room".
-pub const PRESENCE_KIND: &str = "PRESENCE";
-
-/// The `type` of call types whose calls report a fault (Störung).
-pub const FAULT_KIND: &str = "FAULT";
+pub use crate::domain::model::{FAULT_KIND, PRESENCE_KIND};
 
 /// How far past the window's end the report reads calls, to find the
 /// presence that answered a call opened shortly before the end. A call

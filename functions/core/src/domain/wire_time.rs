@@ -74,11 +74,6 @@ fn put_two_digits(slot: &mut [u8], value: u32) {
     slot[1] = b'0' + (value % 10) as u8;
 }
 
-/// The current instant, truncated to whole seconds like every stored time.
-pub fn now() -> DateTime<Utc> {
-    Utc::now().trunc_subsecs(0)
-}
-
 /// Formats an instant for storage: RFC 3339 in UTC, fixed width, so that text
 /// comparison orders instants.
 pub fn to_stored(instant: DateTime<Utc>) -> String {

@@ -36,10 +36,10 @@ pub(crate) fn page_policy(live_url: Option<&str>) -> String {
 
 /// The page's layout, durations and clock, kept apart from the page's
 /// connection logic (`display_layout.js`), filled in like the shared helpers.
-const LAYOUT_SCRIPT: &str = include_str!("display_layout.js");
+const LAYOUT_SCRIPT: &str = include_str!("assets/display_layout.js");
 
 fn render(live_url: Option<&str>) -> String {
-    with_helpers(include_str!("display_page.html"))
+    with_helpers(include_str!("assets/display_page.html"))
         .replace("{{display_layout}}", LAYOUT_SCRIPT)
         .replace("{{live_url}}", &escape_html(live_url.unwrap_or("")))
 }

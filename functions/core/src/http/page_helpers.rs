@@ -20,13 +20,13 @@
 const PLACEHOLDER: &str = "{{page_helpers}}";
 
 /// The helpers' source.
-const SCRIPT: &str = include_str!("page_helpers.js");
+const SCRIPT: &str = include_str!("assets/page_helpers.js");
 
 /// Where the display page's and the staff page's scripts take theirs.
 const LIVE_PLACEHOLDER: &str = "{{live_helpers}}";
 
 /// The live pages' helpers' source.
-const LIVE_SCRIPT: &str = include_str!("live_helpers.js");
+const LIVE_SCRIPT: &str = include_str!("assets/live_helpers.js");
 
 /// `template` with the helpers in place of the placeholders it has.
 pub(crate) fn with_helpers(template: &str) -> String {
@@ -42,9 +42,9 @@ mod tests {
     #[test]
     fn each_page_has_the_placeholder_once_and_the_helpers_only_there() {
         for template in [
-            include_str!("display_page.html"),
-            include_str!("sandbox_page.html"),
-            include_str!("staff_page.html"),
+            include_str!("assets/display_page.html"),
+            include_str!("assets/sandbox_page.html"),
+            include_str!("assets/staff_page.html"),
         ] {
             assert_eq!(template.matches(PLACEHOLDER).count(), 1);
             let page = with_helpers(template);
@@ -57,8 +57,8 @@ mod tests {
     #[test]
     fn the_live_pages_have_the_live_helpers_once_and_the_test_page_not() {
         for template in [
-            include_str!("display_page.html"),
-            include_str!("staff_page.html"),
+            include_str!("assets/display_page.html"),
+            include_str!("assets/staff_page.html"),
         ] {
             assert_eq!(template.matches(LIVE_PLACEHOLDER).count(), 1);
             let page = with_helpers(template);
@@ -71,7 +71,7 @@ mod tests {
                 assert_eq!(page.matches(function).count(), 1, "{function}");
             }
         }
-        let sandbox = with_helpers(include_str!("sandbox_page.html"));
+        let sandbox = with_helpers(include_str!("assets/sandbox_page.html"));
         assert!(!sandbox.contains(LIVE_PLACEHOLDER));
         assert!(!sandbox.contains("function liveConnection("));
         assert!(

@@ -12,10 +12,10 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::app::AppState;
+use crate::http::endpoint::Endpoint;
 use crate::http::error::ApiError;
 use crate::http::handlers;
 use crate::http::io::{ApiRequest, ApiResponse};
-use crate::http::router::Endpoint;
 use crate::http::{display_page, sandbox, sandbox_staff, staff_page};
 
 /// What a handler returns: its response, or the error that becomes one.

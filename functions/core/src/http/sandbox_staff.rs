@@ -14,9 +14,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::app::AppState;
+use crate::clock;
 use crate::domain::alarm::{Duty, Staff};
 use crate::domain::model::Scope;
-use crate::domain::wire_time;
 use crate::http::error::ApiError;
 use crate::http::handlers::staff::DutyRecord;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
@@ -47,8 +47,8 @@ pub async fn create(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
         errors.add("staff", limit_message());
         return Err(errors.into());
     }
-    let (staff, token) = new_staff(&scope, &name, &groups, None, wire_time::now())
-        .map_err(|_| ApiError::Internal)?;
+    let (staff, token) =
+        new_staff(&scope, &name, &groups, None, clock::now()).map_err(|_| ApiError::Internal)?;
     store.create_staff(&staff).await?;
     tracing::info!(consumer = %consumer.id, staff_id = %staff.id, "sandbox staff created");
     #[derive(Serialize)]

@@ -35,8 +35,8 @@ use crate::http::sandbox::escape_html;
 pub const SCOPE: &str = "/staff";
 
 /// The icons, made by `scripts/staff-icons` (PNG, RGB).
-const ICON_192: &[u8] = include_bytes!("staff_icon_192.png");
-const ICON_512: &[u8] = include_bytes!("staff_icon_512.png");
+const ICON_192: &[u8] = include_bytes!("assets/staff_icon_192.png");
+const ICON_512: &[u8] = include_bytes!("assets/staff_icon_512.png");
 
 /// `png` as a `data:` URL.
 fn data_url(png: &[u8]) -> String {
@@ -63,25 +63,31 @@ const WORKER_POLICY: &str = "default-src 'none'; connect-src 'self'; img-src 'se
 /// The staff token in IndexedDB, for the service worker: the page writes
 /// it, the worker reads it; filled into both, so that they agree on the
 /// database.
-const TOKEN_DB_PART: (&str, &str) = ("{{staff_token_db_js}}", include_str!("staff_token_db.js"));
+const TOKEN_DB_PART: (&str, &str) = (
+    "{{staff_token_db_js}}",
+    include_str!("assets/staff_token_db.js"),
+);
 
 /// The page's script, in the order its parts build on each other
 /// (staff_state.js says what each holds); the helpers it shares with the
 /// other pages are filled in by [`with_helpers`].
 const SCRIPT_PARTS: [(&str, &str); 5] = [
-    ("{{staff_state_js}}", include_str!("staff_state.js")),
+    ("{{staff_state_js}}", include_str!("assets/staff_state.js")),
     TOKEN_DB_PART,
-    ("{{staff_view_js}}", include_str!("staff_view.js")),
-    ("{{staff_alerting_js}}", include_str!("staff_alerting.js")),
+    ("{{staff_view_js}}", include_str!("assets/staff_view.js")),
+    (
+        "{{staff_alerting_js}}",
+        include_str!("assets/staff_alerting.js"),
+    ),
     (
         "{{staff_connection_js}}",
-        include_str!("staff_connection.js"),
+        include_str!("assets/staff_connection.js"),
     ),
 ];
 
 fn render(live_url: Option<&str>) -> String {
     let page = SCRIPT_PARTS.iter().fold(
-        include_str!("staff_page.html").to_string(),
+        include_str!("assets/staff_page.html").to_string(),
         |page, (placeholder, script)| page.replace(placeholder, script),
     );
     with_helpers(&page)
@@ -91,7 +97,7 @@ fn render(live_url: Option<&str>) -> String {
 
 fn worker() -> String {
     let (placeholder, script) = TOKEN_DB_PART;
-    include_str!("staff_sw.js")
+    include_str!("assets/staff_sw.js")
         .replace(placeholder, script)
         .replace("{{icon_192}}", &data_url(ICON_192))
 }

@@ -259,7 +259,7 @@ mod tests {
     fn errors_of(body: Value, display: bool) -> Value {
         let envelope = Envelope::parse(&body.to_string()).unwrap();
         let errors = if display {
-            parse_display(&envelope, berlin(), crate::domain::wire_time::now()).unwrap_err()
+            parse_display(&envelope, berlin(), crate::clock::now()).unwrap_err()
         } else {
             parse_element(&envelope).unwrap_err()
         };
@@ -284,7 +284,7 @@ mod tests {
         let body =
             json!({"target": "A1", "consumer": CONSUMER, "hash": "ab", "data": {"closed": true}});
         let envelope = Envelope::parse(&body.to_string()).unwrap();
-        let request = parse_display(&envelope, berlin(), crate::domain::wire_time::now()).unwrap();
+        let request = parse_display(&envelope, berlin(), crate::clock::now()).unwrap();
         assert_eq!(request.action, DisplayAction::Close { closed_at: None });
         assert_eq!(
             request.credentials.signing_string,
@@ -299,8 +299,7 @@ mod tests {
             "position": "x".repeat(256), "created_at": "2026-13-01 00:00:00", "closed": "no"
         }});
         let envelope = Envelope::parse(&body.to_string()).unwrap();
-        let found =
-            parse_display(&envelope, berlin(), crate::domain::wire_time::now()).unwrap_err();
+        let found = parse_display(&envelope, berlin(), crate::clock::now()).unwrap_err();
         let keys: Vec<&str> = found.keys().collect();
         assert_eq!(
             keys,

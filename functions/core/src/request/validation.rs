@@ -379,7 +379,7 @@ mod tests {
     #[test]
     fn a_time_that_is_no_wire_time_has_the_format_message() {
         let zone: Tz = "Europe/Berlin".parse().unwrap();
-        let now = wire_time::now();
+        let now = crate::clock::now();
         let mut errors = FieldErrors::new();
         for bad in [json!("gestern"), json!(1_764_000_000)] {
             assert_eq!(optional_time(&mut errors, "k", Some(&bad), zone, now), None);

@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn tokens_are_64_hex_digits_and_only_their_hash_is_kept() {
-        let (display, token) = new_display("Flur 1", &[], crate::domain::wire_time::now()).unwrap();
+        let (display, token) = new_display("Flur 1", &[], crate::clock::now()).unwrap();
         assert_eq!(token.len(), 2 * TOKEN_BYTES);
         assert!(token.bytes().all(|c| c.is_ascii_hexdigit()));
         assert_eq!(display.token_hash, token_hash(&token));
@@ -93,7 +93,7 @@ mod tests {
     fn staff_get_a_token_of_which_only_the_hash_is_kept() {
         let scope = Scope::consumer("6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f");
         let groups = vec!["Leitung".to_string()];
-        let now = crate::domain::wire_time::now();
+        let now = crate::clock::now();
         let (staff, token) = new_staff(&scope, "Anna", &groups, Some("DECT 4711"), now).unwrap();
         assert_eq!(token.len(), 2 * TOKEN_BYTES);
         assert_eq!(staff.token_hash, token_hash(&token));

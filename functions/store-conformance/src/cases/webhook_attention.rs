@@ -8,6 +8,7 @@ use std::sync::Arc;
 use chrono::Duration;
 use tokio::sync::Barrier;
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::model::Element;
 use nurse_call_core::domain::supervision::Thresholds;
 use nurse_call_core::domain::webhooks::EventType;
@@ -38,6 +39,7 @@ fn change_of(element: &Element, marks: &HashMap<String, Vec<String>>) -> Attenti
         marks,
         t(0) + Duration::seconds(60),
         &Thresholds::default(),
+        clock::new_event_id,
     );
     assert_eq!(changes.len(), 1, "{changes:#?}");
     changes.remove(0)

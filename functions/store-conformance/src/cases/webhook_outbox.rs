@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::Barrier;
 
+use nurse_call_core::clock;
 use nurse_call_core::domain::alarm::StaffRef;
 use nurse_call_core::domain::alarm::{Alarm, Staff};
 use nurse_call_core::domain::model::{Call, Scope};
@@ -72,7 +73,7 @@ pub async fn outbox_keeps_the_events_of_an_alarm_write(harness: Harness) {
         "the call with the alarm as written"
     );
     assert!(event.id.starts_with("msg_"), "the id events_of_write gave");
-    let expected: Vec<OutboxEvent> = events_of_write(&scope, &written, &lines)
+    let expected: Vec<OutboxEvent> = events_of_write(&scope, &written, &lines, clock::new_event_id)
         .iter()
         .map(without_id)
         .collect();

@@ -9,6 +9,7 @@
 use chrono::{DateTime, Utc};
 
 use super::*;
+use crate::clock;
 use crate::domain::model::Scope;
 use crate::domain::webhooks::EventType;
 use crate::domain::webhooks::attention::attention_changes;
@@ -51,7 +52,13 @@ impl Dispatcher {
     async fn sweep_attention(&self, now: DateTime<Utc>) -> Result<(), StoreError> {
         let elements = self.store.elements(&Scope::installation()).await?;
         let marks = self.store.attention_marks().await?;
-        for change in attention_changes(&elements, &marks, now, &self.supervision) {
+        for change in attention_changes(
+            &elements,
+            &marks,
+            now,
+            &self.supervision,
+            clock::new_event_id,
+        ) {
             let moved = self.store.mark_attention(&change).await?;
             match (&change.event, moved) {
                 (Some(event), true) => tracing::info!(

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use super::attempts::ends_alert;
 use super::*;
-use crate::app::webhook_attempts::ends_alert;
 use crate::domain::alarm::AlarmStatus;
 
 impl Dispatcher {

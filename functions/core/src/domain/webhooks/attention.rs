@@ -15,59 +15,12 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use super::event::EventType;
-use super::outbox::{Facts, OutboxEvent};
+pub use super::facts::ElementFacts;
+use super::facts::{Facts, OutboxEvent};
 use crate::domain::model::{Element, Scope};
 use crate::domain::supervision::{Thresholds, attention_reasons};
-
-/// An element as an `element.attention` event keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ElementFacts {
-    pub address: String,
-    pub code: String,
-    pub name: String,
-    pub battery: Option<f64>,
-    pub position: Option<String>,
-    pub reachable: Option<bool>,
-    pub updated_at: DateTime<Utc>,
-    pub version: i64,
-    /// Every reason it needs attention now (wire names), the new ones and
-    /// those announced before.
-    pub reasons: Vec<String>,
-}
-
-impl ElementFacts {
-    /// `element` needing attention for `reasons` (wire names).
-    pub fn of(element: &Element, reasons: Vec<String>) -> Self {
-        ElementFacts {
-            address: element.address.clone(),
-            code: element.code.clone(),
-            name: element.name.clone(),
-            battery: element.battery,
-            position: element.position.clone(),
-            reachable: element.reachable,
-            updated_at: element.updated_at,
-            version: element.version,
-            reasons,
-        }
-    }
-
-    /// The element as kept then.
-    pub fn to_element(&self) -> Element {
-        Element {
-            address: self.address.clone(),
-            code: self.code.clone(),
-            name: self.name.clone(),
-            battery: self.battery,
-            position: self.position.clone(),
-            reachable: self.reachable,
-            updated_at: self.updated_at,
-            version: self.version,
-        }
-    }
-}
 
 /// One element's mark to move, and the event that announces it (none when
 /// reasons only went away).
@@ -83,12 +36,14 @@ pub struct AttentionChange {
 
 /// The marks to move and the events to keep for `elements` (the
 /// installation's, the only ones forwarded) at `now`, given the `marks`
-/// read from the store (address → reasons last announced).
+/// read from the store (address → reasons last announced); `new_id` gives
+/// each event its `webhook-id` ([`crate::clock::new_event_id`]).
 pub fn attention_changes(
     elements: &[Element],
     marks: &HashMap<String, Vec<String>>,
     now: DateTime<Utc>,
     thresholds: &Thresholds,
+    mut new_id: impl FnMut() -> String,
 ) -> Vec<AttentionChange> {
     let mut changes = Vec::new();
     for element in elements {
@@ -103,7 +58,7 @@ pub fn attention_changes(
             continue;
         }
         let event = news.then(|| OutboxEvent {
-            id: super::event::new_event_id(),
+            id: new_id(),
             position: String::new(),
             scope: Scope::installation(),
             kind: EventType::ElementAttention,
@@ -153,7 +108,10 @@ mod tests {
     }
 
     fn changes(elements: &[Element], marks: &HashMap<String, Vec<String>>) -> Vec<AttentionChange> {
-        attention_changes(elements, marks, now(), &Thresholds::default())
+        let mut ids = (1..).map(|n| format!("msg_{n}"));
+        attention_changes(elements, marks, now(), &Thresholds::default(), || {
+            ids.next().expect("ids")
+        })
     }
 
     #[test]

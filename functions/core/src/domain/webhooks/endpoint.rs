@@ -55,6 +55,12 @@ impl Endpoint {
         };
         type_wanted && section_wanted
     }
+
+    /// The names of the event types it wants (`call.opened`, …), as both
+    /// stores keep them; empty: every type.
+    pub fn event_names(&self) -> Vec<String> {
+        self.events.iter().map(|t| t.as_str().to_string()).collect()
+    }
 }
 
 /// Why a URL is not accepted for an endpoint.
@@ -126,18 +132,6 @@ pub fn default_name(url: &str) -> String {
         .unwrap_or_else(|| url.to_string())
 }
 
-/// A fresh secret: `whsec_` and the base64 of [`SECRET_BYTES`] bytes from
-/// the OS random source (shown once, by `create` and `rotate`).
-pub fn new_secret() -> Result<String, getrandom::Error> {
-    use base64::Engine;
-    let mut key = [0u8; SECRET_BYTES];
-    getrandom::fill(&mut key)?;
-    Ok(format!(
-        "{SECRET_PREFIX}{}",
-        base64::engine::general_purpose::STANDARD.encode(key)
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,7 +145,7 @@ mod tests {
             url: "https://alarm.example/hook".into(),
             events: events.to_vec(),
             sections: sections.iter().map(|s| s.to_string()).collect(),
-            secrets: vec![new_secret().unwrap()],
+            secrets: vec!["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()],
             disabled: false,
             created_at: Utc.with_ymd_and_hms(2026, 11, 26, 0, 0, 0).unwrap(),
             failing_since: None,
@@ -160,8 +154,9 @@ mod tests {
 
     fn event(kind: EventType, section: Option<&str>) -> Event {
         Event::new(
+            "msg_1".into(),
             kind,
-            Utc::now(),
+            Utc.with_ymd_and_hms(2026, 11, 26, 7, 0, 0).unwrap(),
             Some(1),
             section.map(str::to_string),
             json!({}),
@@ -203,17 +198,6 @@ mod tests {
             check_url("not a url"),
             Err(UrlProblem::Unreadable(_))
         ));
-    }
-
-    #[test]
-    fn a_secret_is_whsec_and_24_random_bytes() {
-        use base64::Engine;
-        let (a, b) = (new_secret().unwrap(), new_secret().unwrap());
-        assert_ne!(a, b);
-        let key = base64::engine::general_purpose::STANDARD
-            .decode(a.strip_prefix("whsec_").expect("prefix"))
-            .expect("base64");
-        assert_eq!(key.len(), 24);
     }
 
     #[test]

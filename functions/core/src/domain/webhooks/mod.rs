@@ -5,7 +5,8 @@
 //! given up, and which of a call's deliveries may go next ([`schedule`]),
 //! the Standard Webhooks headers of an attempt ([`signing`]), and the
 //! events a write of an alarm or a close puts in the outbox ([`outbox`]),
-//! and when an element's need of attention is news ([`attention`]).
+//! and when an element's need of attention is news ([`attention`]), both
+//! keeping the facts of [`facts`].
 //!
 //! Nothing here sends, stores or reads a clock: the outbox, the dispatcher
 //! and the delivery log (issue 27) sit around these, as the alarm runner
@@ -14,10 +15,11 @@
 pub mod attention;
 pub mod endpoint;
 pub mod event;
+pub mod facts;
 pub mod outbox;
 pub mod schedule;
 pub mod signing;
 
-pub use endpoint::{Endpoint, UrlProblem, check_url, new_secret};
+pub use endpoint::{Endpoint, UrlProblem, check_url};
 pub use event::{Event, EventType};
 pub use schedule::{GiveUp, Next, Outcome};

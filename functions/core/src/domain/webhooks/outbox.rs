@@ -21,144 +21,12 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
-use super::attention::ElementFacts;
 use super::event::EventType;
+pub use super::facts::{CallFacts, Facts, OutboxEvent};
 use crate::domain::alarm::Alarm;
 use crate::domain::alarm::audit::AuditEvent;
-use crate::domain::alarm::state::StaffRef;
 use crate::domain::model::{Call, Scope};
-
-/// An event as the outbox keeps it until every endpoint that wants it has
-/// it (or gave up on it).
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutboxEvent {
-    /// The `webhook-id`: unique per event, the same on every retry.
-    pub id: String,
-    /// Its place in the outbox as the store gave it (opaque; ordered as
-    /// the outbox is): where a reader goes on from. Empty until stored.
-    pub position: String,
-    pub scope: Scope,
-    pub kind: EventType,
-    /// When the change happened.
-    pub at: DateTime<Utc>,
-    pub call_id: Option<i64>,
-    pub section: Option<String>,
-    pub facts: Facts,
-}
-
-/// The change an event tells of, as it was at the write.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Facts {
-    /// The call (every `call.*` event).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<CallFacts>,
-    /// The element (`element.attention`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub element: Option<ElementFacts>,
-    /// The level alerted or started (`call.alert`, `call.escalated`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub level: Option<usize>,
-    /// Whose alerts (`call.alert`, `call.cancelled`), or who answered
-    /// (`call.accepted`, `call.declined`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub staff: Vec<StaffRef>,
-    /// A re-alert of people already alerted (`call.alert`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub repeat: bool,
-    /// Why alerts stop (`call.cancelled`): `accepted by <id>`, `present`,
-    /// `ended`, `off duty`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-/// A call and its alarm as an event keeps them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CallFacts {
-    pub id: i64,
-    pub address: String,
-    pub event: String,
-    pub position: Option<String>,
-    pub section: Option<String>,
-    pub attribute: Option<String>,
-    pub element_code: String,
-    pub element_name: String,
-    pub opened_at: DateTime<Utc>,
-    pub closed_at: Option<DateTime<Utc>>,
-    pub alarm: Option<Alarm>,
-}
-
-impl CallFacts {
-    pub fn of(call: &Call) -> Self {
-        CallFacts {
-            id: call.id,
-            address: call.address.clone(),
-            event: call.event.clone(),
-            position: call.position.clone(),
-            section: call.section.clone(),
-            attribute: call.attribute.clone(),
-            element_code: call.element_code.clone(),
-            element_name: call.element_name.clone(),
-            opened_at: call.opened_at,
-            closed_at: call.closed_at,
-            alarm: call.alarm.clone(),
-        }
-    }
-
-    /// The call as kept then (without who opened or closed it).
-    pub fn to_call(&self) -> Call {
-        Call {
-            id: self.id,
-            address: self.address.clone(),
-            event: self.event.clone(),
-            position: self.position.clone(),
-            section: self.section.clone(),
-            attribute: self.attribute.clone(),
-            element_code: self.element_code.clone(),
-            element_name: self.element_name.clone(),
-            opened_at: self.opened_at,
-            closed_at: self.closed_at,
-            opened_by: None,
-            closed_by: None,
-            alarm: self.alarm.clone(),
-        }
-    }
-}
-
-impl Facts {
-    /// The facts of a call's event, before its level, people and reason.
-    fn of_call(call: &Call) -> Self {
-        Facts {
-            call: Some(CallFacts::of(call)),
-            element: None,
-            level: None,
-            staff: Vec::new(),
-            repeat: false,
-            reason: None,
-        }
-    }
-
-    /// The facts of an `element.attention`.
-    pub fn of_element(element: ElementFacts) -> Self {
-        Facts {
-            call: None,
-            element: Some(element),
-            level: None,
-            staff: Vec::new(),
-            repeat: false,
-            reason: None,
-        }
-    }
-
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("facts serialise")
-    }
-
-    pub fn from_json(json: &str) -> Result<Self, String> {
-        serde_json::from_str(json).map_err(|e| e.to_string())
-    }
-}
 
 /// Whose events endpoints get: the installation's. A sandbox visitor's
 /// calls (DECISIONS §8) are theirs alone and never leave the service.
@@ -167,8 +35,14 @@ pub fn is_forwarded(scope: &Scope) -> bool {
 }
 
 /// The events of one write of `call`'s alarm (`call` carries the alarm as
-/// written) from that write's audit lines, in the order they happened.
-pub fn events_of_write(scope: &Scope, call: &Call, audit: &[AuditEvent]) -> Vec<OutboxEvent> {
+/// written) from that write's audit lines, in the order they happened;
+/// `new_id` gives each its `webhook-id` ([`crate::clock::new_event_id`]).
+pub fn events_of_write(
+    scope: &Scope,
+    call: &Call,
+    audit: &[AuditEvent],
+    mut new_id: impl FnMut() -> String,
+) -> Vec<OutboxEvent> {
     if !is_forwarded(scope) {
         return Vec::new();
     }
@@ -212,20 +86,21 @@ pub fn events_of_write(scope: &Scope, call: &Call, audit: &[AuditEvent]) -> Vec<
     }
     events
         .into_iter()
-        .map(|(kind, facts, at)| OutboxEvent::new(scope, kind, at, call, facts))
+        .map(|(kind, facts, at)| OutboxEvent::new(new_id(), scope, kind, at, call, facts))
         .collect()
 }
 
 /// The `call.closed` event of a call the central system closed, for a call
 /// whose alarm the engine started (a presence, or a call closed before its
-/// first step, was never sent anywhere).
-pub fn closed(scope: &Scope, call: &Call) -> Option<OutboxEvent> {
+/// first step, was never sent anywhere); `new_id` gives its `webhook-id`.
+pub fn closed(scope: &Scope, call: &Call, new_id: impl FnOnce() -> String) -> Option<OutboxEvent> {
     let closed_at = call.closed_at?;
     let has_alarm = call.alarm.as_ref().is_some_and(Alarm::is_shown);
     if !is_forwarded(scope) || !has_alarm {
         return None;
     }
     Some(OutboxEvent::new(
+        new_id(),
         scope,
         EventType::CallClosed,
         closed_at,
@@ -235,9 +110,16 @@ pub fn closed(scope: &Scope, call: &Call) -> Option<OutboxEvent> {
 }
 
 impl OutboxEvent {
-    fn new(scope: &Scope, kind: EventType, at: DateTime<Utc>, call: &Call, facts: Facts) -> Self {
+    fn new(
+        id: String,
+        scope: &Scope,
+        kind: EventType,
+        at: DateTime<Utc>,
+        call: &Call,
+        facts: Facts,
+    ) -> Self {
         OutboxEvent {
-            id: super::event::new_event_id(),
+            id,
             position: String::new(),
             scope: scope.clone(),
             kind,

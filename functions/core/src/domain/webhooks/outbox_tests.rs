@@ -3,9 +3,19 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use super::*;
+use crate::domain::alarm::state::StaffRef;
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 26, 8, 0, 0).unwrap()
+}
+
+/// Event ids in the order they are asked for: `msg_1`, `msg_2`, …
+fn ids() -> impl FnMut() -> String {
+    let mut next = 0;
+    move || {
+        next += 1;
+        format!("msg_{next}")
+    }
 }
 
 fn call() -> Call {
@@ -60,7 +70,7 @@ fn an_escalation_is_one_escalated_and_one_alert_naming_every_new_recipient() {
         line("alert", 2, Some("ben"), None),
         line("realert", 1, Some("carla"), None),
     ];
-    let events = events_of_write(&Scope::installation(), &call(), &audit);
+    let events = events_of_write(&Scope::installation(), &call(), &audit, ids());
     assert_eq!(
         kinds(&events),
         ["call.escalated", "call.alert", "call.alert"]
@@ -89,7 +99,7 @@ fn an_accept_is_the_accept_then_one_cancel_for_everyone_else() {
         line("cancel", 0, Some("ben"), Some("accepted by anna")),
         line("cancel", 0, Some("carla"), Some("accepted by anna")),
     ];
-    let events = events_of_write(&Scope::installation(), &call(), &audit);
+    let events = events_of_write(&Scope::installation(), &call(), &audit, ids());
     assert_eq!(kinds(&events), ["call.accepted", "call.cancelled"]);
     assert_eq!(events[0].facts.staff, [person("anna")]);
     assert_eq!(events[0].facts.level, None);
@@ -103,7 +113,7 @@ fn two_declines_are_two_events() {
         line("declined", 0, Some("anna"), None),
         line("declined", 0, Some("ben"), None),
     ];
-    let events = events_of_write(&Scope::installation(), &call(), &audit);
+    let events = events_of_write(&Scope::installation(), &call(), &audit, ids());
     assert_eq!(kinds(&events), ["call.declined", "call.declined"]);
     assert_eq!(events[1].facts.staff, [person("ben")]);
 }
@@ -116,17 +126,17 @@ fn what_only_displays_show_makes_no_event() {
         line("present", 0, None, None),
         line("ended", 0, None, None),
     ];
-    assert!(events_of_write(&Scope::installation(), &call(), &audit).is_empty());
+    assert!(events_of_write(&Scope::installation(), &call(), &audit, ids()).is_empty());
 }
 
 #[test]
 fn a_sandbox_visitors_calls_go_nowhere() {
     let visitor = Scope::consumer("6f1c1f6e-3d2a-4b8e-9a57-0c1d2e3f4a5b");
     let audit = [line("alert", 1, Some("anna"), None)];
-    assert!(events_of_write(&visitor, &call(), &audit).is_empty());
+    assert!(events_of_write(&visitor, &call(), &audit, ids()).is_empty());
     let mut closed_call = call();
     closed_call.closed_at = Some(t0() + Duration::minutes(3));
-    assert!(closed(&visitor, &closed_call).is_none());
+    assert!(closed(&visitor, &closed_call, ids()).is_none());
 }
 
 #[test]
@@ -134,7 +144,7 @@ fn a_close_of_a_call_with_an_alarm_is_call_closed_at_its_close() {
     let mut closed_call = call();
     let closed_at = t0() + Duration::minutes(3);
     closed_call.closed_at = Some(closed_at);
-    let event = closed(&Scope::installation(), &closed_call).expect("an event");
+    let event = closed(&Scope::installation(), &closed_call, ids()).expect("an event");
     assert_eq!(event.kind, EventType::CallClosed);
     assert_eq!(event.at, closed_at);
     assert_eq!(
@@ -150,11 +160,11 @@ fn a_close_of_a_call_with_an_alarm_is_call_closed_at_its_close() {
         changes: 1,
         ..Alarm::pending(t0())
     });
-    assert!(closed(&Scope::installation(), &presence).is_none());
+    assert!(closed(&Scope::installation(), &presence, ids()).is_none());
     presence.alarm = Some(Alarm::pending(t0()));
-    assert!(closed(&Scope::installation(), &presence).is_none());
+    assert!(closed(&Scope::installation(), &presence, ids()).is_none());
     // Not closed: no event.
-    assert!(closed(&Scope::installation(), &call()).is_none());
+    assert!(closed(&Scope::installation(), &call(), ids()).is_none());
 }
 
 #[test]
@@ -163,7 +173,7 @@ fn the_facts_read_back_from_their_json() {
         line("alert", 1, Some("anna"), None),
         line("cancel", 0, Some("ben"), Some("present")),
     ];
-    for event in events_of_write(&Scope::installation(), &call(), &audit) {
+    for event in events_of_write(&Scope::installation(), &call(), &audit, ids()) {
         let json = event.facts.to_json();
         assert_eq!(Facts::from_json(&json), Ok(event.facts.clone()));
         assert_eq!(

@@ -75,7 +75,7 @@ pub fn sign(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::webhooks::endpoint::new_secret;
+    use crate::signing::secrets::new_webhook_secret;
     use http::{HeaderMap, HeaderName, HeaderValue};
 
     fn headers(signed: &SignedHeaders) -> HeaderMap {
@@ -89,13 +89,15 @@ mod tests {
         map
     }
 
+    /// The real time: the reference library refuses a timestamp more than
+    /// five minutes from its own clock.
     fn now() -> i64 {
-        chrono::Utc::now().timestamp()
+        crate::clock::now().timestamp()
     }
 
     #[test]
     fn a_receiver_with_the_library_verifies_it_and_refuses_a_tampered_body() {
-        let secret = new_secret().unwrap();
+        let secret = new_webhook_secret().unwrap();
         let body = r#"{"type":"call.alert","timestamp":"2026-11-26T07:00:00.000Z","data":{}}"#;
         let signed = sign("msg_1", now(), body, std::slice::from_ref(&secret)).unwrap();
         let receiver = Webhook::new(&secret).unwrap();
@@ -117,7 +119,7 @@ mod tests {
 
     #[test]
     fn during_a_rotation_either_secret_verifies() {
-        let (old, new) = (new_secret().unwrap(), new_secret().unwrap());
+        let (old, new) = (new_webhook_secret().unwrap(), new_webhook_secret().unwrap());
         let body = "{}";
         let signed = sign("msg_2", now(), body, &[old.clone(), new.clone()]).unwrap();
         assert_eq!(signed.signature.split(' ').count(), 2);
@@ -127,7 +129,7 @@ mod tests {
                 .verify(body.as_bytes(), &headers(&signed))
                 .expect("either secret verifies");
         }
-        let stranger = new_secret().unwrap();
+        let stranger = new_webhook_secret().unwrap();
         assert!(
             Webhook::new(&stranger)
                 .unwrap()
@@ -138,7 +140,7 @@ mod tests {
 
     #[test]
     fn a_broken_secret_is_named_by_position_never_shown() {
-        let good = new_secret().unwrap();
+        let good = new_webhook_secret().unwrap();
         let error = sign("msg_3", now(), "{}", &[good, "whsec_not base64!".into()]).unwrap_err();
         assert_eq!(error, SigningError::BadSecret { position: 2 });
         assert!(!error.to_string().contains("not base64!"));

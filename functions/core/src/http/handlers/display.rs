@@ -4,9 +4,9 @@ use chrono::{DateTime, Utc};
 
 use crate::app::AppState;
 use crate::app::alarm_start::first_step;
+use crate::clock;
 use crate::config::Mode;
 use crate::domain::model::{CallType, ElementChange, NewCall};
-use crate::domain::wire_time;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
 use crate::request::parse::{DisplayAction, DisplayRequest, parse_display};
@@ -20,7 +20,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     let envelope = super::envelope(request)?;
     // The service's clock, read once: the times sent must lie near it (step
     // 2), and it stamps the element and the durations shown.
-    let now = wire_time::now();
+    let now = clock::now();
     // Step 2: structure, including the query, all errors at once.
     let mut query_errors = FieldErrors::new();
     let include_type = include_type(request, &mut query_errors);
@@ -100,7 +100,8 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                 call_id = call.id,
                 reopened = status == 200,
                 alarm = alarm.map(|alarm| alarm.status.as_str()),
-                level = alarm.map(|alarm| alarm.level),
+                // Not `level`: that key is the line's severity.
+                alarm_level = alarm.map(|alarm| alarm.level),
                 "call opened"
             );
             let record = CallRecord::new(call, shown_types, zone, now);

@@ -5,9 +5,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::app::AppState;
+use crate::clock;
 use crate::domain::model::{Call, CallType};
 use crate::domain::supervision::{AttentionReason, attention_reasons};
-use crate::domain::wire_time::{self, format_local};
+use crate::domain::wire_time::format_local;
 use crate::http::displays::{self, Reader};
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
@@ -28,7 +29,7 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
         .collect();
     sort_for_display(&mut calls, &types);
 
-    let now = wire_time::now();
+    let now = clock::now();
     let zone = state.settings.time_zone;
     #[derive(Serialize)]
     struct Snapshot<'a> {
@@ -122,7 +123,7 @@ pub async fn elements(state: &AppState, request: &ApiRequest) -> Result<ApiRespo
             return Err(errors.into());
         }
     };
-    let now = wire_time::now();
+    let now = clock::now();
     let zone = state.settings.time_zone;
     let thresholds = &state.settings.supervision;
     let elements = state.store.elements(&reader.scope).await?;

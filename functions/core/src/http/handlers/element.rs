@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use crate::app::AppState;
+use crate::clock;
 use crate::domain::model::ElementChange;
-use crate::domain::wire_time;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::parse::{ElementRequest, StatusFields, parse_element};
@@ -19,7 +19,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     let parsed = parse_element(&envelope)?;
     let consumer = super::authenticate(state, parsed.credentials()).await?;
     let scope = state.scope_for(&consumer);
-    let now = wire_time::now();
+    let now = clock::now();
 
     let items: Vec<(&str, &StatusFields)> = match &parsed {
         ElementRequest::Single { target, status, .. } => vec![(target.as_str(), status)],

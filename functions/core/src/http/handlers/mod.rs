@@ -13,8 +13,8 @@ pub mod staff_calls;
 pub mod staff_push;
 
 use crate::app::AppState;
+use crate::clock;
 use crate::domain::model::{Consumer, HashMismatch, Scope};
-use crate::domain::wire_time;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, json_body};
 use crate::request::envelope::Envelope;
@@ -36,7 +36,7 @@ pub(crate) async fn authenticate(
     credentials: &Credentials,
 ) -> Result<Consumer, ApiError> {
     let id = credentials.consumer.to_ascii_lowercase();
-    let now = wire_time::now();
+    let now = clock::now();
     let consumer = state
         .consumer(&id)
         .await?
@@ -75,7 +75,7 @@ async fn remember_mismatch(state: &AppState, consumer: &Consumer, debug: &HashDe
         &debug.string,
         &debug.expected,
         &debug.provided,
-        wire_time::now(),
+        clock::now(),
     );
     let scope = Scope::consumer(&consumer.id);
     if let Err(error) = state.sandbox.record_hash_mismatch(&scope, &mismatch).await {

@@ -17,7 +17,7 @@ pub fn document() -> ApiResponse {
 mod tests {
     use super::*;
 
-    use crate::http::router::Endpoint;
+    use crate::http::endpoint::Endpoint;
 
     /// The live socket is the local server's own route (in AWS a WebSocket
     /// API), not an [`Endpoint`].

@@ -9,8 +9,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::app::AppState;
+use crate::clock;
 use crate::domain::alarm::{Duty, Staff};
-use crate::domain::wire_time::{self, format_local};
+use crate::domain::wire_time::format_local;
 use crate::http::displays::bearer_token;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
@@ -63,7 +64,7 @@ pub async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiResponse,
     let duty = if request.method() == Method::PUT {
         let envelope = super::envelope(request)?;
         let sections = sections(envelope.get("sections"))?;
-        let since = wire_time::now();
+        let since = clock::now();
         let duty = Duty {
             staff_id: staff.id.clone(),
             scope: staff.scope.clone(),
@@ -91,7 +92,7 @@ pub async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiResponse,
 /// The staff member's duty now, if any.
 pub async fn duty_of(state: &AppState, staff: &Staff) -> Result<Option<Duty>, ApiError> {
     let store = state.alarms.as_ref().ok_or(ApiError::Internal)?;
-    let now = wire_time::now();
+    let now = clock::now();
     Ok(store
         .duties(&staff.scope, now)
         .await?

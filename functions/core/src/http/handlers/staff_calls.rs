@@ -8,14 +8,15 @@ use serde_json::Value;
 
 use crate::app::AppState;
 use crate::app::alarms::Looked;
+use crate::clock;
 use crate::domain::alarm::{Refusal, Response};
 use crate::domain::model::{Call, MAX_CALL_ID};
-use crate::domain::wire_time::{self, format_local};
+use crate::domain::wire_time::format_local;
+use crate::http::endpoint::response_call_id;
 use crate::http::error::ApiError;
 use crate::http::handlers::display_read::{FailingEndpoint, failing_endpoints, sort_for_display};
 use crate::http::handlers::staff::{authenticate, duty_of};
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
-use crate::http::router::response_call_id;
 use crate::request::alarm_response::response_choice;
 use crate::request::validation::FieldErrors;
 use crate::wire::{CallRecord, StaffRecord, success};
@@ -38,7 +39,7 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
     sort_for_display(&mut alerting, &types);
     sort_for_display(&mut others, &types);
 
-    let now = wire_time::now();
+    let now = clock::now();
     let zone = state.settings.time_zone;
     /// A call as a staff member gets it: `alerting` whether it alerts them.
     #[derive(Serialize)]
@@ -121,7 +122,7 @@ pub(crate) fn refused(refusal: Refusal) -> ApiError {
 /// The 200 of a response: the call with its alarm, as displays show it.
 pub(crate) async fn answered(state: &AppState, call: &Call) -> Result<ApiResponse, ApiError> {
     let types = state.call_types().await?;
-    let now = wire_time::now();
+    let now = clock::now();
     let record = CallRecord::for_display(call, &types, state.settings.time_zone, now);
     Ok(json_response(200, success(&record)))
 }

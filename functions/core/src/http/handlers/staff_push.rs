@@ -11,8 +11,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::app::AppState;
+use crate::clock;
 use crate::domain::push::{MAX_SUBSCRIPTIONS_PER_STAFF, PushSubscription, check_subscription};
-use crate::domain::wire_time::{self, format_local};
+use crate::domain::wire_time::format_local;
 use crate::http::error::ApiError;
 use crate::http::handlers::staff::authenticate;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
@@ -26,8 +27,8 @@ struct PushKeyRecord<'a> {
 }
 
 /// `GET /api/v1/staff/push-key`. The push sender makes the key pair at its
-/// start (the local server); where nothing sends pushes yet (the Lambda
-/// functions until issue 28) there is none, and the answer is 404: the page
+/// start (the local server; in AWS the `deliver` function's first cold
+/// start); until it has, there is none, and the answer is 404: the page
 /// then says that this server sends no notifications, rather than have a
 /// phone subscribe for pushes that would never come.
 pub async fn push_key(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
@@ -89,7 +90,7 @@ pub async fn subscriptions(
         endpoint,
         p256dh,
         auth,
-        created_at: wire_time::now(),
+        created_at: clock::now(),
     };
     store.put_push_subscription(&subscription).await?;
     tracing::info!(

@@ -1,0 +1,191 @@
+//! What a webhook event keeps of the change it tells of, as it was at the
+//! write (DECISIONS §16): the outbox's events ([`OutboxEvent`]) with their
+//! facts, a call and its alarm ([`CallFacts`]) or an element
+//! ([`ElementFacts`]). The events of an alarm write or a close are made in
+//! [`super::outbox`], those of an element needing attention in
+//! [`super::attention`]; both use these.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::event::EventType;
+use crate::domain::alarm::Alarm;
+use crate::domain::alarm::state::StaffRef;
+use crate::domain::model::{Call, Element, Scope};
+
+/// An event as the outbox keeps it until every endpoint that wants it has
+/// it (or gave up on it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxEvent {
+    /// The `webhook-id`: unique per event, the same on every retry.
+    pub id: String,
+    /// Its place in the outbox as the store gave it (opaque; ordered as
+    /// the outbox is): where a reader goes on from. Empty until stored.
+    pub position: String,
+    pub scope: Scope,
+    pub kind: EventType,
+    /// When the change happened.
+    pub at: DateTime<Utc>,
+    pub call_id: Option<i64>,
+    pub section: Option<String>,
+    pub facts: Facts,
+}
+
+/// The change an event tells of, as it was at the write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Facts {
+    /// The call (every `call.*` event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<CallFacts>,
+    /// The element (`element.attention`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<ElementFacts>,
+    /// The level alerted or started (`call.alert`, `call.escalated`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<usize>,
+    /// Whose alerts (`call.alert`, `call.cancelled`), or who answered
+    /// (`call.accepted`, `call.declined`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub staff: Vec<StaffRef>,
+    /// A re-alert of people already alerted (`call.alert`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repeat: bool,
+    /// Why alerts stop (`call.cancelled`): `accepted by <id>`, `present`,
+    /// `ended`, `off duty`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A call and its alarm as an event keeps them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallFacts {
+    pub id: i64,
+    pub address: String,
+    pub event: String,
+    pub position: Option<String>,
+    pub section: Option<String>,
+    pub attribute: Option<String>,
+    pub element_code: String,
+    pub element_name: String,
+    pub opened_at: DateTime<Utc>,
+    pub closed_at: Option<DateTime<Utc>>,
+    pub alarm: Option<Alarm>,
+}
+
+impl CallFacts {
+    pub fn of(call: &Call) -> Self {
+        CallFacts {
+            id: call.id,
+            address: call.address.clone(),
+            event: call.event.clone(),
+            position: call.position.clone(),
+            section: call.section.clone(),
+            attribute: call.attribute.clone(),
+            element_code: call.element_code.clone(),
+            element_name: call.element_name.clone(),
+            opened_at: call.opened_at,
+            closed_at: call.closed_at,
+            alarm: call.alarm.clone(),
+        }
+    }
+
+    /// The call as kept then (without who opened or closed it).
+    pub fn to_call(&self) -> Call {
+        Call {
+            id: self.id,
+            address: self.address.clone(),
+            event: self.event.clone(),
+            position: self.position.clone(),
+            section: self.section.clone(),
+            attribute: self.attribute.clone(),
+            element_code: self.element_code.clone(),
+            element_name: self.element_name.clone(),
+            opened_at: self.opened_at,
+            closed_at: self.closed_at,
+            opened_by: None,
+            closed_by: None,
+            alarm: self.alarm.clone(),
+        }
+    }
+}
+
+impl Facts {
+    /// The facts of a call's event, before its level, people and reason.
+    pub(super) fn of_call(call: &Call) -> Self {
+        Facts {
+            call: Some(CallFacts::of(call)),
+            element: None,
+            level: None,
+            staff: Vec::new(),
+            repeat: false,
+            reason: None,
+        }
+    }
+
+    /// The facts of an `element.attention`.
+    pub fn of_element(element: ElementFacts) -> Self {
+        Facts {
+            call: None,
+            element: Some(element),
+            level: None,
+            staff: Vec::new(),
+            repeat: false,
+            reason: None,
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("facts serialise")
+    }
+
+    pub fn from_json(json: &str) -> Result<Self, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+}
+
+/// An element as an `element.attention` event keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ElementFacts {
+    pub address: String,
+    pub code: String,
+    pub name: String,
+    pub battery: Option<f64>,
+    pub position: Option<String>,
+    pub reachable: Option<bool>,
+    pub updated_at: DateTime<Utc>,
+    pub version: i64,
+    /// Every reason it needs attention now (wire names), the new ones and
+    /// those announced before.
+    pub reasons: Vec<String>,
+}
+
+impl ElementFacts {
+    /// `element` needing attention for `reasons` (wire names).
+    pub fn of(element: &Element, reasons: Vec<String>) -> Self {
+        ElementFacts {
+            address: element.address.clone(),
+            code: element.code.clone(),
+            name: element.name.clone(),
+            battery: element.battery,
+            position: element.position.clone(),
+            reachable: element.reachable,
+            updated_at: element.updated_at,
+            version: element.version,
+            reasons,
+        }
+    }
+
+    /// The element as kept then.
+    pub fn to_element(&self) -> Element {
+        Element {
+            address: self.address.clone(),
+            code: self.code.clone(),
+            name: self.name.clone(),
+            battery: self.battery,
+            position: self.position.clone(),
+            reachable: self.reachable,
+            updated_at: self.updated_at,
+            version: self.version,
+        }
+    }
+}
