@@ -11,20 +11,21 @@ use crate::domain::model::Consumer;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, query_param};
 use crate::request::validation::{FieldErrors, is_uuid, message};
+use crate::signing::secrets::new_consumer_secret;
 use crate::signing::signature::sign_sha256;
 
 /// The cookie that keeps the visitor's consumer id and proof.
 pub const COOKIE_NAME: &str = "nc_sandbox";
 
-/// Makes a fresh sandbox consumer (UUID v4, 32 random bytes as hex).
+/// Makes a fresh sandbox consumer (UUID v4, a secret as a production
+/// consumer's: [`new_consumer_secret`]).
 pub fn new_consumer() -> Consumer {
-    let mut secret = [0u8; 32];
-    getrandom::fill(&mut secret).expect("the OS random source is available");
+    let secret = new_consumer_secret().expect("the OS random source is available");
     let now = clock::now();
     Consumer {
         id: uuid::Uuid::new_v4().to_string(),
         name: "sandbox visitor".to_string(),
-        secrets: vec![hex::encode(secret)],
+        secrets: vec![secret],
         allow_sha1: false,
         created_at: now,
         expires_at: Some(now + Duration::days(Consumer::SANDBOX_LIFETIME_DAYS)),
