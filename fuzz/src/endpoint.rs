@@ -565,7 +565,7 @@ pub fn consumers() -> &'static [Consumer] {
         // The service's own constructor, so that fields added to `Consumer`
         // later keep their defaults; only what the fuzzer needs is changed.
         let make = |name: &str, adjust: &dyn Fn(&mut Consumer)| {
-            let mut consumer = nurse_call_core::http::sandbox::new_consumer();
+            let mut consumer = nurse_call_core::http::handlers::sandbox::new_consumer();
             consumer.name = name.to_string();
             consumer.expires_at = None;
             adjust(&mut consumer);

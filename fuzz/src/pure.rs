@@ -266,7 +266,7 @@ pub fn check_signature(bytes: &[u8]) {
     let input = SignatureInput::decode(bytes);
     // Built by the service's own constructor, so that fields added to
     // `Consumer` later keep their defaults here.
-    let mut consumer = nurse_call_core::http::sandbox::new_consumer();
+    let mut consumer = nurse_call_core::http::handlers::sandbox::new_consumer();
     consumer.secrets.clone_from(&input.secrets);
     consumer.allow_sha1 = input.allow_sha1;
     consumer.expires_at = None;

@@ -286,7 +286,7 @@ fn multi_address(n: usize) -> String {
 
 /// The benchmark's consumer: a fixed id and secret, no expiry in production.
 fn consumer(mode: Mode) -> Consumer {
-    let mut consumer = nurse_call_core::http::sandbox::new_consumer();
+    let mut consumer = nurse_call_core::http::handlers::sandbox::new_consumer();
     consumer.id = CONSUMER_ID.into();
     consumer.name = "Zentrale Station 1".into();
     consumer.secrets = vec![SECRET.into()];

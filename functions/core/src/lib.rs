@@ -18,9 +18,10 @@
 //!    sandbox's own traits, and the caching decorator.
 //! 7. [`app`]: the state every handler gets (store, settings, live feed),
 //!    whose data a consumer works on, and the element policy.
-//! 8. [`http`]: errors and their bodies, the router and the routes (which
-//!    handler serves which endpoint; a Lambda function links only its own),
-//!    one handler per endpoint, display access and the three pages.
+//! 8. [`http`]: who is asking (the one door, [`http::auth`]), errors and
+//!    their bodies, the router and the routes (which handler serves which
+//!    endpoint; a Lambda function links only its own), one handler per
+//!    endpoint, the three pages' among them.
 //!
 //! [`logging`] sets up the structured JSON logs of every binary; [`clock`]
 //! is where the time and fresh event ids come from (the domain takes them

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use nurse_call_core::AppState;
 use nurse_call_core::clock;
-use nurse_call_core::http::displays::{SandboxProof, authenticate_live};
+use nurse_call_core::http::auth::{SandboxProof, live_reader};
 use nurse_call_core::http::error::ApiError;
 use nurse_call_core::http::io::error_response;
 
@@ -86,7 +86,7 @@ impl ConnectHandler {
             (Some(consumer), Some(hash)) => Some(SandboxProof { consumer, hash }),
             _ => None,
         };
-        let reader = match authenticate_live(&self.state, token, proof, &request.headers).await {
+        let reader = match live_reader(&self.state, token, proof, &request.headers).await {
             Ok(reader) => reader,
             Err(error) => return refusal(&error),
         };

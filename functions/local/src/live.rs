@@ -26,7 +26,7 @@ use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
 use nurse_call_core::AppState;
-use nurse_call_core::http::displays::{self, Reader, SandboxProof};
+use nurse_call_core::http::auth::{self, Reader, SandboxProof};
 use nurse_call_core::http::error::ApiError;
 use nurse_call_core::http::io::error_response;
 use nurse_call_core::wire::live::{Delivery, LiveAudience, PONG, is_ping};
@@ -56,7 +56,7 @@ pub async fn connect(
         (Some(consumer), Some(hash)) => Some(SandboxProof { consumer, hash }),
         _ => None,
     };
-    let reader = match displays::authenticate_live(&state, token, proof, &headers).await {
+    let reader = match auth::live_reader(&state, token, proof, &headers).await {
         Ok(reader) => reader,
         Err(error) => return answer(&error, &method, error.status()),
     };

@@ -35,6 +35,15 @@ pub(crate) fn with_helpers(template: &str) -> String {
         .replace(LIVE_PLACEHOLDER, LIVE_SCRIPT)
 }
 
+/// `text` safe inside a page's HTML, its attributes too.
+pub(crate) fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,9 +14,8 @@ use std::pin::Pin;
 use crate::app::AppState;
 use crate::http::endpoint::Endpoint;
 use crate::http::error::ApiError;
-use crate::http::handlers;
+use crate::http::handlers::{self, display_page, sandbox, sandbox_staff, staff_page};
 use crate::http::io::{ApiRequest, ApiResponse};
-use crate::http::{display_page, sandbox, sandbox_staff, staff_page};
 
 /// What a handler returns: its response, or the error that becomes one.
 pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<ApiResponse, ApiError>> + Send + 'a>>;

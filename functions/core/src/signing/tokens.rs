@@ -3,7 +3,7 @@
 //! create` and `rotate`, the test page's staff). A token is
 //! [`TOKEN_BYTES`] random bytes shown once as hex; the stores keep only its
 //! SHA-256 ([`token_hash`]), so a leaked table does not let anyone read calls.
-//! The HTTP layer looks a presented token up by its hash (`http::displays`).
+//! The HTTP layer looks a presented token up by its hash (`http::auth`).
 
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};

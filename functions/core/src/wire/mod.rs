@@ -2,6 +2,7 @@
 //! (DECISIONS §4) and call type objects, with times as wire times.
 
 pub mod live;
+pub mod staff;
 pub mod webhooks;
 
 use chrono::{DateTime, Utc};

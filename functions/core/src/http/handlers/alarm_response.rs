@@ -11,6 +11,7 @@ use crate::app::AppState;
 use crate::app::alarms::{Looked, policy_of};
 use crate::domain::alarm::Staff;
 use crate::domain::model::Scope;
+use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::handlers::staff_calls::{answered, refused};
 use crate::http::io::{ApiRequest, ApiResponse};
@@ -22,7 +23,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     let envelope = super::envelope(request)?;
     let parsed = parse_alarm_response(&envelope)?;
     // Step 3: the signature.
-    let consumer = super::authenticate(state, &parsed.credentials).await?;
+    let consumer = auth::consumer(state, &parsed.credentials).await?;
     let scope = state.scope_for(&consumer);
     // Step 4: state. Who answered, among the scope's staff.
     let people = state.alarm_store()?.staff_of(&scope).await?;

@@ -7,6 +7,7 @@ use crate::app::alarm_start::first_step;
 use crate::clock;
 use crate::config::Mode;
 use crate::domain::model::{CallType, ElementChange, NewCall};
+use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
 use crate::request::parse::{DisplayAction, DisplayRequest, parse_display};
@@ -32,7 +33,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
         }
     };
     // Step 3: the signature.
-    let consumer = super::authenticate(state, &parsed.credentials).await?;
+    let consumer = auth::consumer(state, &parsed.credentials).await?;
     let scope = state.scope_for(&consumer);
     // Step 4: state.
     // "The current time" of the spec's open and close: a signed request time

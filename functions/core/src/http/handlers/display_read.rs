@@ -9,14 +9,14 @@ use crate::clock;
 use crate::domain::model::{Call, CallType};
 use crate::domain::supervision::{AttentionReason, attention_reasons};
 use crate::domain::wire_time::format_local;
-use crate::http::displays::{self, Reader};
+use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
 use crate::wire::{CallRecord, ElementRecord, success};
 
 /// `GET /api/v1/display/calls[?section=S]`.
 pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
-    let reader = reader(state, request).await?;
+    let reader = auth::display_reader(state, request).await?;
     let section = query_param(request, "section").filter(|s| !s.is_empty());
     let types = state.call_types().await?;
     let mut calls: Vec<Call> = state
@@ -110,7 +110,7 @@ pub fn sort_for_display(calls: &mut [Call], types: &[CallType]) {
 /// elements that need attention (DECISIONS §12), else every element of the
 /// scope; each with its reasons.
 pub async fn elements(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
-    let reader = reader(state, request).await?;
+    let reader = auth::display_reader(state, request).await?;
     let only_attention = match query_param(request, "attention").as_deref() {
         None | Some("false") => false,
         Some("true") => true,
@@ -151,15 +151,4 @@ pub async fn elements(state: &AppState, request: &ApiRequest) -> Result<ApiRespo
         at: format_local(now, zone),
     };
     Ok(json_response(200, success(&list)))
-}
-
-/// The reader of an HTTP request: `Authorization: Bearer`, or in sandbox
-/// mode the test page's cookie.
-async fn reader(state: &AppState, request: &ApiRequest) -> Result<Reader, ApiError> {
-    displays::authenticate(
-        state,
-        displays::bearer_token(request.headers()),
-        request.headers(),
-    )
-    .await
 }

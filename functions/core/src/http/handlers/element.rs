@@ -7,6 +7,7 @@ use std::collections::hash_map::Entry;
 use crate::app::AppState;
 use crate::clock;
 use crate::domain::model::ElementChange;
+use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::parse::{ElementRequest, StatusFields, parse_element};
@@ -17,7 +18,7 @@ use crate::wire::{ElementRecord, success};
 pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     let envelope = super::envelope(request)?;
     let parsed = parse_element(&envelope)?;
-    let consumer = super::authenticate(state, parsed.credentials()).await?;
+    let consumer = auth::consumer(state, parsed.credentials()).await?;
     let scope = state.scope_for(&consumer);
     let now = clock::now();
 

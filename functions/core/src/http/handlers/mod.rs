@@ -1,84 +1,33 @@
 //! One module per endpoint. Each handler takes the request and the state and
 //! returns a response or an [`ApiError`]; the router turns the error into its
-//! documented body, so no caller ever sees a bare 500.
+//! documented body, so no caller ever sees a bare 500. Who is asking is
+//! decided by [`crate::http::auth`] before a handler acts.
+//!
+//! Beside the API's endpoints, the three pages' (each with endpoints of its
+//! own): the sandbox's test page ([`sandbox`], its visitors' staff in
+//! [`sandbox_staff`]), the corridor display ([`display_page`]) and the
+//! staff's phone app ([`staff_page`]).
 
 pub mod alarm_response;
 pub mod call_types;
 pub mod display;
+pub mod display_page;
 pub mod display_read;
 pub mod element;
 pub mod openapi;
+pub mod sandbox;
+pub mod sandbox_staff;
 pub mod staff;
 pub mod staff_calls;
+pub mod staff_page;
 pub mod staff_push;
 
-use crate::app::AppState;
-use crate::clock;
-use crate::domain::model::{Consumer, HashMismatch, Scope};
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, json_body};
 use crate::request::envelope::Envelope;
-use crate::signing::credentials::Credentials;
-use crate::signing::replay;
-use crate::signing::signature::{self, HashDebug};
 
 /// Step 1 of the checks: size, content type, UTF-8, a JSON object.
 pub(crate) fn envelope(request: &ApiRequest) -> Result<Envelope, ApiError> {
     let body = json_body(request)?;
     Envelope::parse(body).map_err(|malformed| ApiError::Malformed(malformed.0))
-}
-
-/// Step 3: the signature. An unknown or expired consumer gets the same answer
-/// as a wrong hash; the sandbox adds `debug` for a known consumer. A verified
-/// request then meets the consumer's replay rule ([`replay::check`]).
-pub(crate) async fn authenticate(
-    state: &AppState,
-    credentials: &Credentials,
-) -> Result<Consumer, ApiError> {
-    let id = credentials.consumer.to_ascii_lowercase();
-    let now = clock::now();
-    let consumer = state
-        .consumer(&id)
-        .await?
-        .filter(|consumer| !consumer.is_expired(now));
-    if signature::verify(
-        consumer.as_ref(),
-        &credentials.signing_string,
-        &credentials.hash,
-    ) {
-        // `verify` is only true for a known consumer.
-        let consumer = consumer.ok_or(ApiError::Internal)?;
-        replay::check(&consumer, credentials.signed_at, now).map_err(ApiError::from).inspect_err(|error| {
-            tracing::warn!(consumer = %id, signed_at = credentials.signed_at, code = error.code(), "signed time refused");
-        })?;
-        return Ok(consumer);
-    }
-    tracing::warn!(consumer = %id, known = consumer.is_some(), "invalid hash");
-    let debug = match (&consumer, state.is_sandbox()) {
-        (Some(consumer), true) => {
-            HashDebug::new(consumer, &credentials.signing_string, &credentials.hash)
-        }
-        _ => None,
-    };
-    // Only the sandbox builds `debug`, only for a known consumer: exactly the
-    // mismatches the test page of that consumer shows.
-    if let (Some(consumer), Some(debug)) = (&consumer, &debug) {
-        remember_mismatch(state, consumer, debug).await;
-    }
-    Err(ApiError::InvalidHash(debug))
-}
-
-/// Keeps a sandbox consumer's mismatch for its test page. A failure to keep it
-/// only costs the page an entry: the request is still answered with its 400.
-async fn remember_mismatch(state: &AppState, consumer: &Consumer, debug: &HashDebug) {
-    let mismatch = HashMismatch::new(
-        &debug.string,
-        &debug.expected,
-        &debug.provided,
-        clock::now(),
-    );
-    let scope = Scope::consumer(&consumer.id);
-    if let Err(error) = state.sandbox.record_hash_mismatch(&scope, &mismatch).await {
-        tracing::warn!(consumer = %consumer.id, %error, "hash mismatch not kept for the test page");
-    }
 }

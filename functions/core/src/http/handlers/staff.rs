@@ -5,61 +5,38 @@
 //! up, and no log line names it.
 
 use http::Method;
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::app::AppState;
 use crate::clock;
 use crate::domain::alarm::{Duty, Staff};
-use crate::domain::wire_time::format_local;
-use crate::http::displays::bearer_token;
+use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::validation::{FieldErrors, message, required_text};
-use crate::signing::tokens::token_hash;
+use crate::wire::staff::MeRecord;
 use crate::wire::success;
 
 /// Most sections one duty may name.
 pub const MAX_DUTY_SECTIONS: usize = 100;
 
-/// The staff member of a bearer token; a missing, unknown or revoked token
-/// is the 401 of DECISIONS §11.
-pub async fn authenticate(state: &AppState, request: &ApiRequest) -> Result<Staff, ApiError> {
-    let token = bearer_token(request.headers()).ok_or(ApiError::Unauthorized)?;
-    staff_by_token(state, token)
-        .await?
-        .ok_or(ApiError::Unauthorized)
-}
-
-/// The usable (not revoked) staff member whose token is `token`, if any;
-/// refusals are logged by the member's id, never by the token.
-pub async fn staff_by_token(state: &AppState, token: &str) -> Result<Option<Staff>, ApiError> {
-    let Some(store) = &state.alarms else {
-        return Ok(None);
-    };
-    match store.staff_by_token_hash(&token_hash(token)).await? {
-        Some(staff) if !staff.revoked => Ok(Some(staff)),
-        Some(revoked) => {
-            tracing::warn!(staff_id = %revoked.id, "revoked staff token refused");
-            Ok(None)
-        }
-        None => Ok(None),
-    }
-}
-
 /// `GET /api/v1/staff/me`.
 pub async fn me(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
-    let staff = authenticate(state, request).await?;
+    let staff = auth::staff(state, request).await?;
     let duty = duty_of(state, &staff).await?;
     Ok(json_response(
         200,
-        success(&me_record(state, &staff, duty.as_ref())),
+        success(&MeRecord::new(
+            &staff,
+            duty.as_ref(),
+            state.settings.time_zone,
+        )),
     ))
 }
 
 /// `PUT` (sign on) or `DELETE` (sign off) `/api/v1/staff/duty`.
 pub async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
-    let staff = authenticate(state, request).await?;
+    let staff = auth::staff(state, request).await?;
     let store = state.alarms.as_ref().ok_or(ApiError::Internal)?;
     let duty = if request.method() == Method::PUT {
         let envelope = super::envelope(request)?;
@@ -85,7 +62,11 @@ pub async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiResponse,
     state.look_at_scope_later(&staff.scope);
     Ok(json_response(
         200,
-        success(&me_record(state, &staff, duty.as_ref())),
+        success(&MeRecord::new(
+            &staff,
+            duty.as_ref(),
+            state.settings.time_zone,
+        )),
     ))
 }
 
@@ -130,44 +111,6 @@ fn sections(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
         }
     }
     Ok(errors.into_result(sections)?)
-}
-
-/// A duty on the wire.
-#[derive(Debug, Serialize)]
-pub struct DutyRecord<'a> {
-    /// Empty: the whole house.
-    pub sections: &'a [String],
-    pub since: String,
-    pub until: String,
-}
-
-impl<'a> DutyRecord<'a> {
-    pub fn new(duty: &'a Duty, state: &AppState) -> Self {
-        let zone = state.settings.time_zone;
-        DutyRecord {
-            sections: &duty.sections,
-            since: format_local(duty.since, zone),
-            until: format_local(duty.until, zone),
-        }
-    }
-}
-
-/// `GET /api/v1/staff/me`'s `data`: who, their groups, their duty.
-#[derive(Debug, Serialize)]
-struct MeRecord<'a> {
-    id: &'a str,
-    name: &'a str,
-    groups: &'a [String],
-    duty: Option<DutyRecord<'a>>,
-}
-
-fn me_record<'a>(state: &AppState, staff: &'a Staff, duty: Option<&'a Duty>) -> MeRecord<'a> {
-    MeRecord {
-        id: &staff.id,
-        name: &staff.name,
-        groups: &staff.groups,
-        duty: duty.map(|duty| DutyRecord::new(duty, state)),
-    }
 }
 
 #[cfg(test)]

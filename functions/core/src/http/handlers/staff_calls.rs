@@ -12,10 +12,11 @@ use crate::clock;
 use crate::domain::alarm::{Refusal, Response};
 use crate::domain::model::{Call, MAX_CALL_ID};
 use crate::domain::wire_time::format_local;
+use crate::http::auth;
 use crate::http::endpoint::response_call_id;
 use crate::http::error::ApiError;
 use crate::http::handlers::display_read::{FailingEndpoint, failing_endpoints, sort_for_display};
-use crate::http::handlers::staff::{authenticate, duty_of};
+use crate::http::handlers::staff::duty_of;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::alarm_response::response_choice;
 use crate::request::validation::FieldErrors;
@@ -23,7 +24,7 @@ use crate::wire::{CallRecord, StaffRecord, success};
 
 /// `GET /api/v1/staff/calls`.
 pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
-    let staff = authenticate(state, request).await?;
+    let staff = auth::staff(state, request).await?;
     let duty = duty_of(state, &staff).await?;
     let types = state.call_types().await?;
     let (mut alerting, mut others): (Vec<Call>, Vec<Call>) = state
@@ -83,7 +84,7 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
 /// none, or one without alarm); 409 `already_accepted` naming who, or
 /// `call_closed`.
 pub async fn respond(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
-    let staff = authenticate(state, request).await?;
+    let staff = auth::staff(state, request).await?;
     let call_id = response_call_id(request.uri().path())
         .and_then(|id| id.parse::<i64>().ok())
         .filter(|id| (1..=MAX_CALL_ID).contains(id))

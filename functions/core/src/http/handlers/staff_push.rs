@@ -14,8 +14,8 @@ use crate::app::AppState;
 use crate::clock;
 use crate::domain::push::{MAX_SUBSCRIPTIONS_PER_STAFF, PushSubscription, check_subscription};
 use crate::domain::wire_time::format_local;
+use crate::http::auth;
 use crate::http::error::ApiError;
-use crate::http::handlers::staff::authenticate;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::validation::{FieldErrors, message};
 use crate::wire::success;
@@ -32,7 +32,7 @@ struct PushKeyRecord<'a> {
 /// then says that this server sends no notifications, rather than have a
 /// phone subscribe for pushes that would never come.
 pub async fn push_key(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
-    authenticate(state, request).await?;
+    auth::staff(state, request).await?;
     let store = state.push.as_ref().ok_or(ApiError::Internal)?;
     let keys = store.vapid_keys().await?.ok_or(ApiError::NotFound)?;
     Ok(json_response(
@@ -55,7 +55,7 @@ pub async fn subscriptions(
     state: &AppState,
     request: &ApiRequest,
 ) -> Result<ApiResponse, ApiError> {
-    let staff = authenticate(state, request).await?;
+    let staff = auth::staff(state, request).await?;
     let store = state.push.as_ref().ok_or(ApiError::Internal)?;
     let envelope = super::envelope(request)?;
     if request.method() == Method::DELETE {

@@ -1,19 +1,19 @@
-//! Who may read open calls (DECISIONS §11): registered displays with a bearer
-//! token, and in sandbox mode the test page's visitor (its cookie); on the
-//! live socket also staff with theirs (DECISIONS §14).
-//!
-//! Tokens are minted and hashed in [`crate::signing::tokens`]: the stores keep
-//! only a token's SHA-256, so a leaked table does not let anyone read calls.
-//! Tokens never reach a log: the HTTP layers log paths without query strings,
-//! and this module logs the display's id, never the token.
+//! Who may read open calls (DECISIONS §11): registered displays with a
+//! bearer token, and in sandbox mode the test page's visitor (its cookie);
+//! on the live socket also staff with theirs (DECISIONS §14).
 
-use http::{HeaderMap, header};
+use http::HeaderMap;
 
 use crate::app::AppState;
 use crate::domain::alarm::Staff;
 use crate::domain::model::{Consumer, Display, Scope, sections_show};
 use crate::http::error::ApiError;
+use crate::http::io::ApiRequest;
 use crate::signing::tokens::token_hash;
+
+use super::bearer_token;
+use super::staff::staff_by_token;
+use super::visitor::{consumer_by_proof, consumer_from_cookie};
 
 /// An authenticated reader: whose calls it sees and which sections.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,20 +68,15 @@ impl Reader {
     }
 }
 
-/// The bearer token of `Authorization: Bearer <token>`, if any.
-pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.trim().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim())
-        .filter(|token| !token.is_empty())
+/// The reader of an HTTP request: the display of `Authorization: Bearer`,
+/// else in sandbox mode the test page's visitor (its cookie).
+pub async fn display_reader(state: &AppState, request: &ApiRequest) -> Result<Reader, ApiError> {
+    reader_of(state, bearer_token(request.headers()), request.headers()).await
 }
 
-/// Authenticates a reader by `token` (from the header or, on the live
-/// socket, the query), else in sandbox mode by the test page's cookie.
-/// Missing, unknown and revoked tokens are all the same 401.
-pub async fn authenticate(
+/// A reader by `token` (from the header or, on the live socket, the query),
+/// else in sandbox mode by the test page's cookie.
+async fn reader_of(
     state: &AppState,
     token: Option<&str>,
     headers: &HeaderMap,
@@ -91,10 +86,10 @@ pub async fn authenticate(
             .store
             .display_by_token_hash(&token_hash(token))
             .await?;
-        return display_reader(display);
+        return reader_of_display(display);
     }
     if state.is_sandbox()
-        && let Some(consumer) = crate::http::sandbox::consumer_from_cookie(state, headers).await?
+        && let Some(consumer) = consumer_from_cookie(state, headers).await?
     {
         return Ok(Reader::sandbox_visitor(&consumer));
     }
@@ -110,11 +105,11 @@ pub struct SandboxProof<'a> {
     pub hash: &'a str,
 }
 
-/// Authenticates the live socket (DECISIONS §11): the display token or a
+/// The reader of a live socket (DECISIONS §11): the display token or a
 /// staff member's (DECISIONS §14), else in sandbox mode the visitor's proof,
 /// else the page's cookie. The same 401 for anything missing, unknown or
 /// revoked.
-pub async fn authenticate_live(
+pub async fn live_reader(
     state: &AppState,
     token: Option<&str>,
     proof: Option<SandboxProof<'_>>,
@@ -124,9 +119,7 @@ pub async fn authenticate_live(
         && state.is_sandbox()
         && let Some(proof) = proof
     {
-        return match crate::http::sandbox::consumer_by_proof(state, proof.consumer, proof.hash)
-            .await?
-        {
+        return match consumer_by_proof(state, proof.consumer, proof.hash).await? {
             Some(consumer) => Ok(Reader::sandbox_visitor(&consumer)),
             None => {
                 tracing::warn!("sandbox proof refused on the live socket");
@@ -141,17 +134,17 @@ pub async fn authenticate_live(
             .display_by_token_hash(&token_hash(token))
             .await?;
         if display.is_none()
-            && let Some(staff) = crate::http::handlers::staff::staff_by_token(state, token).await?
+            && let Some(staff) = staff_by_token(state, token).await?
         {
             return Ok(Reader::staff(staff));
         }
-        return display_reader(display);
+        return reader_of_display(display);
     }
-    authenticate(state, token, headers).await
+    reader_of(state, token, headers).await
 }
 
 /// The reader of the display a token named: a revoked or unknown one is 401.
-fn display_reader(display: Option<Display>) -> Result<Reader, ApiError> {
+fn reader_of_display(display: Option<Display>) -> Result<Reader, ApiError> {
     match display {
         Some(display) if !display.revoked => Ok(Reader::from_display(display)),
         Some(revoked) => {
@@ -168,18 +161,6 @@ fn display_reader(display: Option<Display>) -> Result<Reader, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bearer_token_is_read_case_insensitively_and_never_empty() {
-        let mut headers = HeaderMap::new();
-        assert_eq!(bearer_token(&headers), None);
-        headers.insert(header::AUTHORIZATION, "bearer abc".parse().unwrap());
-        assert_eq!(bearer_token(&headers), Some("abc"));
-        headers.insert(header::AUTHORIZATION, "Bearer ".parse().unwrap());
-        assert_eq!(bearer_token(&headers), None);
-        headers.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
-        assert_eq!(bearer_token(&headers), None);
-    }
 
     #[test]
     fn sections_filter_calls_but_never_hide_a_call_without_section() {

@@ -18,8 +18,7 @@ use crate::app::AppState;
 use crate::config::live_url_origin;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse};
-use crate::http::page_helpers::with_helpers;
-use crate::http::sandbox::escape_html;
+use crate::http::page_helpers::{escape_html, with_helpers};
 
 /// The test page's policy, plus the live socket's origin when it is elsewhere
 /// (the WebSocket API of an AWS stack). Web Audio needs no media source.
@@ -36,10 +35,10 @@ pub(crate) fn page_policy(live_url: Option<&str>) -> String {
 
 /// The page's layout, durations and clock, kept apart from the page's
 /// connection logic (`display_layout.js`), filled in like the shared helpers.
-const LAYOUT_SCRIPT: &str = include_str!("assets/display_layout.js");
+const LAYOUT_SCRIPT: &str = include_str!("../assets/display_layout.js");
 
 fn render(live_url: Option<&str>) -> String {
-    with_helpers(include_str!("assets/display_page.html"))
+    with_helpers(include_str!("../assets/display_page.html"))
         .replace("{{display_layout}}", LAYOUT_SCRIPT)
         .replace("{{live_url}}", &escape_html(live_url.unwrap_or("")))
 }

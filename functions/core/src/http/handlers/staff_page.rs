@@ -7,7 +7,7 @@
 //! is text ([`ApiResponse`]), and a URL of their own would add two routes
 //! for 9 KB that every install reads once anyway.
 //!
-//! Like the display page ([`crate::http::display_page`]) the page holds no
+//! Like the display page ([`super::display_page`]) the page holds no
 //! secret: the staff token arrives in the URL fragment (`/staff#token=…`,
 //! the link of DECISIONS §14) and stays in the browser's storage; the page
 //! hands it to its service worker through IndexedDB, so that a
@@ -24,19 +24,18 @@
 use http::header;
 
 use crate::app::AppState;
-use crate::http::display_page::page_policy;
 use crate::http::error::ApiError;
+use crate::http::handlers::display_page::page_policy;
 use crate::http::io::{ApiRequest, ApiResponse};
-use crate::http::page_helpers::with_helpers;
-use crate::http::sandbox::escape_html;
+use crate::http::page_helpers::{escape_html, with_helpers};
 
 /// The service worker's scope: the page's own path, which is not below the
 /// script's folder (`/staff/`), hence `Service-Worker-Allowed`.
 pub const SCOPE: &str = "/staff";
 
 /// The icons, made by `scripts/staff-icons` (PNG, RGB).
-const ICON_192: &[u8] = include_bytes!("assets/staff_icon_192.png");
-const ICON_512: &[u8] = include_bytes!("assets/staff_icon_512.png");
+const ICON_192: &[u8] = include_bytes!("../assets/staff_icon_192.png");
+const ICON_512: &[u8] = include_bytes!("../assets/staff_icon_512.png");
 
 /// `png` as a `data:` URL.
 fn data_url(png: &[u8]) -> String {
@@ -65,29 +64,32 @@ const WORKER_POLICY: &str = "default-src 'none'; connect-src 'self'; img-src 'se
 /// database.
 const TOKEN_DB_PART: (&str, &str) = (
     "{{staff_token_db_js}}",
-    include_str!("assets/staff_token_db.js"),
+    include_str!("../assets/staff_token_db.js"),
 );
 
 /// The page's script, in the order its parts build on each other
 /// (staff_state.js says what each holds); the helpers it shares with the
 /// other pages are filled in by [`with_helpers`].
 const SCRIPT_PARTS: [(&str, &str); 5] = [
-    ("{{staff_state_js}}", include_str!("assets/staff_state.js")),
+    (
+        "{{staff_state_js}}",
+        include_str!("../assets/staff_state.js"),
+    ),
     TOKEN_DB_PART,
-    ("{{staff_view_js}}", include_str!("assets/staff_view.js")),
+    ("{{staff_view_js}}", include_str!("../assets/staff_view.js")),
     (
         "{{staff_alerting_js}}",
-        include_str!("assets/staff_alerting.js"),
+        include_str!("../assets/staff_alerting.js"),
     ),
     (
         "{{staff_connection_js}}",
-        include_str!("assets/staff_connection.js"),
+        include_str!("../assets/staff_connection.js"),
     ),
 ];
 
 fn render(live_url: Option<&str>) -> String {
     let page = SCRIPT_PARTS.iter().fold(
-        include_str!("assets/staff_page.html").to_string(),
+        include_str!("../assets/staff_page.html").to_string(),
         |page, (placeholder, script)| page.replace(placeholder, script),
     );
     with_helpers(&page)
@@ -97,7 +99,7 @@ fn render(live_url: Option<&str>) -> String {
 
 fn worker() -> String {
     let (placeholder, script) = TOKEN_DB_PART;
-    include_str!("assets/staff_sw.js")
+    include_str!("../assets/staff_sw.js")
         .replace(placeholder, script)
         .replace("{{icon_192}}", &data_url(ICON_192))
 }

@@ -4,9 +4,9 @@
 
 use http::{HeaderMap, header};
 
-use super::identity::proof;
 use crate::domain::model::Consumer;
-use crate::http::page_helpers::with_helpers;
+use crate::http::auth::proof;
+use crate::http::page_helpers::{escape_html, with_helpers};
 use crate::signing::signature::{sign_sha256, signing_string};
 
 /// The page's inline style and script talk to this origin only.
@@ -21,14 +21,6 @@ pub(super) fn base_url(headers: &HeaderMap, https: bool) -> String {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("127.0.0.1:3000");
     format!("{}://{host}", if https { "https" } else { "http" })
-}
-
-pub(crate) fn escape_html(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
 }
 
 /// One ready-to-run request of the page: what is signed, the hash, the curl
@@ -194,7 +186,7 @@ pub(super) fn render_page(
     let (open_string, _, _) = EXAMPLES[0].signed(consumer, base_url);
     let openssl = format!("printf '%s' '{open_string}' | openssl dgst -sha256 -hmac '{secret}'");
     let type_names: Vec<String> = types.iter().map(type_badge).collect();
-    with_helpers(include_str!("../assets/sandbox_page.html"))
+    with_helpers(include_str!("../../assets/sandbox_page.html"))
         .replace("{{display_link}}", &escape_html(&display_link(consumer)))
         .replace("{{consumer}}", &escape_html(&consumer.id))
         .replace("{{secret}}", &escape_html(secret))
@@ -208,7 +200,7 @@ pub(super) fn render_page(
 mod tests {
     use super::*;
     use crate::clock;
-    use crate::http::sandbox::new_consumer;
+    use crate::http::handlers::sandbox::new_consumer;
 
     #[test]
     fn badge_text_contrasts_with_its_colour() {

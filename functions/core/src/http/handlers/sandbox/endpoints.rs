@@ -4,15 +4,16 @@
 
 use http::{HeaderValue, header};
 
-use super::identity::{consumer_from_cookie, is_https, new_consumer, set_cookie, visitor};
+use super::identity::{is_https, new_consumer, set_cookie};
 use super::test_page::{PAGE_POLICY, base_url, render_page};
 use crate::app::AppState;
 use crate::clock;
 use crate::domain::model::{HashMismatch, Scope};
 use crate::domain::wire_time;
+use crate::http::auth::{consumer_from_cookie, sandbox_visitor};
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
-use crate::http::sandbox_staff::{self, SandboxStaffRecord};
+use crate::wire::staff::SandboxStaffRecord;
 use crate::wire::{CallRecord, ElementRecord, success};
 
 /// How many calls and elements the page shows.
@@ -44,7 +45,7 @@ pub async fn create_consumer(
 /// first, with type), elements, recent hash mismatches (newest first) and
 /// staff (by name, with their duty).
 pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
-    let consumer = visitor(state, request).await?;
+    let consumer = sandbox_visitor(state, request).await?;
     let scope = Scope::consumer(&consumer.id);
     let now = clock::now();
     let zone = state.settings.time_zone;
@@ -87,7 +88,7 @@ pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
             calls,
             elements,
             mismatches,
-            staff: sandbox_staff::records(state, &staff, &duties),
+            staff: SandboxStaffRecord::list(&staff, &duties, state.settings.time_zone),
         }),
     );
     response

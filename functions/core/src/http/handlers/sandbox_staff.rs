@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use crate::app::AppState;
 use crate::clock;
-use crate::domain::alarm::{Duty, Staff};
+use crate::domain::alarm::Staff;
 use crate::domain::model::Scope;
+use crate::http::auth;
 use crate::http::error::ApiError;
-use crate::http::handlers::staff::DutyRecord;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::validation::{FieldErrors, message, required_text};
 use crate::signing::tokens::{new_staff, staff_page_link};
@@ -37,7 +37,7 @@ pub fn limit_message() -> String {
 
 /// `POST /api/v1/sandbox/staff`.
 pub async fn create(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
-    let consumer = crate::http::sandbox::visitor(state, request).await?;
+    let consumer = auth::sandbox_visitor(state, request).await?;
     let envelope = crate::http::handlers::envelope(request)?;
     let (name, groups) = fields(envelope.get("name"), envelope.get("groups"))?;
     let store = state.alarms.as_ref().ok_or(ApiError::Internal)?;
@@ -96,37 +96,6 @@ fn fields(name: Option<&Value>, groups: Option<&Value>) -> Result<(String, Vec<S
         Some(_) => errors.add("groups", "groups muss ein Array sein.".to_string()),
     }
     Ok(errors.into_result((name.unwrap_or_default(), kept))?)
-}
-
-/// A visitor's staff member in `GET /api/v1/sandbox/state`: never a token.
-#[derive(Debug, Serialize)]
-pub struct SandboxStaffRecord<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
-    pub groups: &'a [String],
-    /// Their duty now; `null` when signed off.
-    pub duty: Option<DutyRecord<'a>>,
-}
-
-/// The visitor's staff, by name, each with their duty now.
-pub fn records<'a>(
-    state: &AppState,
-    staff: &'a [Staff],
-    duties: &'a [Duty],
-) -> Vec<SandboxStaffRecord<'a>> {
-    staff
-        .iter()
-        .filter(|member| !member.revoked)
-        .map(|member| SandboxStaffRecord {
-            id: &member.id,
-            name: &member.name,
-            groups: &member.groups,
-            duty: duties
-                .iter()
-                .find(|duty| duty.staff_id == member.id)
-                .map(|duty| DutyRecord::new(duty, state)),
-        })
-        .collect()
 }
 
 #[cfg(test)]

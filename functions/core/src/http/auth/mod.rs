@@ -1,0 +1,56 @@
+//! Who is asking: the one door every request passes before a handler acts
+//! (DECISIONS §2, §8, §11, §14). Each function here takes what a request
+//! presents and returns who it is, or the documented refusal; no handler
+//! decides identity on its own.
+//!
+//! - [`consumer`]: a central system, by its signature (step 3 of §2's
+//!   checks) and the replay rule; the sandbox explains a hash mismatch.
+//! - [`display_reader`] and [`live_reader`]: a display by its bearer token,
+//!   on the live socket also a staff member by theirs, and in sandbox mode
+//!   the test page's visitor ([`Reader`]).
+//! - [`staff`]: a staff member by their bearer token (the staff API).
+//! - [`sandbox_visitor`]: the test page's visitor, by the cookie or the
+//!   proof in the query (the sandbox's own endpoints).
+//!
+//! Tokens are looked up by their SHA-256 ([`crate::signing::tokens`]) and
+//! never reach a log: refusals are logged by the id of whom they name.
+//! Missing, unknown and revoked tokens are all the same 401.
+
+mod consumer;
+mod reader;
+mod staff;
+mod visitor;
+
+use http::{HeaderMap, header};
+
+pub use consumer::consumer;
+pub use reader::{Reader, SandboxProof, display_reader, live_reader};
+pub use staff::{staff, staff_by_token};
+pub use visitor::{COOKIE_NAME, consumer_by_proof, consumer_from_cookie, proof, sandbox_visitor};
+
+/// The bearer token of `Authorization: Bearer <token>`, if any.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|token| !token.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_token_is_read_case_insensitively_and_never_empty() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer_token(&headers), None);
+        headers.insert(header::AUTHORIZATION, "bearer abc".parse().unwrap());
+        assert_eq!(bearer_token(&headers), Some("abc"));
+        headers.insert(header::AUTHORIZATION, "Bearer ".parse().unwrap());
+        assert_eq!(bearer_token(&headers), None);
+        headers.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
+        assert_eq!(bearer_token(&headers), None);
+    }
+}

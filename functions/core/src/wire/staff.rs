@@ -1,0 +1,78 @@
+//! Staff on the wire (DECISIONS §14): who a person is and their duty, as
+//! `GET /api/v1/staff/me` and the duty endpoints answer, and a sandbox
+//! visitor's staff in the test page's state (DECISIONS §8). Never a token.
+
+use chrono_tz::Tz;
+use serde::Serialize;
+
+use crate::domain::alarm::{Duty, Staff};
+use crate::domain::wire_time::format_local;
+
+/// A duty on the wire, its times in the installation's zone.
+#[derive(Debug, Serialize)]
+pub struct DutyRecord<'a> {
+    /// Empty: the whole house.
+    pub sections: &'a [String],
+    pub since: String,
+    pub until: String,
+}
+
+impl<'a> DutyRecord<'a> {
+    pub fn new(duty: &'a Duty, zone: Tz) -> Self {
+        DutyRecord {
+            sections: &duty.sections,
+            since: format_local(duty.since, zone),
+            until: format_local(duty.until, zone),
+        }
+    }
+}
+
+/// `GET /api/v1/staff/me`'s `data`: who, their groups, their duty.
+#[derive(Debug, Serialize)]
+pub struct MeRecord<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub groups: &'a [String],
+    pub duty: Option<DutyRecord<'a>>,
+}
+
+impl<'a> MeRecord<'a> {
+    pub fn new(staff: &'a Staff, duty: Option<&'a Duty>, zone: Tz) -> Self {
+        MeRecord {
+            id: &staff.id,
+            name: &staff.name,
+            groups: &staff.groups,
+            duty: duty.map(|duty| DutyRecord::new(duty, zone)),
+        }
+    }
+}
+
+/// A visitor's staff member in `GET /api/v1/sandbox/state`: never a token.
+#[derive(Debug, Serialize)]
+pub struct SandboxStaffRecord<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub groups: &'a [String],
+    /// Their duty now; `null` when signed off.
+    pub duty: Option<DutyRecord<'a>>,
+}
+
+impl<'a> SandboxStaffRecord<'a> {
+    /// The visitor's staff who are not revoked, in the order given, each
+    /// with their duty now.
+    pub fn list(staff: &'a [Staff], duties: &'a [Duty], zone: Tz) -> Vec<Self> {
+        staff
+            .iter()
+            .filter(|member| !member.revoked)
+            .map(|member| SandboxStaffRecord {
+                id: &member.id,
+                name: &member.name,
+                groups: &member.groups,
+                duty: duties
+                    .iter()
+                    .find(|duty| duty.staff_id == member.id)
+                    .map(|duty| DutyRecord::new(duty, zone)),
+            })
+            .collect()
+    }
+}
