@@ -14,7 +14,7 @@
 //! - **the timer queue** (`aws:sqs`): each message is a [`Timer`] (or a
 //!   webhook wake-up delayed to a retry's time, passed on to the webhook
 //!   queue), taken
-//!   with [`AppState::take_timer`]: due, the alarm is stepped with the
+//!   with [`AlarmRunner::take_timer`]: due, the alarm is stepped with the
 //!   conditional write (its stream record schedules the next timer); early,
 //!   it is sent on. A message that is no timer, or whose step or sending on
 //!   fails, is reported in `batchItemFailures`: the queue gives it again
@@ -34,8 +34,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use nurse_call_core::AppState;
-use nurse_call_core::app::alarm_timer::TimerTaken;
-use nurse_call_core::app::alarms::is_presence;
+use nurse_call_core::app::alarm::step::is_presence;
+use nurse_call_core::app::alarm::timer::TimerTaken;
 use nurse_call_core::app::push::{PushJob, jobs_of_effects};
 use nurse_call_core::domain::alarm::Effect;
 use nurse_call_core::domain::alarm::audit::AuditEvent;
@@ -408,7 +408,7 @@ impl AlarmHandler {
             );
             return (id, Taken::Unreadable);
         };
-        let outcome = match self.state.take_timer(&timer, now).await {
+        let outcome = match self.state.alarm_runner().take_timer(&timer, now).await {
             Ok(TimerTaken::Done { stepped: true }) => Taken::Stepped,
             Ok(TimerTaken::Done { stepped: false }) => Taken::Nothing,
             Ok(TimerTaken::SendOn {

@@ -1,16 +1,13 @@
 //! What every handler needs: the store, the installation's settings and the
 //! live feed; and the two rules every write follows: whose data a consumer
 //! works on ([`AppState::scope_for`]) and what happens to an unknown element
-//! ([`AppState::element_policy`]). [`alarms`] runs the alarm engine against
-//! the store (DECISIONS §14), [`alarm_looks`] says when, and
-//! [`alarm_start`] takes an alarm's first step and end with the writes,
-//! [`alarm_timer`] takes a timer message where no process keeps timers (AWS);
-//! [`push`] turns its alerts and cancels into Web Push jobs (DECISIONS §15).
+//! ([`AppState::element_policy`]). [`alarm`] runs the alarm engine against
+//! the store (DECISIONS §14; [`AppState::alarm_runner`]); [`push`] turns its
+//! alerts and cancels into Web Push jobs (DECISIONS §15); [`webhooks`]
+//! forwards events to alarm servers (DECISIONS §16) and [`forwarding`] says
+//! which of them fail.
 
-pub mod alarm_looks;
-pub mod alarm_start;
-pub mod alarm_timer;
-pub mod alarms;
+pub mod alarm;
 pub mod forwarding;
 pub mod push;
 pub mod webhooks;
@@ -66,7 +63,7 @@ pub struct AppState {
     /// them: DECISIONS §17).
     pub pushes: Option<Arc<dyn push::PushSink>>,
     /// Whether a write's handler looks at the alarms it touched, in the
-    /// background ([`alarm_looks`]); off where another process steps every
+    /// background ([`alarm::looks`]); off where another process steps every
     /// alarm ([`AppState::without_alarm_looks`]).
     pub looks_after_writes: bool,
 }
@@ -251,6 +248,14 @@ impl AppState {
     }
 
     /// A consumer by id (cached when the state has a cache).
+    /// The alarm store, or an internal error where this service has none
+    /// ([`AppState::alarms`]).
+    pub(crate) fn alarm_store(&self) -> Result<&Arc<dyn AlarmStore>, StoreError> {
+        self.alarms
+            .as_ref()
+            .ok_or_else(|| StoreError::Internal("this service has no alarm store".into()))
+    }
+
     pub async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
         match &self.cache {
             Some(cache) => cache.consumer(self.store.as_ref(), id).await,

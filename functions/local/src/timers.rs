@@ -1,7 +1,7 @@
 //! The alarm timers of the local server (DECISIONS §14 "Timing"): a worker
 //! that asks the store's due index every [`POLL`] for the alarms whose level
 //! or re-alert has come, and steps each through the alarm runner
-//! ([`AppState::run_due_alarms`]). A level starts within [`POLL`] plus the
+//! ([`AlarmRunner::run_due_alarms`]). A level starts within [`POLL`] plus the
 //! step of its time.
 //!
 //! Durable by construction: what is due lives in the store (every open
@@ -33,7 +33,11 @@ pub async fn run(state: AppState) {
     loop {
         tick.tick().await;
         for _ in 0..ROUNDS_PER_TICK {
-            match state.run_due_alarms(clock::now(), BATCH).await {
+            match state
+                .alarm_runner()
+                .run_due_alarms(clock::now(), BATCH)
+                .await
+            {
                 Ok(stepped) if stepped == BATCH => continue,
                 Ok(_) => break,
                 Err(error) => {

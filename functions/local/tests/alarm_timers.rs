@@ -140,7 +140,10 @@ async fn two_workers_on_one_store_fire_each_level_once() {
     while std::time::Instant::now() < until {
         let now = clock::now();
         first_round.get_or_insert(now);
-        let (a, b) = tokio::join!(one.run_due_alarms(now, 100), two.run_due_alarms(now, 100));
+        let (a, b) = tokio::join!(
+            one.alarm_runner().run_due_alarms(now, 100),
+            two.alarm_runner().run_due_alarms(now, 100)
+        );
         a.expect("first worker");
         b.expect("second worker");
         tokio::time::sleep(StdDuration::from_millis(20)).await;
@@ -191,6 +194,7 @@ async fn a_level_that_fell_due_while_no_worker_ran_starts_in_the_first_round() {
     // A worker starts (a restarted server): one round.
     let worker = state(open_store(dir.path()).await);
     let stepped = worker
+        .alarm_runner()
         .run_due_alarms(clock::now(), 100)
         .await
         .expect("round");
@@ -214,6 +218,7 @@ async fn a_level_that_fell_due_while_no_worker_ran_starts_in_the_first_round() {
     }
     assert_eq!(
         worker
+            .alarm_runner()
             .run_due_alarms(clock::now(), 100)
             .await
             .expect("round"),
@@ -222,13 +227,13 @@ async fn a_level_that_fell_due_while_no_worker_ran_starts_in_the_first_round() {
     );
 }
 
-/// Timers as AWS takes them (DECISIONS §17, `AppState::take_timer`), on the
+/// Timers as AWS takes them (DECISIONS §17, `AlarmRunner::take_timer`), on the
 /// embedded store: a due timer steps the alarm once, a duplicate does
 /// nothing, one taken early is sent on for the rest, a call that is gone
 /// ends its timer.
 #[tokio::test]
 async fn a_timer_message_steps_once_and_an_early_one_is_sent_on() {
-    use nurse_call_core::app::alarm_timer::TimerTaken;
+    use nurse_call_core::app::alarm::timer::TimerTaken;
     use nurse_call_core::domain::alarm::timer::Timer;
 
     let dir = tempfile::tempdir().expect("temp folder");
@@ -244,11 +249,19 @@ async fn a_timer_message_steps_once_and_an_early_one_is_sent_on() {
     let first = Timer::new(&scope, id, opened_at);
     let now = clock::now();
     assert_eq!(
-        worker.take_timer(&first, now).await.expect("taken"),
+        worker
+            .alarm_runner()
+            .take_timer(&first, now)
+            .await
+            .expect("taken"),
         TimerTaken::Done { stepped: true }
     );
     assert_eq!(
-        worker.take_timer(&first, now).await.expect("taken again"),
+        worker
+            .alarm_runner()
+            .take_timer(&first, now)
+            .await
+            .expect("taken again"),
         TimerTaken::Done { stepped: false }
     );
     let kept = store.alarm(&scope, id).await.expect("read").expect("alarm");
@@ -259,7 +272,12 @@ async fn a_timer_message_steps_once_and_an_early_one_is_sent_on() {
     // The house level's timer, taken more than half a second early.
     let house = Timer::new(&scope, id, house_at);
     let early = house_at - Duration::milliseconds(1500);
-    match worker.take_timer(&house, early).await.expect("early") {
+    match worker
+        .alarm_runner()
+        .take_timer(&house, early)
+        .await
+        .expect("early")
+    {
         TimerTaken::SendOn {
             timer,
             delay_seconds,
@@ -275,7 +293,11 @@ async fn a_timer_message_steps_once_and_an_early_one_is_sent_on() {
     let wait = (house_at - clock::now()).num_milliseconds() + 200;
     tokio::time::sleep(StdDuration::from_millis(u64::try_from(wait).unwrap_or(0))).await;
     assert_eq!(
-        worker.take_timer(&house, clock::now()).await.expect("due"),
+        worker
+            .alarm_runner()
+            .take_timer(&house, clock::now())
+            .await
+            .expect("due"),
         TimerTaken::Done { stepped: true }
     );
     assert_eq!(lines(store.as_ref(), id, "escalated").await, [(2, None)]);
@@ -287,6 +309,7 @@ async fn a_timer_message_steps_once_and_an_early_one_is_sent_on() {
     // A call that does not exist: its timer ends.
     assert_eq!(
         worker
+            .alarm_runner()
             .take_timer(&Timer::new(&scope, 999_999, opened_at), clock::now())
             .await
             .expect("missing"),

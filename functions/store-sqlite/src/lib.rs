@@ -314,7 +314,7 @@ impl Store for SqliteStore {
                 }
             }
             // An alarm that rings for nobody ends with the close: no look
-            // after it (core's app/alarm_start.rs).
+            // after it (core's app/alarm/start.rs).
             // Its `call.closed` goes out in the same transaction (DECISIONS §16).
             let scope_key = Scope::from_key(&scope);
             for call in &mut closed {

@@ -122,7 +122,7 @@ pub trait AlarmStore: Store {
 
     /// The snapshot of `address` and the scope's staff and the duties not
     /// ended by `now`, for an open's first alarm step
-    /// ([`crate::app::alarm_start`]). The roster is `None` when it could not
+    /// ([`crate::app::alarm::start`]). The roster is `None` when it could not
     /// be read (logged): the open then stores the pending alarm. A store may
     /// read all of it in one go (the embedded store: one read).
     async fn snapshot_and_roster(

@@ -8,7 +8,7 @@
 //! installation's in production, a sandbox visitor's own in sandbox mode.
 
 use crate::app::AppState;
-use crate::app::alarms::{Looked, policy_of};
+use crate::app::alarm::step::{Looked, policy_of};
 use crate::domain::alarm::Staff;
 use crate::domain::model::Scope;
 use crate::http::auth;
@@ -58,6 +58,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     };
     // The response, on the call of that id only if it is on `target`.
     let looked = state
+        .alarm_runner()
         .respond_to_alarm(staff, parsed.call, Some(&parsed.target), parsed.response)
         .await?
         .map_err(refused)

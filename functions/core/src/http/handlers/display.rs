@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::app::AppState;
-use crate::app::alarm_start::first_step;
+use crate::app::alarm::start::first_step;
 use crate::clock;
 use crate::config::Mode;
 use crate::domain::model::{CallType, ElementChange, NewCall};
@@ -44,7 +44,12 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
     // An open's first alarm step needs the scope's roster: read with the
     // snapshot, so the answer waits for no extra round trip.
     let (snapshot, people) = match &parsed.action {
-        DisplayAction::Open { .. } => state.snapshot_for_open(&scope, &parsed.target, now).await?,
+        DisplayAction::Open { .. } => {
+            state
+                .alarm_runner()
+                .snapshot_for_open(&scope, &parsed.target, now)
+                .await?
+        }
         DisplayAction::Close { .. } => (state.store.snapshot(&scope, &parsed.target).await?, None),
     };
     let types = state.call_types().await?;
@@ -73,7 +78,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                 &consumer.id,
             );
             // Its alarm starts now, written with the call where the store
-            // can (app/alarm_start.rs).
+            // can (app/alarm/start.rs).
             let first = first_step(&call, &snapshot.open_calls, &types, people, now);
             // The store decides whether the event is open already (spec 4.1).
             let outcome = state
@@ -84,7 +89,14 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
                 OpenOutcome::Opened(call) => {
                     // Its alarm's alerts go out; a presence stops the alarms
                     // of the calls already open on its address (DECISIONS §14).
-                    state.after_open(&scope, call, first, &snapshot.open_calls, &types, now);
+                    state.alarm_runner().after_open(
+                        &scope,
+                        call,
+                        first,
+                        &snapshot.open_calls,
+                        &types,
+                        now,
+                    );
                     (201, call)
                 }
                 OpenOutcome::AlreadyOpen(call) => (200, call),
@@ -122,7 +134,7 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
             state.publish_calls(&scope, &closed, &types);
             // Their alarms end (the store may have ended them), and alerts
             // still ringing are cancelled.
-            state.after_close(&scope, &closed, &types);
+            state.alarm_runner().after_close(&scope, &closed, &types);
             if element.writes_element {
                 state.publish_element_of(&scope, &parsed.target).await;
             }

@@ -59,7 +59,7 @@ pub async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiResponse,
     };
     // Calls waiting for somebody, or alerting whoever just left, are looked
     // at again now (after the commit; the answer does not wait for it).
-    state.look_at_scope_later(&staff.scope);
+    state.alarm_runner().look_at_scope_later(&staff.scope);
     Ok(json_response(
         200,
         success(&MeRecord::new(

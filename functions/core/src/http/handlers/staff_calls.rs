@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::app::AppState;
-use crate::app::alarms::Looked;
+use crate::app::alarm::step::Looked;
 use crate::clock;
 use crate::domain::alarm::{Refusal, Response};
 use crate::domain::model::{Call, MAX_CALL_ID};
@@ -92,6 +92,7 @@ pub async fn respond(state: &AppState, request: &ApiRequest) -> Result<ApiRespon
     let envelope = super::envelope(request)?;
     let response = response_of(envelope.get("response"))?;
     let looked = state
+        .alarm_runner()
         .respond_to_alarm(&staff, call_id, None, response)
         .await?
         .map_err(refused)

@@ -1,12 +1,12 @@
 //! Who looks at alarms when (DECISIONS §14), each look one
-//! [`AppState::step_alarm`]:
+//! [`AlarmRunner::step_alarm`]:
 //! - right after a committed open (the new call; for a presence also the
 //!   other open calls of its address), a close (the closed calls: their
 //!   ringing alerts are cancelled) and a duty's sign-on or sign-off (the
 //!   scope's open calls that alert or are unattended), in the background,
-//!   so that the API's answer never waits for it ([`AppState::look_later`],
-//!   [`AppState::look_at_scope_later`]);
-//! - the timers: whatever the due index lists ([`AppState::run_due_alarms`],
+//!   so that the API's answer never waits for it ([`AlarmRunner::look_later`],
+//!   [`AlarmRunner::look_at_scope_later`]);
+//! - the timers: whatever the due index lists ([`AlarmRunner::run_due_alarms`],
 //!   polled by the local server), so a look that never ran (the process died
 //!   after the commit) or a level that falls due later is not lost. A round
 //!   reads the call types and each scope's people once and steps up to
@@ -19,8 +19,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use tokio::task::JoinSet;
 
-use crate::app::AppState;
-use crate::app::alarms::{Known, Looked, People, Prefetched, is_presence};
+use crate::app::alarm::AlarmRunner;
+use crate::app::alarm::step::{Known, Looked, People, Prefetched, is_presence};
 use crate::domain::alarm::Alarm;
 use crate::domain::model::{Call, CallType, Scope};
 use crate::store::StoreError;
@@ -29,7 +29,7 @@ use crate::store::alarms::DueAlarm;
 /// Alarms a round of the timers steps at the same time.
 pub const STEPS_AT_ONCE: usize = 16;
 
-impl AppState {
+impl AlarmRunner<'_> {
     /// Looks at the alarms of `call_ids` of `scope` in the background, after
     /// the caller's commit, so that its answer does not wait. Each failure
     /// is logged; the timers look again when the alarm is due.
@@ -39,17 +39,17 @@ impl AppState {
     /// accepted: in AWS the durable path is the timers (a call's first
     /// timer comes from the table's stream, DECISIONS §17), and this
     /// look only makes the first alert quicker where it runs.
-    pub fn look_later(&self, scope: &Scope, call_ids: Vec<i64>, types: &[CallType]) {
+    pub fn look_later(self, scope: &Scope, call_ids: Vec<i64>, types: &[CallType]) {
         self.spawn_looks(scope, None, call_ids, types, None);
     }
 
-    /// [`AppState::look_later`] at a call just opened (`open_before`: the
+    /// [`AlarmRunner::look_later`] at a call just opened (`open_before`: the
     /// calls open on its address before it), which reads neither its alarm
     /// nor its address again ([`Known::opened`]); for a presence also at
     /// the calls it stops.
     /// `people`: the scope's roster, when the request read it already.
     pub fn look_after_open(
-        &self,
+        self,
         scope: &Scope,
         call: &Call,
         open_before: &[Call],
@@ -64,18 +64,18 @@ impl AppState {
         self.spawn_looks(scope, Some((call.id, known)), others, types, people);
     }
 
-    /// The looks of [`AppState::look_later`], the call types the caller
+    /// The looks of [`AlarmRunner::look_later`], the call types the caller
     /// read handed on.
     fn spawn_looks(
-        &self,
+        self,
         scope: &Scope,
         first: Option<(i64, Known)>,
         call_ids: Vec<i64>,
         types: &[CallType],
         people: Option<Arc<People>>,
     ) {
-        if self.alarms.is_none()
-            || !self.looks_after_writes
+        if self.state.alarms.is_none()
+            || !self.state.looks_after_writes
             || (first.is_none() && call_ids.is_empty())
         {
             return;
@@ -84,7 +84,7 @@ impl AppState {
             tracing::warn!("no runtime to look at alarms on: the timers will");
             return;
         };
-        let state = self.clone();
+        let state = self.state.clone();
         let scope = scope.clone();
         let read = Prefetched {
             types: Arc::new(types.to_vec()),
@@ -100,6 +100,7 @@ impl AppState {
                 .chain(call_ids.into_iter().map(|call_id| (call_id, None)));
             for (call_id, known) in looks {
                 if let Err(error) = state
+                    .alarm_runner()
                     .step_alarm_with(&scope, call_id, Some(&read), known)
                     .await
                 {
@@ -112,15 +113,15 @@ impl AppState {
     /// After a duty changed: looks, in the background, at the open calls of
     /// `scope` whose alarm is alerting or unattended (somebody came on duty
     /// for them, or went off duty and is alerted no more).
-    pub fn look_at_scope_later(&self, scope: &Scope) {
-        if self.alarms.is_none() || !self.looks_after_writes {
+    pub fn look_at_scope_later(self, scope: &Scope) {
+        if self.state.alarms.is_none() || !self.state.looks_after_writes {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::warn!("no runtime to look at alarms on: the timers will");
             return;
         };
-        let state = self.clone();
+        let state = self.state.clone();
         let scope = scope.clone();
         runtime.spawn(async move {
             let calls = match state.store.open_calls(&scope).await {
@@ -131,7 +132,7 @@ impl AppState {
                 }
             };
             for call in calls.iter().filter(|call| is_running(call.alarm.as_ref())) {
-                if let Err(error) = state.step_alarm(&scope, call.id).await {
+                if let Err(error) = state.alarm_runner().step_alarm(&scope, call.id).await {
                     tracing::warn!(scope = scope.as_str(), call_id = call.id, %error, "alarm not looked at");
                 }
             }
@@ -143,17 +144,17 @@ impl AppState {
     /// again and again; a failure of one alarm is logged and the others go
     /// on (it stays due, so the next round tries it again).
     pub async fn run_due_alarms(
-        &self,
+        self,
         now: DateTime<Utc>,
         limit: usize,
     ) -> Result<usize, StoreError> {
-        let store = self.alarm_store()?;
+        let store = self.state.alarm_store()?;
         let due = store.due_alarms(now, limit).await?;
         if due.is_empty() {
             return Ok(0);
         }
         let mut read = Prefetched {
-            types: Arc::new(self.call_types().await?),
+            types: Arc::new(self.state.call_types().await?),
             rosters: HashMap::new(),
         };
         for alarm in &due {
@@ -169,15 +170,15 @@ impl AppState {
             if steps.len() >= STEPS_AT_ONCE {
                 steps.join_next().await;
             }
-            let (state, read) = (self.clone(), Arc::clone(&read));
-            steps.spawn(async move { state.step_due(&alarm, &read).await });
+            let (state, read) = (self.state.clone(), Arc::clone(&read));
+            steps.spawn(async move { state.alarm_runner().step_due(&alarm, &read).await });
         }
         while steps.join_next().await.is_some() {}
         Ok(count)
     }
 
     /// One due alarm of a round, logged with how late it was written.
-    async fn step_due(&self, alarm: &DueAlarm, read: &Prefetched) {
+    async fn step_due(self, alarm: &DueAlarm, read: &Prefetched) {
         match self
             .step_alarm_with(&alarm.scope, alarm.call_id, Some(read), None)
             .await

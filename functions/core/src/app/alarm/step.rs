@@ -1,4 +1,4 @@
-//! The alarm runner (DECISIONS §14): the pure engine
+//! One look at an alarm (DECISIONS §14): the pure engine
 //! ([`crate::domain::alarm::engine`]) against the store. One look at a call
 //! reads its alarm with its version, builds the situation now (the call
 //! type's policy, the scope's staff and duties, a presence on the address),
@@ -8,16 +8,14 @@
 //! changed then goes to the live feed: the displays' messages and each
 //! person's `call.alert` / `call.cancelled`.
 //!
-//! Who looks when ([`crate::app::alarm_looks`]): right after a committed
-//! open, a close and a duty's change, in the background; and the timers,
-//! whatever the due index lists.
+//! Who looks when: [`super::looks`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use crate::app::AppState;
+use crate::app::alarm::AlarmRunner;
 use crate::clock;
 use crate::domain::alarm::audit::AuditEvent;
 use crate::domain::alarm::{
@@ -129,16 +127,16 @@ pub enum Looked {
     Call { call: Box<Call>, changed: bool },
 }
 
-impl AppState {
+impl AlarmRunner<'_> {
     /// Steps the alarm of call `call_id` of `scope` to now.
-    pub async fn step_alarm(&self, scope: &Scope, call_id: i64) -> Result<Looked, StoreError> {
+    pub async fn step_alarm(self, scope: &Scope, call_id: i64) -> Result<Looked, StoreError> {
         self.step_alarm_with(scope, call_id, None, None).await
     }
 
-    /// [`AppState::step_alarm`] with what a round of the timers read once
+    /// [`AlarmRunner::step_alarm`] with what a round of the timers read once
     /// for all of its alarms.
     pub(crate) async fn step_alarm_with(
-        &self,
+        self,
         scope: &Scope,
         call_id: i64,
         read: Option<&Prefetched>,
@@ -163,7 +161,7 @@ impl AppState {
     /// server names the call by its id and its address, §16), a call on
     /// another address is [`Looked::Missing`] and is left as it is.
     pub async fn respond_to_alarm(
-        &self,
+        self,
         staff: &Staff,
         call_id: i64,
         address: Option<&str>,
@@ -208,7 +206,7 @@ impl AppState {
     /// types and the scope's roster come from `read` when it has them, and
     /// the first attempt takes the alarm and the presence from `known`.
     async fn advance_alarm<F>(
-        &self,
+        self,
         scope: &Scope,
         call_id: i64,
         needs: Needs,
@@ -219,7 +217,7 @@ impl AppState {
     where
         F: Fn(&Alarm, &Situation<'_>) -> Result<Step, Refusal>,
     {
-        let store = self.alarm_store()?;
+        let store = self.state.alarm_store()?;
         for _ in 0..MAX_ATTEMPTS {
             let (kept, known_presence) = match known.take() {
                 Some(known) => (known.kept, Some(known.presence_at)),
@@ -230,7 +228,7 @@ impl AppState {
             };
             let types = match read {
                 Some(read) => Arc::clone(&read.types),
-                None => Arc::new(self.call_types().await?),
+                None => Arc::new(self.state.call_types().await?),
             };
             let (policy, interval, maxloops) = policy_of(&types, &kept.call.event);
             if needs != Needs::Roster && policy.is_none() {
@@ -319,21 +317,15 @@ impl AppState {
         )))
     }
 
-    pub(crate) fn alarm_store(&self) -> Result<&Arc<dyn AlarmStore>, StoreError> {
-        self.alarms
-            .as_ref()
-            .ok_or_else(|| StoreError::Internal("this service has no alarm store".into()))
-    }
-
     /// When a presence opened on `call`'s address at or after it: the
     /// earliest open call of a presence type there.
     async fn presence_at(
-        &self,
+        self,
         scope: &Scope,
         call: &Call,
         types: &[CallType],
     ) -> Result<Option<DateTime<Utc>>, StoreError> {
-        let snapshot = self.store.snapshot(scope, &call.address).await?;
+        let snapshot = self.state.store.snapshot(scope, &call.address).await?;
         Ok(snapshot
             .open_calls
             .iter()
@@ -347,7 +339,7 @@ impl AppState {
     /// hands its alerts and cancels to the push adapter (phones whose page
     /// is closed).
     pub(crate) fn publish_alarm(
-        &self,
+        self,
         scope: &Scope,
         call: &Call,
         prior: &Alarm,
@@ -355,11 +347,11 @@ impl AppState {
         types: &[CallType],
         now: DateTime<Utc>,
     ) {
-        self.push_alarm(scope, call, next, types, now);
-        let Some(hub) = self.listened_hub() else {
+        self.state.push_alarm(scope, call, next, types, now);
+        let Some(hub) = self.state.listened_hub() else {
             return;
         };
-        let zone = self.settings.time_zone;
+        let zone = self.state.settings.time_zone;
         let event = |message: LiveMessage<'_>| LiveEvent {
             scope: scope.clone(),
             section: call.section.clone(),

@@ -3,12 +3,12 @@
 //! store's conditional write, one that came early is sent on. What sends
 //! and receives the messages (SQS in AWS) is the caller's: this is the
 //! adapter between a timer message and the alarm engine, as
-//! [`AppState::run_due_alarms`] is for the local server's due index.
+//! [`AlarmRunner::run_due_alarms`] is for the local server's due index.
 
 use chrono::{DateTime, Utc};
 
-use crate::app::AppState;
-use crate::app::alarms::Looked;
+use crate::app::alarm::AlarmRunner;
+use crate::app::alarm::step::Looked;
 use crate::domain::alarm::timer::{self, Timer, TimerAction};
 use crate::domain::model::Scope;
 use crate::store::StoreError;
@@ -23,12 +23,12 @@ pub enum TimerTaken {
     SendOn { timer: Timer, delay_seconds: u32 },
 }
 
-impl AppState {
+impl AlarmRunner<'_> {
     /// Takes `timer` at `now`: steps the call's alarm when it is due, else
     /// says how long to send it on for. An error leaves the timer to the
     /// queue's own retry (the message is not deleted).
     pub async fn take_timer(
-        &self,
+        self,
         timer: &Timer,
         now: DateTime<Utc>,
     ) -> Result<TimerTaken, StoreError> {

@@ -3,7 +3,7 @@
 //! alarm already stepped ([`crate::store::Store::open_call_with_alarm`]) and
 //! its close ends an alarm that rings for nobody
 //! ([`crate::store::Store::close_calls`]). Neither then needs a look of its
-//! own after the write (a read and a write each, [`crate::app::alarm_looks`]),
+//! own after the write (a read and a write each, [`crate::app::alarm::looks`]),
 //! and the first level is committed with the call itself.
 //!
 //! The request reads the scope's roster with the address's snapshot (on
@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::app::AppState;
-use crate::app::alarms::{Known, People, is_presence, policy_of};
+use crate::app::alarm::AlarmRunner;
+use crate::app::alarm::step::{Known, People, is_presence, policy_of};
 use crate::domain::alarm::audit::AuditEvent;
 use crate::domain::alarm::{Alarm, AlarmStatus, Roster, Situation, Step, step};
 use crate::domain::model::{Call, CallType, NewCall, Scope};
@@ -80,19 +80,19 @@ pub struct FirstStep {
     people: Option<Arc<People>>,
 }
 
-impl AppState {
+impl AlarmRunner<'_> {
     /// The snapshot of `address` and, where alarms are routed, the scope's
     /// roster for the open's first step, read together
     /// ([`crate::store::alarms::AlarmStore::snapshot_and_roster`]); no
     /// roster: the open stores the pending alarm for a look to step.
     pub async fn snapshot_for_open(
-        &self,
+        self,
         scope: &Scope,
         address: &str,
         now: DateTime<Utc>,
     ) -> Result<(AddressSnapshot, Option<People>), StoreError> {
-        let Some(store) = self.alarms.as_ref() else {
-            return Ok((self.store.snapshot(scope, address).await?, None));
+        let Some(store) = self.state.alarms.as_ref() else {
+            return Ok((self.state.store.snapshot(scope, address).await?, None));
         };
         let (snapshot, roster) = store.snapshot_and_roster(scope, address, now).await?;
         let people = roster.map(|(staff, duties)| People { staff, duties });
@@ -108,7 +108,7 @@ impl AppState {
     /// step, each with its own version, as when a look stepped it after
     /// the write: the same messages whichever store runs.
     pub fn after_open(
-        &self,
+        self,
         scope: &Scope,
         call: &Call,
         first: FirstStep,
@@ -122,7 +122,8 @@ impl AppState {
             .filter(|_| call.alarm.as_ref() == Some(&first.first.alarm))
             .filter(|_| call.alarm.as_ref() != Some(&pending));
         let Some(step) = stepped else {
-            self.publish_calls(scope, std::slice::from_ref(call), types);
+            self.state
+                .publish_calls(scope, std::slice::from_ref(call), types);
             self.look_after_open(scope, call, open_before, types, first.people);
             return;
         };
@@ -130,7 +131,8 @@ impl AppState {
             alarm: Some(pending.clone()),
             ..call.clone()
         };
-        self.publish_calls(scope, std::slice::from_ref(&as_opened), types);
+        self.state
+            .publish_calls(scope, std::slice::from_ref(&as_opened), types);
         self.publish_alarm(scope, call, &pending, &step, types, now);
         if is_presence(types, &call.event) {
             let others = open_before.iter().map(|open| open.id).collect();
@@ -140,7 +142,7 @@ impl AppState {
 
     /// After a close committed `closed`: a look at each whose alarm the
     /// store did not end (its ringing alerts are to be cancelled).
-    pub fn after_close(&self, scope: &Scope, closed: &[Call], types: &[CallType]) {
+    pub fn after_close(self, scope: &Scope, closed: &[Call], types: &[CallType]) {
         let to_look = closed
             .iter()
             .filter(|call| {
