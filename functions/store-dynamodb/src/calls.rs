@@ -125,13 +125,10 @@ impl DynamoStore {
         closed_by: Option<&str>,
         element: &ElementWrite,
     ) -> Result<CloseOutcome, StoreError> {
-        let (scope, address) = (&element.scope, element.address());
-        let (close_expression, closed_by_value) = match closed_by {
-            Some(consumer) => (
-                "SET closed_at = :closed_at, closed_by = :closed_by, #ttl = :ttl",
-                Some(s(consumer)),
-            ),
-            None => ("SET closed_at = :closed_at, #ttl = :ttl", None),
+        let request = CloseRequest {
+            closed_at,
+            closed_by,
+            element,
         };
         // The snapshot's calls name each lock's event and record, so the
         // first attempt needs no read of its own (2 round trips in all). A
@@ -144,13 +141,7 @@ impl DynamoStore {
         for attempt in 1..=TRANSACTION_ATTEMPTS {
             if attempt > 1 || read_first {
                 // Another close got some of them first: read again, close the rest.
-                closing = self
-                    .read_address(scope, address)
-                    .await?
-                    .open_calls
-                    .into_iter()
-                    .filter(|call| requested.contains(&call.id))
-                    .collect();
+                closing = self.still_open(&request, &requested).await?;
             }
             if closing.is_empty() {
                 if !self.write_element_alone(element).await? {
@@ -158,89 +149,13 @@ impl DynamoStore {
                 }
                 return Ok(CloseOutcome::Closed(Vec::new()));
             }
-            let element_index = closing.len() * 3;
-            let mut items = Vec::with_capacity(closing.len() * 4 + 1);
-            for call in &closing {
-                // From its close on, the call counts down to its deletion
-                // (TTL): the installation's retention (docs/security.md).
-                let mut close = Update::builder()
-                    .table_name(&self.tables.data)
-                    .key("pk", s(call_pk(call.id)))
-                    .key("sk", s(CALL_SK))
-                    .update_expression(close_expression)
-                    .condition_expression(
-                        "attribute_exists(pk) AND attribute_not_exists(closed_at)",
-                    )
-                    .expression_attribute_names("#ttl", TTL_ATTRIBUTE)
-                    .expression_attribute_values(":closed_at", s(to_stored(closed_at)))
-                    .expression_attribute_values(
-                        ":ttl",
-                        n(self.closed_call_expiry(scope, closed_at, call.opened_at)),
-                    );
-                if let Some(value) = &closed_by_value {
-                    close = close.expression_attribute_values(":closed_by", value.clone());
-                }
-                let close = close.build().map_err(build_error)?;
-                items.push(TransactWriteItem::builder().update(close).build());
-                // Still that call, and its alarm still the one read (the
-                // same changes): a close returns the call with the alarm
-                // displays were last told of, so its version is above it.
-                // An alarm written meanwhile cancels this; the retry reads again.
-                let unlock = match &call.alarm {
-                    Some(alarm) => Delete::builder()
-                        .condition_expression("id = :id AND #changes = :changes")
-                        .expression_attribute_names("#changes", ALARM_CHANGES)
-                        .expression_attribute_values(":changes", n(alarm.changes)),
-                    None => Delete::builder()
-                        .condition_expression("id = :id AND attribute_not_exists(#changes)")
-                        .expression_attribute_names("#changes", ALARM_CHANGES),
-                };
-                let unlock = unlock
-                    .table_name(&self.tables.data)
-                    .key("pk", s(address_pk(scope, address)))
-                    .key("sk", s(open_sk(&call.event)))
-                    .expression_attribute_values(":id", n(call.id))
-                    .build()
-                    .map_err(build_error)?;
-                items.push(TransactWriteItem::builder().delete(unlock).build());
-                let unindex = Delete::builder()
-                    .table_name(&self.tables.data)
-                    .key("pk", s(open_index_pk(scope)))
-                    .key("sk", s(id_key(call.id)))
-                    .build()
-                    .map_err(build_error)?;
-                items.push(TransactWriteItem::builder().delete(unindex).build());
-            }
-            if element.writes_element {
-                items.push(ElementUpdate::new(element).into_transact_item(&self.tables.data)?);
-            }
-            let closed: Vec<Call> = closing
-                .iter()
-                .map(|call| Call {
-                    closed_at: Some(closed_at),
-                    closed_by: closed_by.map(str::to_string),
-                    ..call.clone()
-                })
-                .collect();
-            // Each call's `call.closed` (DECISIONS §16) last, in the same
-            // transaction, after the element so that its index above stays
-            // put: at most 4 items per call and the element, 24 calls in
-            // one transaction, where an address has one open call per event
-            // (a handful). None while no endpoint is enabled (`webhook_gate`).
-            let events = self
-                .webhook_events_to_keep(
-                    closed
-                        .iter()
-                        .filter_map(|call| outbox::closed(scope, call, clock::new_event_id))
-                        .collect(),
-                )
-                .await;
-            items.extend(self.outbox_puts(&events, self.outbox_stamp(), 0)?);
+            let (items, closed) = self.close_transaction(&request, &closing).await?;
             match self.transact(items).await? {
                 Transaction::Committed => {
                     return Ok(CloseOutcome::Closed(closed));
                 }
                 Transaction::Cancelled(reasons) => {
+                    let element_index = closing.len() * 3;
                     if element.writes_element && condition_failed_at(&reasons, element_index) {
                         // The element vanished after the snapshot.
                         return Ok(CloseOutcome::UnknownElement);
@@ -253,6 +168,140 @@ impl DynamoStore {
         Err(StoreError::Unavailable(
             "closing the calls kept conflicting".into(),
         ))
+    }
+
+    /// Of the calls `requested`, those still open on the address, read
+    /// again (another close may have got some of them first).
+    async fn still_open(
+        &self,
+        request: &CloseRequest<'_>,
+        requested: &[i64],
+    ) -> Result<Vec<Call>, StoreError> {
+        let element = request.element;
+        Ok(self
+            .read_address(&element.scope, element.address())
+            .await?
+            .open_calls
+            .into_iter()
+            .filter(|call| requested.contains(&call.id))
+            .collect())
+    }
+
+    /// The items of one attempt's transaction, and the calls as they are
+    /// once it commits: per call (in order) its record closed, its lock
+    /// and its index entry deleted (3 items each), then the element (when
+    /// written), then the `call.closed` events.
+    async fn close_transaction(
+        &self,
+        request: &CloseRequest<'_>,
+        closing: &[Call],
+    ) -> Result<(Vec<TransactWriteItem>, Vec<Call>), StoreError> {
+        let element = request.element;
+        let mut items = Vec::with_capacity(closing.len() * 4 + 1);
+        for call in closing {
+            items.push(self.close_record(request, call)?);
+            items.push(self.release_lock(request, call)?);
+            items.push(self.unindex(&element.scope, call)?);
+        }
+        if element.writes_element {
+            items.push(ElementUpdate::new(element).into_transact_item(&self.tables.data)?);
+        }
+        let closed: Vec<Call> = closing
+            .iter()
+            .map(|call| Call {
+                closed_at: Some(request.closed_at),
+                closed_by: request.closed_by.map(str::to_string),
+                ..call.clone()
+            })
+            .collect();
+        // Each call's `call.closed` (DECISIONS §16) last, in the same
+        // transaction, after the element so that its index above stays
+        // put: at most 4 items per call and the element, 24 calls in
+        // one transaction, where an address has one open call per event
+        // (a handful). None while no endpoint is enabled (`webhook_gate`).
+        let events = self
+            .webhook_events_to_keep(
+                closed
+                    .iter()
+                    .filter_map(|call| outbox::closed(&element.scope, call, clock::new_event_id))
+                    .collect(),
+            )
+            .await;
+        items.extend(self.outbox_puts(&events, self.outbox_stamp(), 0)?);
+        Ok((items, closed))
+    }
+
+    /// The call's record closed (at and by whom), if it is still there and
+    /// open. From its close on, the call counts down to its deletion (TTL):
+    /// the installation's retention (docs/security.md).
+    fn close_record(
+        &self,
+        request: &CloseRequest<'_>,
+        call: &Call,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let (expression, closed_by) = match request.closed_by {
+            Some(consumer) => (
+                "SET closed_at = :closed_at, closed_by = :closed_by, #ttl = :ttl",
+                Some(s(consumer)),
+            ),
+            None => ("SET closed_at = :closed_at, #ttl = :ttl", None),
+        };
+        let closed_at = request.closed_at;
+        let expiry = self.closed_call_expiry(&request.element.scope, closed_at, call.opened_at);
+        let mut close = Update::builder()
+            .table_name(&self.tables.data)
+            .key("pk", s(call_pk(call.id)))
+            .key("sk", s(CALL_SK))
+            .update_expression(expression)
+            .condition_expression("attribute_exists(pk) AND attribute_not_exists(closed_at)")
+            .expression_attribute_names("#ttl", TTL_ATTRIBUTE)
+            .expression_attribute_values(":closed_at", s(to_stored(closed_at)))
+            .expression_attribute_values(":ttl", n(expiry));
+        if let Some(value) = closed_by {
+            close = close.expression_attribute_values(":closed_by", value);
+        }
+        let close = close.build().map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(close).build())
+    }
+
+    /// The call's lock deleted: still that call, and its alarm still the
+    /// one read (the same changes): a close returns the call with the alarm
+    /// displays were last told of, so its version is above it. An alarm
+    /// written meanwhile cancels this; the retry reads again.
+    fn release_lock(
+        &self,
+        request: &CloseRequest<'_>,
+        call: &Call,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let unlock = match &call.alarm {
+            Some(alarm) => Delete::builder()
+                .condition_expression("id = :id AND #changes = :changes")
+                .expression_attribute_names("#changes", ALARM_CHANGES)
+                .expression_attribute_values(":changes", n(alarm.changes)),
+            None => Delete::builder()
+                .condition_expression("id = :id AND attribute_not_exists(#changes)")
+                .expression_attribute_names("#changes", ALARM_CHANGES),
+        };
+        let element = request.element;
+        let unlock = unlock
+            .table_name(&self.tables.data)
+            .key("pk", s(address_pk(&element.scope, element.address())))
+            .key("sk", s(open_sk(&call.event)))
+            .expression_attribute_values(":id", n(call.id))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().delete(unlock).build())
+    }
+
+    /// The call's entry in the scope's open-call index deleted.
+    fn unindex(&self, scope: &Scope, call: &Call) -> Result<TransactWriteItem, StoreError> {
+        let unindex = Delete::builder()
+            .table_name(&self.tables.data)
+            .key("pk", s(open_index_pk(scope)))
+            .key("sk", s(id_key(call.id)))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().delete(unindex).build())
     }
 
     /// The request's element write without a call to open or close (one
@@ -301,6 +350,15 @@ impl DynamoStore {
         let retention = self.call_retention.expires_at(closed_at).timestamp();
         expiry_for(scope, opened_at).map_or(retention, |ttl| ttl.min(retention))
     }
+}
+
+/// One close request, as every item of its transaction needs it.
+struct CloseRequest<'a> {
+    closed_at: DateTime<Utc>,
+    /// The consumer that closed the calls, when one did.
+    closed_by: Option<&'a str>,
+    /// The request's element write; its scope and address are the calls'.
+    element: &'a ElementWrite,
 }
 
 /// A call id: milliseconds since 2024 in the high bits, 12 random bits below.

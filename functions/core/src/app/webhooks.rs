@@ -27,18 +27,16 @@ use chrono_tz::Tz;
 use crate::app::forwarding::{Failing, Forwarding};
 use crate::domain::supervision::Thresholds;
 use crate::domain::webhooks::outbox::OutboxEvent;
-use crate::domain::webhooks::schedule::{self, Outcome};
+use crate::domain::webhooks::schedule::Outcome;
 use crate::domain::webhooks::{Endpoint, Event};
 use crate::signing::sealing::Sealer;
 use crate::store::StoreError;
 use crate::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
-use crate::wire::webhooks::event_of;
 
 mod attempts;
 mod attention;
 mod reads;
-
-use attempts::not_sent;
+mod round;
 
 pub use attention::ATTENTION_EVERY;
 
@@ -82,7 +80,8 @@ pub const DRAIN_EVERY: chrono::Duration = chrono::Duration::seconds(60);
 pub const CREATED_GRACE: chrono::Duration = chrono::Duration::seconds(5);
 
 /// Sends one attempt and says what came of it, within
-/// [`schedule::ATTEMPT_TIMEOUT`]. The local server's is an HTTP client.
+/// [`schedule::ATTEMPT_TIMEOUT`](crate::domain::webhooks::schedule::ATTEMPT_TIMEOUT).
+/// The local server's is an HTTP client.
 #[async_trait]
 pub trait Sender: Send + Sync {
     async fn send(&self, url: &str, headers: Vec<(&'static str, String)>, body: String) -> Outcome;
@@ -224,115 +223,12 @@ impl Dispatcher {
         // First what may go now (no store read under the lock), then what
         // those need: the alarms of their calls, the people's devices and
         // the call types are read only for events about to be sent.
-        // The finished events' ids (what memory forgets) and positions
-        // (what the store takes out).
-        let mut finished: Vec<(String, String)> = Vec::new();
-        let mut candidates: Vec<(&OutboxEvent, &Endpoint)> = Vec::new();
-        {
-            let memory = &mut *self.memory.lock().expect("dispatcher memory");
-            // Per endpoint and call: an earlier event not finished holds
-            // the later ones back (the outbox is in write order).
-            let mut held: HashSet<(String, i64)> = HashSet::new();
-            for kept in &outbox {
-                let mut open = false;
-                let section = kept.section.as_deref();
-                let wanting = endpoints.iter().filter(|e| {
-                    e.wants_kind(kept.kind, section) && kept.at + CREATED_GRACE >= e.created_at
-                });
-                for endpoint in wanting {
-                    let key = (kept.id.clone(), endpoint.id.clone());
-                    let delivery = memory.deliveries.entry(key).or_default();
-                    if delivery.finished {
-                        continue;
-                    }
-                    open = true;
-                    if let Some(call) = kept.call_id
-                        && !held.insert((endpoint.id.clone(), call))
-                    {
-                        continue;
-                    }
-                    if delivery.in_flight || delivery.not_before.is_some_and(|t| t > now) {
-                        continue;
-                    }
-                    candidates.push((kept, endpoint));
-                }
-                // Its attempts not yet in the log are written in the same
-                // step that finishes it (`write_round`), before it.
-                if !open {
-                    finished.push((kept.id.clone(), kept.position.clone()));
-                }
-            }
-            let done: HashSet<&String> = finished.iter().map(|(id, _)| id).collect();
-            for id in &done {
-                memory.restored.remove(*id);
-            }
-            if !done.is_empty() {
-                memory
-                    .deliveries
-                    .retain(|(event, _), _| !done.contains(event));
-                memory.pending.retain(|e| !done.contains(&e.id));
-            }
-        }
-        let (alerts, devices, types) = if candidates.is_empty() {
-            (HashMap::new(), HashMap::new(), Vec::new())
-        } else {
-            let going: Vec<&OutboxEvent> = candidates.iter().map(|(kept, _)| *kept).collect();
-            (
-                self.alerts_current(&going, now).await,
-                self.devices(&going).await,
-                self.store.call_types().await?.types,
-            )
-        };
-
-        let started_at = std::time::Instant::now();
-        let mut given_up = Vec::new();
-        let mut jobs = Vec::new();
-        {
-            let mut memory = self.memory.lock().expect("dispatcher memory");
-            // The body is rendered once per event, only for one that goes
-            // out in this round (about half of a busy house's events are
-            // alerts given up because their call ended first), and shared
-            // by its endpoints' attempts.
-            let mut rendered: HashMap<&str, Arc<Event>> = HashMap::new();
-            for (kept, endpoint) in candidates {
-                let key = (kept.id.clone(), endpoint.id.clone());
-                let delivery = memory.deliveries.entry(key).or_default();
-                let alert_current = kept
-                    .call_id
-                    .is_some_and(|call| alerts.get(&call).copied().unwrap_or(false));
-                if let Err(why) = schedule::still_due(kept.kind, kept.at, now, alert_current) {
-                    delivery.finished = true;
-                    delivery.attempts += 1;
-                    given_up.push(not_sent(kept, endpoint, delivery.attempts, now, why));
-                    // The next of its call may go in the next round.
-                    continue;
-                }
-                let event = Arc::clone(
-                    rendered
-                        .entry(kept.id.as_str())
-                        .or_insert_with(|| Arc::new(event_of(kept, self.zone, &devices, &types))),
-                );
-                delivery.in_flight = true;
-                jobs.push(Job {
-                    round: (now, started_at),
-                    event,
-                    endpoint: endpoint.clone(),
-                    number: delivery.attempts + 1,
-                    alert_current,
-                });
-            }
-        }
-        let finished = finished.into_iter().map(|(_, position)| position).collect();
-        self.write_round(given_up, finished).await?;
+        let selection = self.select(&outbox, &endpoints, now);
+        let lookups = self.lookups(&selection.candidates, now).await?;
+        let (given_up, jobs) = self.jobs(selection.candidates, &lookups, now);
+        self.write_round(given_up, selection.finished).await?;
         let started = jobs.len();
-        for job in jobs {
-            let permit = self.slots.clone().acquire_owned().await;
-            let dispatcher = Arc::clone(self);
-            tokio::spawn(async move {
-                let _permit = permit;
-                dispatcher.attempt(job).await;
-            });
-        }
+        self.start(jobs).await;
         Ok(started)
     }
 

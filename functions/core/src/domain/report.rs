@@ -21,9 +21,9 @@
 //! - The alarm figures (time to accept, to presence, to close, escalations,
 //!   unattended calls) are defined in [`alarms`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use chrono::{DateTime, Duration, NaiveDate, TimeZone, Timelike, Utc};
+use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
@@ -31,9 +31,11 @@ use crate::domain::model::{Call, CallType};
 
 pub mod alarms;
 pub mod faults;
+mod groups;
 
 pub use alarms::{AlarmGroup, AlarmReport, AlarmStats, CallAlarm};
 pub use faults::{FaultGroup, FaultReport, FaultStats};
+use groups::{Groups, slowest_answered};
 
 pub use crate::domain::model::{FAULT_KIND, PRESENCE_KIND};
 
@@ -214,15 +216,75 @@ pub struct Report {
 /// `[period.from, period.read_until())` (of any section: a presence answers
 /// whatever its section), ordered by `opened_at`.
 pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Report {
-    let kinds: HashMap<&str, &CallType> = call_types.iter().map(|t| (t.name.as_str(), t)).collect();
-    let kind_of = |call: &Call| {
-        kinds
+    let types = TypesByName::of(call_types);
+    let presences = presences_by_address(calls, &types);
+    let reported: Vec<ReportedCall> = calls
+        .iter()
+        .filter(|call| options.covers(call))
+        .map(|call| reported_call(call, types.kind_of(call), &presences, options.threshold))
+        .collect();
+
+    let groups = Groups::of(&reported, &types, options.zone);
+    let alarms = groups.alarm_report(&reported);
+    let by_hour = groups.by_hour;
+    let (by_call_type, by_section) = groups.response_groups();
+    Report {
+        total: Stats::of(measured(&reported)),
+        by_call_type,
+        by_section,
+        by_hour,
+        slowest: slowest_answered(&reported),
+        faults: FaultReport::of(&reported, |event| types.priority_of(event)),
+        calls: reported,
+        alarms,
+        options,
+    }
+}
+
+impl Options {
+    /// Whether the report lists `call`: opened in the period, and of the
+    /// section asked for (if any).
+    fn covers(&self, call: &Call) -> bool {
+        let period = &self.period;
+        period.from <= call.opened_at
+            && call.opened_at < period.to
+            && self
+                .section
+                .as_ref()
+                .is_none_or(|wanted| call.section.as_ref() == Some(wanted))
+    }
+}
+
+/// The call types by name, as a call's `event` names its type.
+struct TypesByName<'t>(HashMap<&'t str, &'t CallType>);
+
+impl<'t> TypesByName<'t> {
+    fn of(call_types: &'t [CallType]) -> Self {
+        TypesByName(call_types.iter().map(|t| (t.name.as_str(), t)).collect())
+    }
+
+    /// The `type` of `call`'s call type; empty when it has been removed.
+    fn kind_of(&self, call: &Call) -> String {
+        self.0
             .get(call.event.as_str())
             .map_or_else(String::new, |t| t.kind.clone())
-    };
-    // Every presence per address, in opening order (the input's order).
+    }
+
+    /// The priority of call type `event`; a removed one sorts last.
+    fn priority_of(&self, event: &str) -> i64 {
+        self.0.get(event).map_or(i64::MAX, |t| t.priority)
+    }
+}
+
+/// The presences are the answers: every presence's opening per address,
+/// read over the whole span (any section), sorted for the search of the
+/// first at or after a call's opening.
+fn presences_by_address<'c>(
+    calls: &'c [Call],
+    types: &TypesByName<'_>,
+) -> HashMap<&'c str, Vec<DateTime<Utc>>> {
     let mut presences: HashMap<&str, Vec<DateTime<Utc>>> = HashMap::new();
-    for call in calls.iter().filter(|c| kind_of(c) == PRESENCE_KIND) {
+    for call in calls.iter().filter(|c| types.kind_of(c) == PRESENCE_KIND) {
         presences
             .entry(call.address.as_str())
             .or_default()
@@ -231,145 +293,80 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
     for times in presences.values_mut() {
         times.sort_unstable();
     }
+    presences
+}
 
-    let period = &options.period;
-    let reported: Vec<ReportedCall> = calls
-        .iter()
-        .filter(|c| period.from <= c.opened_at && c.opened_at < period.to)
-        .filter(|c| {
-            options
-                .section
-                .as_ref()
-                .is_none_or(|wanted| c.section.as_ref() == Some(wanted))
-        })
-        .map(|call| {
-            let kind = kind_of(call);
-            let duration = call.closed_at.map(|closed| closed - call.opened_at);
-            if kind == PRESENCE_KIND || kind == FAULT_KIND {
-                let alarm = if kind == FAULT_KIND {
-                    CallAlarm::of(call.alarm.as_ref(), call.opened_at)
-                } else {
-                    None
-                };
-                return ReportedCall {
-                    call: call.clone(),
-                    kind,
-                    response: None,
-                    answered_by: None,
-                    duration,
-                    over_threshold: false,
-                    to_presence: None,
-                    alarm,
-                };
-            }
-            let presence = presences
-                .get(call.address.as_str())
-                .and_then(|times| {
-                    let first = times.partition_point(|at| *at < call.opened_at);
-                    times
-                        .get(first)
-                        .filter(|at| call.closed_at.is_none_or(|closed| **at < closed))
-                })
-                .copied();
-            let (response, answered_by) = match (presence, call.closed_at) {
-                (Some(at), _) => (Some(at - call.opened_at), Some(Answer::Presence)),
-                (None, Some(closed)) => (Some(closed - call.opened_at), Some(Answer::Close)),
-                (None, None) => (None, None),
-            };
-            // A presence beyond the read span still stopped the alarm.
-            let arrived = presence.or_else(|| call.alarm.as_ref().and_then(|a| a.present_at));
-            ReportedCall {
-                over_threshold: response.is_some_and(|r| r > options.threshold),
-                call: call.clone(),
-                kind,
-                response,
-                answered_by,
-                duration,
-                to_presence: arrived.map(|at| at - call.opened_at),
-                alarm: CallAlarm::of(call.alarm.as_ref(), call.opened_at),
-            }
-        })
-        .collect();
-
-    let priority_of = |event: &str| kinds.get(event).map_or(i64::MAX, |t| t.priority);
-    let measured = || reported.iter().filter(|c| c.is_measured());
-    let mut by_type: BTreeMap<(i64, String), Vec<&ReportedCall>> = BTreeMap::new();
-    let mut by_section: BTreeMap<(bool, String), Vec<&ReportedCall>> = BTreeMap::new();
-    let mut by_hour = [0usize; 24];
-    for call in measured() {
-        by_type
-            .entry((priority_of(&call.call.event), call.call.event.clone()))
-            .or_default()
-            .push(call);
-        let section = &call.call.section;
-        by_section
-            .entry((section.is_none(), section.clone().unwrap_or_default()))
-            .or_default()
-            .push(call);
-        let hour = call.call.opened_at.with_timezone(&options.zone).hour();
-        by_hour[hour as usize] += 1;
+/// One call of the period with its figures (the definitions at the top).
+fn reported_call(
+    call: &Call,
+    kind: String,
+    presences: &HashMap<&str, Vec<DateTime<Utc>>>,
+    threshold: Duration,
+) -> ReportedCall {
+    let duration = call.closed_at.map(|closed| closed - call.opened_at);
+    if kind == PRESENCE_KIND || kind == FAULT_KIND {
+        return listed_only(call, kind, duration);
     }
-
-    let mut slowest: Vec<usize> = (0..reported.len())
-        .filter(|&i| reported[i].is_measured() && reported[i].response.is_some())
-        .collect();
-    slowest.sort_by(|&a, &b| {
-        reported[b]
-            .response
-            .cmp(&reported[a].response)
-            .then(reported[a].call.opened_at.cmp(&reported[b].call.opened_at))
-            .then(reported[a].call.id.cmp(&reported[b].call.id))
-    });
-    slowest.truncate(SLOWEST_LISTED);
-
-    let alarm_groups = |groups: Vec<(Option<String>, &Vec<&ReportedCall>)>| {
-        groups
-            .into_iter()
-            .map(|(name, calls)| AlarmGroup {
-                name,
-                stats: AlarmStats::of(calls.iter().copied()),
-            })
-            .collect()
+    let presence = first_presence(call, presences);
+    let (response, answered_by) = match (presence, call.closed_at) {
+        (Some(at), _) => (Some(at - call.opened_at), Some(Answer::Presence)),
+        (None, Some(closed)) => (Some(closed - call.opened_at), Some(Answer::Close)),
+        (None, None) => (None, None),
     };
-    let alarms = AlarmReport {
-        total: AlarmStats::of(measured()),
-        by_call_type: alarm_groups(
-            by_type
-                .iter()
-                .map(|((_, name), calls)| (Some(name.clone()), calls))
-                .collect(),
-        ),
-        by_section: alarm_groups(
-            by_section
-                .iter()
-                .map(|((none, name), calls)| ((!none).then(|| name.clone()), calls))
-                .collect(),
-        ),
-    };
-
-    Report {
-        total: Stats::of(measured()),
-        by_call_type: by_type
-            .into_iter()
-            .map(|((_, name), calls)| Group {
-                name: Some(name),
-                stats: Stats::of(calls),
-            })
-            .collect(),
-        by_section: by_section
-            .into_iter()
-            .map(|((none, name), calls)| Group {
-                name: (!none).then_some(name),
-                stats: Stats::of(calls),
-            })
-            .collect(),
-        by_hour,
-        slowest,
-        faults: FaultReport::of(&reported, priority_of),
-        calls: reported,
-        alarms,
-        options,
+    // A presence beyond the read span still stopped the alarm.
+    let arrived = presence.or_else(|| call.alarm.as_ref().and_then(|a| a.present_at));
+    ReportedCall {
+        over_threshold: response.is_some_and(|r| r > threshold),
+        call: call.clone(),
+        kind,
+        response,
+        answered_by,
+        duration,
+        to_presence: arrived.map(|at| at - call.opened_at),
+        alarm: CallAlarm::of(call.alarm.as_ref(), call.opened_at),
     }
+}
+
+/// A presence or a fault: no request for care, so listed without a
+/// response; a fault's alarm is kept for the audit export.
+fn listed_only(call: &Call, kind: String, duration: Option<Duration>) -> ReportedCall {
+    let alarm = if kind == FAULT_KIND {
+        CallAlarm::of(call.alarm.as_ref(), call.opened_at)
+    } else {
+        None
+    };
+    ReportedCall {
+        call: call.clone(),
+        kind,
+        response: None,
+        answered_by: None,
+        duration,
+        over_threshold: false,
+        to_presence: None,
+        alarm,
+    }
+}
+
+/// The presence that answered `call`: the first on its address at or after
+/// its opening, and before its close if it is closed.
+fn first_presence(
+    call: &Call,
+    presences: &HashMap<&str, Vec<DateTime<Utc>>>,
+) -> Option<DateTime<Utc>> {
+    presences
+        .get(call.address.as_str())
+        .and_then(|times| {
+            let first = times.partition_point(|at| *at < call.opened_at);
+            times
+                .get(first)
+                .filter(|at| call.closed_at.is_none_or(|closed| **at < closed))
+        })
+        .copied()
+}
+
+/// The calls measured as calls (no presences, no faults).
+fn measured(reported: &[ReportedCall]) -> impl Iterator<Item = &ReportedCall> {
+    reported.iter().filter(|c| c.is_measured())
 }
 
 #[cfg(test)]

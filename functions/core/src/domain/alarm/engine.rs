@@ -11,12 +11,16 @@
 //! what makes a level fire once when two workers look at it, and the first
 //! accept win.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::domain::alarm::policy::Policy;
 use crate::domain::alarm::staff::{Roster, Staff};
-use crate::domain::alarm::state::{Alarm, AlarmStatus, Answer, Recipient, Response, StaffRef};
+use crate::domain::alarm::state::{Alarm, AlarmStatus, Answer, Response, StaffRef};
 use crate::domain::model::Call;
+
+mod advance;
+
+use advance::advance;
 
 /// How often an unattended call is looked at again for somebody who came
 /// on duty meanwhile (a duty's sign-on also looks at once).
@@ -233,165 +237,6 @@ fn wire_view(
         alarm.accepted.as_ref().map(|a| a.staff.id.clone()),
         alarm.next_level_at,
     )
-}
-
-fn advance(alarm: &mut Alarm, situation: &Situation<'_>, effects: &mut Vec<Effect>) {
-    let call = situation.call;
-    let now = situation.roster.now;
-    let levels = situation.policy.levels();
-
-    if alarm.is_pending() && levels.is_empty() {
-        // No alarm for this type: kept as stopped, never shown.
-        alarm.status = AlarmStatus::Ended;
-        alarm.next_at = None;
-        return;
-    }
-    alarm.levels = alarm.levels.max(levels.len()).max(alarm.level);
-
-    let stop = if call.closed_at.is_some() {
-        Some((AlarmStatus::Ended, CancelReason::Ended))
-    } else if alarm.status.is_stopped() {
-        None
-    } else if let Some(accepted) = &alarm.accepted {
-        Some((
-            AlarmStatus::Accepted,
-            CancelReason::Accepted(accepted.staff.clone()),
-        ))
-    } else if let Some(present_at) = situation.presence_at.filter(|at| *at >= call.opened_at) {
-        alarm.present_at = Some(present_at);
-        Some((AlarmStatus::Present, CancelReason::Present))
-    } else {
-        None
-    };
-    if let Some((status, reason)) = stop.filter(|(status, _)| alarm.status != *status) {
-        for r in alarm.recipients.iter_mut().filter(|r| r.ringing) {
-            r.ringing = false;
-            effects.push(Effect::Cancel {
-                staff: r.staff.clone(),
-                reason: reason.clone(),
-            });
-        }
-        if status != AlarmStatus::Accepted {
-            effects.push(Effect::Stopped { status });
-        }
-        alarm.status = status;
-    }
-    if alarm.status.is_stopped() {
-        alarm.next_at = None;
-        alarm.next_level_at = None;
-        return;
-    }
-
-    // Levels due: by time, or at once when the newest level's audience is
-    // empty or nobody reachable is left (everyone declined).
-    let level_time = |index: usize| call.opened_at + Duration::seconds(levels[index].after);
-    loop {
-        if alarm.level >= levels.len() {
-            break;
-        }
-        let due_by_time = level_time(alarm.level) <= now;
-        let newest_empty = alarm.level > 0
-            && situation
-                .roster
-                .audience(&levels[alarm.level - 1].to, call.section.as_deref())
-                .is_empty();
-        let nobody_left = reachable(alarm, situation).is_empty();
-        if !(alarm.level == 0 || due_by_time || newest_empty || nobody_left) {
-            break;
-        }
-        alarm.level += 1;
-        alarm.level_started_at.push(now);
-        if alarm.level > 1 {
-            effects.push(Effect::Escalated { level: alarm.level });
-        }
-    }
-
-    let reach = reachable(alarm, situation);
-    // Whoever left the audience is no longer alerted.
-    for r in alarm.recipients.iter_mut() {
-        if r.ringing && !reach.iter().any(|(s, _)| s.id == r.staff.id) {
-            r.ringing = false;
-            effects.push(Effect::Cancel {
-                staff: r.staff.clone(),
-                reason: CancelReason::OffDuty,
-            });
-        }
-    }
-    let mut next_alert: Option<DateTime<Utc>> = None;
-    for (staff, level) in &reach {
-        let index = match alarm.recipients.iter().position(|r| r.staff.id == staff.id) {
-            Some(index) => index,
-            None => {
-                alarm.recipients.push(Recipient {
-                    staff: StaffRef {
-                        id: staff.id.clone(),
-                        name: staff.name.clone(),
-                    },
-                    level: *level,
-                    alerts: 0,
-                    last_alert_at: now,
-                    ringing: false,
-                });
-                alarm.recipients.len() - 1
-            }
-        };
-        let r = &mut alarm.recipients[index];
-        let loops_left = situation.maxloops == 0 || r.alerts < situation.maxloops;
-        let realert_at = r.last_alert_at + Duration::seconds(situation.interval);
-        let first = r.alerts == 0;
-        let again = !first && situation.interval > 0 && loops_left && realert_at <= now;
-        if first || again {
-            r.alerts += 1;
-            r.last_alert_at = now;
-            r.ringing = true;
-            effects.push(Effect::Alert {
-                staff: r.staff.clone(),
-                level: *level,
-                repeat: again,
-            });
-        }
-        let more =
-            situation.interval > 0 && (situation.maxloops == 0 || r.alerts < situation.maxloops);
-        if more {
-            let at = r.last_alert_at + Duration::seconds(situation.interval);
-            next_alert = Some(next_alert.map_or(at, |n| n.min(at)));
-        }
-    }
-
-    let unattended = reach.is_empty();
-    if unattended && alarm.status != AlarmStatus::Unattended {
-        effects.push(Effect::Unattended);
-    }
-    alarm.status = if unattended {
-        alarm.was_unattended = true;
-        AlarmStatus::Unattended
-    } else {
-        AlarmStatus::Alerting
-    };
-    alarm.next_level_at = (alarm.level < levels.len()).then(|| level_time(alarm.level));
-    let recheck = unattended.then(|| now + Duration::seconds(UNATTENDED_RECHECK_SECONDS));
-    alarm.next_at = [alarm.next_level_at, next_alert, recheck]
-        .into_iter()
-        .flatten()
-        .min();
-}
-
-/// Who the started levels reach now, each with the first level that reaches
-/// them, in level order: their audiences today, without those who declined.
-fn reachable<'a>(alarm: &Alarm, situation: &Situation<'a>) -> Vec<(&'a Staff, usize)> {
-    let levels = situation.policy.levels();
-    let mut reach: Vec<(&Staff, usize)> = Vec::new();
-    for (index, level) in levels.iter().enumerate().take(alarm.level) {
-        for staff in situation
-            .roster
-            .audience(&level.to, situation.call.section.as_deref())
-        {
-            if !alarm.declined_by(&staff.id) && !reach.iter().any(|(s, _)| s.id == staff.id) {
-                reach.push((staff, index + 1));
-            }
-        }
-    }
-    reach
 }
 
 #[cfg(test)]

@@ -1,0 +1,233 @@
+//! What a step does after a response (if any): brings the alarm up to the
+//! roster's now, section by section: stops, levels due, who is reached,
+//! their alerts and re-alerts, unattended, and when to look again.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::{CancelReason, Effect, Situation, UNATTENDED_RECHECK_SECONDS};
+use crate::domain::alarm::staff::Staff;
+use crate::domain::alarm::state::{Alarm, AlarmStatus, Recipient, StaffRef};
+
+/// Brings `alarm` up to now (see [`step`]), the sections in this order:
+/// stops, levels due, who is reached, their alerts, and what comes next.
+pub(super) fn advance(alarm: &mut Alarm, situation: &Situation<'_>, effects: &mut Vec<Effect>) {
+    let levels = situation.policy.levels();
+    if alarm.is_pending() && levels.is_empty() {
+        // No alarm for this type: kept as stopped, never shown.
+        alarm.status = AlarmStatus::Ended;
+        alarm.next_at = None;
+        return;
+    }
+    alarm.levels = alarm.levels.max(levels.len()).max(alarm.level);
+
+    if let Some((status, reason)) = stop_due(alarm, situation) {
+        stop(alarm, status, reason, effects);
+    }
+    if alarm.status.is_stopped() {
+        alarm.next_at = None;
+        alarm.next_level_at = None;
+        return;
+    }
+
+    start_due_levels(alarm, situation, effects);
+    let reach = reachable(alarm, situation);
+    cancel_unreached(alarm, &reach, effects);
+    let next_alert = alert_reached(alarm, situation, &reach, effects);
+    settle(alarm, situation, reach.is_empty(), next_alert, effects);
+}
+
+/// The stop the alarm comes to now, if it is not there yet: the close ends
+/// it (even a stopped one), else the first accept or a presence at or after
+/// the call's opening (whose time is kept) stops a running one.
+fn stop_due(alarm: &mut Alarm, situation: &Situation<'_>) -> Option<(AlarmStatus, CancelReason)> {
+    let call = situation.call;
+    let stop = if call.closed_at.is_some() {
+        Some((AlarmStatus::Ended, CancelReason::Ended))
+    } else if alarm.status.is_stopped() {
+        None
+    } else if let Some(accepted) = &alarm.accepted {
+        Some((
+            AlarmStatus::Accepted,
+            CancelReason::Accepted(accepted.staff.clone()),
+        ))
+    } else if let Some(present_at) = situation.presence_at.filter(|at| *at >= call.opened_at) {
+        alarm.present_at = Some(present_at);
+        Some((AlarmStatus::Present, CancelReason::Present))
+    } else {
+        None
+    };
+    stop.filter(|(status, _)| alarm.status != *status)
+}
+
+/// Stops the alarm at `status`: every ringing alert cancelled for `reason`,
+/// and the stop audited (an accept is audited by the response itself).
+fn stop(alarm: &mut Alarm, status: AlarmStatus, reason: CancelReason, effects: &mut Vec<Effect>) {
+    for r in alarm.recipients.iter_mut().filter(|r| r.ringing) {
+        r.ringing = false;
+        effects.push(Effect::Cancel {
+            staff: r.staff.clone(),
+            reason: reason.clone(),
+        });
+    }
+    if status != AlarmStatus::Accepted {
+        effects.push(Effect::Stopped { status });
+    }
+    alarm.status = status;
+}
+
+/// When level `index` (0-based) is due by time.
+fn level_due_at(situation: &Situation<'_>, index: usize) -> DateTime<Utc> {
+    situation.call.opened_at + Duration::seconds(situation.policy.levels()[index].after)
+}
+
+/// Starts the levels due: by time, or at once when the newest level's
+/// audience is empty or nobody reachable is left (everyone declined).
+fn start_due_levels(alarm: &mut Alarm, situation: &Situation<'_>, effects: &mut Vec<Effect>) {
+    let levels = situation.policy.levels();
+    let now = situation.roster.now;
+    let section = situation.call.section.as_deref();
+    loop {
+        if alarm.level >= levels.len() {
+            break;
+        }
+        let due_by_time = level_due_at(situation, alarm.level) <= now;
+        let newest_empty = alarm.level > 0
+            && situation
+                .roster
+                .audience(&levels[alarm.level - 1].to, section)
+                .is_empty();
+        let nobody_left = reachable(alarm, situation).is_empty();
+        if !(alarm.level == 0 || due_by_time || newest_empty || nobody_left) {
+            break;
+        }
+        alarm.level += 1;
+        alarm.level_started_at.push(now);
+        if alarm.level > 1 {
+            effects.push(Effect::Escalated { level: alarm.level });
+        }
+    }
+}
+
+/// Whoever left the audience is no longer alerted.
+fn cancel_unreached(alarm: &mut Alarm, reach: &[(&Staff, usize)], effects: &mut Vec<Effect>) {
+    for r in alarm.recipients.iter_mut() {
+        if r.ringing && !reach.iter().any(|(s, _)| s.id == r.staff.id) {
+            r.ringing = false;
+            effects.push(Effect::Cancel {
+                staff: r.staff.clone(),
+                reason: CancelReason::OffDuty,
+            });
+        }
+    }
+}
+
+/// Alerts whoever is reached for the first time and re-alerts those whose
+/// interval has passed (at most `maxloops` alerts each); returns when the
+/// earliest re-alert is due, if any is left.
+fn alert_reached(
+    alarm: &mut Alarm,
+    situation: &Situation<'_>,
+    reach: &[(&Staff, usize)],
+    effects: &mut Vec<Effect>,
+) -> Option<DateTime<Utc>> {
+    let now = situation.roster.now;
+    let (interval, maxloops) = (situation.interval, situation.maxloops);
+    let mut next_alert: Option<DateTime<Utc>> = None;
+    for (staff, level) in reach {
+        let r = recipient(alarm, staff, *level, now);
+        let loops_left = maxloops == 0 || r.alerts < maxloops;
+        let realert_at = r.last_alert_at + Duration::seconds(interval);
+        let first = r.alerts == 0;
+        let again = !first && interval > 0 && loops_left && realert_at <= now;
+        if first || again {
+            r.alerts += 1;
+            r.last_alert_at = now;
+            r.ringing = true;
+            effects.push(Effect::Alert {
+                staff: r.staff.clone(),
+                level: *level,
+                repeat: again,
+            });
+        }
+        let more = interval > 0 && (maxloops == 0 || r.alerts < maxloops);
+        if more {
+            let at = r.last_alert_at + Duration::seconds(interval);
+            next_alert = Some(next_alert.map_or(at, |n| n.min(at)));
+        }
+    }
+    next_alert
+}
+
+/// `staff`'s recipient entry, added (not alerted yet) the first time a
+/// level reaches them.
+fn recipient<'a>(
+    alarm: &'a mut Alarm,
+    staff: &Staff,
+    level: usize,
+    now: DateTime<Utc>,
+) -> &'a mut Recipient {
+    let index = match alarm.recipients.iter().position(|r| r.staff.id == staff.id) {
+        Some(index) => index,
+        None => {
+            alarm.recipients.push(Recipient {
+                staff: StaffRef {
+                    id: staff.id.clone(),
+                    name: staff.name.clone(),
+                },
+                level,
+                alerts: 0,
+                last_alert_at: now,
+                ringing: false,
+            });
+            alarm.recipients.len() - 1
+        }
+    };
+    &mut alarm.recipients[index]
+}
+
+/// The running alarm's status (unattended when nobody is reached, audited
+/// when it becomes so) and when to look again: the next level, the next
+/// re-alert, or the unattended recheck, whichever comes first.
+fn settle(
+    alarm: &mut Alarm,
+    situation: &Situation<'_>,
+    unattended: bool,
+    next_alert: Option<DateTime<Utc>>,
+    effects: &mut Vec<Effect>,
+) {
+    if unattended && alarm.status != AlarmStatus::Unattended {
+        effects.push(Effect::Unattended);
+    }
+    alarm.status = if unattended {
+        alarm.was_unattended = true;
+        AlarmStatus::Unattended
+    } else {
+        AlarmStatus::Alerting
+    };
+    alarm.next_level_at = (alarm.level < situation.policy.levels().len())
+        .then(|| level_due_at(situation, alarm.level));
+    let now = situation.roster.now;
+    let recheck = unattended.then(|| now + Duration::seconds(UNATTENDED_RECHECK_SECONDS));
+    alarm.next_at = [alarm.next_level_at, next_alert, recheck]
+        .into_iter()
+        .flatten()
+        .min();
+}
+
+/// Who the started levels reach now, each with the first level that reaches
+/// them, in level order: their audiences today, without those who declined.
+fn reachable<'a>(alarm: &Alarm, situation: &Situation<'a>) -> Vec<(&'a Staff, usize)> {
+    let levels = situation.policy.levels();
+    let mut reach: Vec<(&Staff, usize)> = Vec::new();
+    for (index, level) in levels.iter().enumerate().take(alarm.level) {
+        for staff in situation
+            .roster
+            .audience(&level.to, situation.call.section.as_deref())
+        {
+            if !alarm.declined_by(&staff.id) && !reach.iter().any(|(s, _)| s.id == staff.id) {
+                reach.push((staff, index + 1));
+            }
+        }
+    }
+    reach
+}
