@@ -105,8 +105,9 @@ export const WEBHOOK_MAX_RECEIVES = 3;
  * …`), or the event was given up after §16's retries (`webhook given up`,
  * naming the event, the endpoint and why).
  *
- * The crate's one other error line, `cold start failed`, is not counted:
- * the invocation fails, which the function's errors alarm reports.
+ * The function's one other error line, `cold start failed` (of its
+ * runner, functions/lambda-support/src/events.rs), is not counted: the
+ * invocation fails, which the function's errors alarm reports.
  */
 export const NOT_DELIVERED_MESSAGES = [
   "webhook wake-up not scheduled: waiting events go with the next event's",

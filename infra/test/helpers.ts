@@ -739,15 +739,18 @@ export function rustCrate(name: string): string {
 
 /**
  * The messages of every `tracing::error!` line in the Rust sources under
- * `dir` (a crate's `src`): the last argument, a string literal. Without
- * `{…}` interpolation: those the metric filters match are fixed strings.
+ * `dir` (a crate's `src`, or one file of it): the last argument, a string
+ * literal. Without `{…}` interpolation: those the metric filters match are
+ * fixed strings.
  */
 export function rustErrorMessages(dir: string): string[] {
   const messages: string[] = [];
-  const files = fs
-    .readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.rs'))
-    .sort();
+  const files = fs.statSync(dir).isFile()
+    ? ['']
+    : fs
+        .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.rs'))
+        .sort();
   for (const file of files) {
     const source = fs.readFileSync(path.join(dir, file), 'utf8');
     const calls = source.split('tracing::error!(').length - 1;

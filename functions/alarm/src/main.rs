@@ -3,22 +3,15 @@
 //! timers, and the timer queue, whose due messages step the alarm engine.
 //! The work is `nurse_call_alarms_aws::handler`; this is the runtime glue.
 
-use lambda_runtime::{LambdaEvent, service_fn};
-use serde_json::Value;
-
+use lambda_support::LambdaEvent;
+use nurse_call_alarms_aws::event::AlarmEvent;
 use nurse_call_alarms_aws::setup::alarm_handler_from_env;
-use nurse_call_core::logging;
 
 #[tokio::main]
-async fn main() -> Result<(), lambda_runtime::Error> {
-    logging::init();
-    let handler = alarm_handler_from_env()
-        .await
-        .inspect_err(|error| tracing::error!(%error, "cold start failed"))?;
-    tracing::info!("function ready");
-    let handler = &handler;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
-        Ok::<_, std::convert::Infallible>(handler.handle(&event.payload).await)
-    }))
+async fn main() -> Result<(), lambda_support::Error> {
+    lambda_support::run_events(
+        alarm_handler_from_env(),
+        |handler, event: LambdaEvent<AlarmEvent>| handler.handle(event.payload),
+    )
     .await
 }

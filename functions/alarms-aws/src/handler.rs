@@ -30,8 +30,6 @@ use aws_lambda_events::dynamodb::EventRecord;
 use aws_lambda_events::sqs::SqsMessage;
 use chrono::{DateTime, Utc};
 use futures_util::future::join_all;
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use nurse_call_core::AppState;
 use nurse_call_core::app::alarm::step::is_presence;
@@ -42,6 +40,7 @@ use nurse_call_core::domain::alarm::audit::AuditEvent;
 use nurse_call_core::domain::alarm::timer::{Timer, first_delay};
 use nurse_call_core::domain::model::{Call, Scope};
 
+use crate::event::{AlarmEvent, AlarmResponse};
 use crate::queues::{Queue, is_webhook_wake};
 use crate::wakes::{Wake, calls_in, wakes_of_record};
 
@@ -79,35 +78,26 @@ impl AlarmHandler {
 
     /// One invocation: a stream batch or a queue batch in, Lambda's partial
     /// batch response (`{"batchItemFailures":[…]}`) out.
-    pub async fn handle(&self, event: &Value) -> Value {
+    pub async fn handle(&self, event: AlarmEvent) -> AlarmResponse {
         let started = Instant::now();
-        let records = event
-            .get("Records")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let source = records
-            .first()
-            .and_then(|record| {
-                record
-                    .get("eventSource")
-                    .or_else(|| record.get("EventSource"))
-            })
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let source = event.source().to_owned();
         // To the millisecond: a timer's delay and whether it came early
         // are sub-second questions (stored times are whole seconds).
         let now = Utc::now();
-        let (failures, tally) = match source {
-            "aws:dynamodb" => self.schedule(records, now).await,
-            "aws:sqs" => self.take(records, now).await,
-            "" if records.is_empty() => (Vec::new(), Tally::default()),
-            other => {
-                tracing::error!(
-                    source = other,
-                    "neither a stream nor a timer queue event: ignored"
-                );
-                (Vec::new(), Tally::default())
+        let (response, tally) = match event {
+            AlarmEvent::Stream(records) => {
+                let (retry_from, tally) = self.schedule(records, now).await;
+                (AlarmResponse::stream(retry_from), tally)
+            }
+            AlarmEvent::Queue(messages) => {
+                let (given_again, tally) = self.take(&messages, now).await;
+                (AlarmResponse::queue(given_again), tally)
+            }
+            // No failures: the same answer for either source.
+            AlarmEvent::Empty => (AlarmResponse::queue(Vec::new()), Tally::default()),
+            AlarmEvent::Other { source } => {
+                tracing::error!(source, "neither a stream nor a timer queue event: ignored");
+                (AlarmResponse::queue(Vec::new()), Tally::default())
             }
         };
         tracing::info!(
@@ -122,28 +112,23 @@ impl AlarmHandler {
             ms = started.elapsed().as_millis() as u64,
             "alarm batch handled"
         );
-        json!({
-            "batchItemFailures": failures
-                .into_iter()
-                .map(|id| json!({"itemIdentifier": id}))
-                .collect::<Vec<_>>()
-        })
+        response
     }
 
     /// The stream's records, in order: their timers and pushes, sent.
     /// Returns the sequence number to retry from, if any.
     pub async fn schedule(
         &self,
-        raw_records: &[Value],
+        read_records: Vec<Result<EventRecord, serde_json::Error>>,
         now: DateTime<Utc>,
     ) -> (Vec<String>, Tally) {
         let mut tally = Tally {
-            records: raw_records.len(),
+            records: read_records.len(),
             ..Tally::default()
         };
         let mut records = Vec::new();
-        for (index, raw) in raw_records.iter().enumerate() {
-            match EventRecord::deserialize(raw) {
+        for (index, read) in read_records.into_iter().enumerate() {
+            match read {
                 Ok(record) => records.push(record),
                 Err(error) => {
                     // Where, not what: the serde message may quote a value.
@@ -357,10 +342,10 @@ impl AlarmHandler {
 
     /// The queue's messages, taken side by side. Returns the ids of those
     /// the queue must give again.
-    pub async fn take(&self, records: &[Value], now: DateTime<Utc>) -> (Vec<String>, Tally) {
-        let outcomes = join_all(records.iter().map(|raw| self.take_one(raw, now))).await;
+    pub async fn take(&self, messages: &[SqsMessage], now: DateTime<Utc>) -> (Vec<String>, Tally) {
+        let outcomes = join_all(messages.iter().map(|message| self.take_one(message, now))).await;
         let mut tally = Tally {
-            records: records.len(),
+            records: messages.len(),
             ..Tally::default()
         };
         let mut failures = Vec::new();
@@ -382,8 +367,7 @@ impl AlarmHandler {
         (failures, tally)
     }
 
-    async fn take_one(&self, raw: &Value, now: DateTime<Utc>) -> (String, Taken) {
-        let message = SqsMessage::deserialize(raw).unwrap_or_default();
+    async fn take_one(&self, message: &SqsMessage, now: DateTime<Utc>) -> (String, Taken) {
         let id = message.message_id.clone().unwrap_or_default();
         if message.body.as_deref().is_some_and(is_webhook_wake) {
             // A webhook retry's time: passed on to the webhook queue.

@@ -7,14 +7,16 @@
 //!
 //! 1. [`wakes`]: what a stream record asks of the engine (pure).
 //! 2. [`queues`]: the SQS queues of timers and of pushes.
-//! 3. [`handler`]: the function's two event sources, stream and queue, and
-//!    Lambda's partial batch responses.
-//! 4. [`setup`]: the cold start, from the stack's environment.
+//! 3. [`event`]: the function's two event sources, stream and queue, told
+//!    apart, and Lambda's partial batch responses.
+//! 4. [`handler`]: what each batch does.
+//! 5. [`setup`]: the cold start, from the stack's environment.
 //!
 //! The rules of a timer (when it is due, how long it is sent on, who
 //! schedules it) are `nurse_call_core::domain::alarm::timer`; taking one is
 //! [`nurse_call_core::app::alarm::AlarmRunner::take_timer`].
 
+pub mod event;
 pub mod handler;
 pub mod queues;
 pub mod setup;

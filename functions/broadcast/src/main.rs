@@ -5,24 +5,19 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use lambda_runtime::{LambdaEvent, service_fn};
-use serde_json::Value;
-
-use nurse_call_core::logging;
+use lambda_support::LambdaEvent;
+use nurse_call_live_aws::broadcast::StreamBatch;
 use nurse_call_live_aws::setup::Setup;
 
 #[tokio::main]
-async fn main() -> Result<(), lambda_runtime::Error> {
-    logging::init();
-    let broadcaster = async { Setup::from_env().await?.broadcaster().await }
-        .await
-        .inspect_err(|error| tracing::error!(%error, "cold start failed"))?;
-    tracing::info!("function ready");
-    let broadcaster = &broadcaster;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
-        let deadline = UNIX_EPOCH + Duration::from_millis(event.context.deadline);
-        let deadline = (event.context.deadline > 0).then_some(deadline);
-        Ok::<_, std::convert::Infallible>(broadcaster.handle(&event.payload, deadline).await)
-    }))
+async fn main() -> Result<(), lambda_support::Error> {
+    lambda_support::run_events(
+        async { Setup::from_env().await?.broadcaster().await },
+        |broadcaster, event: LambdaEvent<StreamBatch>| {
+            let deadline = UNIX_EPOCH + Duration::from_millis(event.context.deadline);
+            let deadline = (event.context.deadline > 0).then_some(deadline);
+            broadcaster.handle(event.payload, deadline)
+        },
+    )
     .await
 }

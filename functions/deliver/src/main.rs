@@ -8,25 +8,18 @@
 
 use std::sync::Arc;
 
-use lambda_runtime::{LambdaEvent, service_fn};
-use serde_json::Value;
-
-use nurse_call_core::{Mode, Settings, logging};
+use lambda_support::LambdaEvent;
+use nurse_call_core::{Mode, Settings};
 use nurse_call_dynamodb::DynamoStore;
 use nurse_call_push::Pusher;
-use nurse_call_push::delivery_queue::DeliveryHandler;
+use nurse_call_push::delivery_queue::{DeliveryBatch, DeliveryHandler};
 
 #[tokio::main]
-async fn main() -> Result<(), lambda_runtime::Error> {
-    logging::init();
-    let deliver = deliver_from_env()
-        .await
-        .inspect_err(|error| tracing::error!(%error, "cold start failed"))?;
-    tracing::info!("function ready");
-    let deliver = &deliver;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
-        Ok::<_, std::convert::Infallible>(deliver.handle(&event.payload).await)
-    }))
+async fn main() -> Result<(), lambda_support::Error> {
+    lambda_support::run_events(
+        deliver_from_env(),
+        |deliver, event: LambdaEvent<DeliveryBatch>| deliver.handle(event.payload),
+    )
     .await
 }
 

@@ -11,12 +11,14 @@ mod webhook_rounds;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use lambda_runtime::{LambdaEvent, service_fn};
-use serde_json::{Value, json};
+use aws_lambda_events::sqs::SqsBatchResponse;
+use lambda_support::LambdaEvent;
+use lambda_support::batch::Batch;
+use serde::de::IgnoredAny;
 
 use nurse_call_core::app::webhooks::Dispatcher;
 use nurse_call_core::store::webhooks::WebhookStore;
-use nurse_call_core::{Mode, Settings, logging};
+use nurse_call_core::{Mode, Settings};
 use nurse_call_dynamodb::DynamoStore;
 use nurse_call_push::webhook_sender::HttpSender;
 
@@ -28,24 +30,23 @@ const CONCURRENCY: usize = 32;
 /// An invocation without a deadline (an emulator): this long.
 const DEFAULT_TIME: Duration = Duration::from_secs(60);
 
+/// The webhook queue's wake-ups: only how many there are matters.
+type Wakes = Batch<IgnoredAny>;
+
 #[tokio::main]
-async fn main() -> Result<(), lambda_runtime::Error> {
-    logging::init();
-    let rounds = rounds_from_env()
-        .await
-        .inspect_err(|error| tracing::error!(%error, "cold start failed"))?;
-    tracing::info!("function ready");
-    let rounds = &rounds;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
-        let deadline = deadline_of(event.context.deadline);
-        let wakes = event.payload["Records"].as_array().map_or(0, Vec::len);
-        if wakes > 0 {
-            rounds.run(deadline).await;
+async fn main() -> Result<(), lambda_support::Error> {
+    lambda_support::run_events(rounds_from_env(), |rounds, event: LambdaEvent<Wakes>| {
+        let (deadline_ms, wakes) = (event.context.deadline, event.payload.len());
+        async move {
+            let deadline = deadline_of(deadline_ms);
+            if wakes > 0 {
+                rounds.run(deadline).await;
+            }
+            // A wake-up is never reported failed: the rounds schedule their
+            // own next one.
+            SqsBatchResponse::default()
         }
-        // A wake-up is never reported failed: the rounds schedule their own
-        // next one.
-        Ok::<_, std::convert::Infallible>(json!({"batchItemFailures": []}))
-    }))
+    })
     .await
 }
 

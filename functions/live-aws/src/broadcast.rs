@@ -31,8 +31,7 @@ use std::time::{Duration, Instant, SystemTime};
 use aws_lambda_events::dynamodb::EventRecord;
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 use futures_util::StreamExt;
-use serde::Deserialize;
-use serde_json::Value;
+use lambda_support::batch::Batch;
 
 use nurse_call_core::AppState;
 use nurse_call_core::clock;
@@ -50,6 +49,10 @@ pub const POSTS_AT_ONCE: usize = 32;
 /// Time left at which the handler stops taking records: one record's reads
 /// and posts (each post at most 4 s with its retries) fit in it.
 pub const TIME_RESERVE: Duration = Duration::from_secs(6);
+
+/// The function's event: the stream's records, each read on its own (a
+/// record that is none is a poison record, skipped).
+pub type StreamBatch = Batch<EventRecord>;
 
 /// Everything a batch needs, built once per cold start.
 pub struct Broadcaster {
@@ -84,7 +87,7 @@ impl Broadcaster {
     /// invocation's `deadline` when Lambda gave one.
     pub async fn handle(
         &self,
-        event: &Value,
+        event: StreamBatch,
         deadline: Option<SystemTime>,
     ) -> DynamoDbEventResponse {
         let started = Instant::now();
@@ -109,19 +112,19 @@ impl Broadcaster {
     /// [`Broadcaster::handle`] with what it did.
     pub async fn broadcast(
         &self,
-        event: &Value,
+        event: StreamBatch,
         deadline: Option<SystemTime>,
     ) -> (DynamoDbEventResponse, Tally) {
         let mut response = DynamoDbEventResponse::default();
         let mut tally = Tally::default();
-        let Some(records) = event.get("Records").and_then(Value::as_array) else {
+        let Some(records) = event.records else {
             tracing::error!("not a DynamoDB stream event: no Records");
             return (response, tally);
         };
-        let mut batch = Batch::default();
-        for (index, raw) in records.iter().enumerate() {
+        let mut scopes = Scopes::default();
+        for (index, read) in records.into_iter().enumerate() {
             tally.records += 1;
-            let record = match EventRecord::deserialize(raw) {
+            let record = match read {
                 Ok(record) => record,
                 Err(error) => {
                     // Where, not what: the serde message may quote a value.
@@ -155,7 +158,7 @@ impl Broadcaster {
                 }
             };
             tally.changes += 1;
-            match self.deliver(change, &mut batch, &mut tally).await {
+            match self.deliver(change, &mut scopes, &mut tally).await {
                 Ok(()) => {}
                 Err(error) => {
                     tracing::warn!(
@@ -175,7 +178,7 @@ impl Broadcaster {
     async fn deliver(
         &self,
         change: Change,
-        batch: &mut Batch,
+        scopes: &mut Scopes,
         tally: &mut Tally,
     ) -> Result<(), nurse_call_core::StoreError> {
         // The state caches the call types (60 s): a batch reads them once.
@@ -185,7 +188,7 @@ impl Broadcaster {
             Vec::new()
         };
         let event = change.into_event(&types, self.state.settings.time_zone, clock::now());
-        let connections = batch.connections(&self.connections, &event.scope).await?;
+        let connections = scopes.connections(&self.connections, &event.scope).await?;
         let receivers: Vec<Connection> = connections
             .iter()
             .filter(|connection| sections_show(&connection.sections, event.section.as_deref()))
@@ -201,7 +204,7 @@ impl Broadcaster {
                 Delivery::Delivered => tally.delivered += 1,
                 Delivery::Gone => {
                     tally.gone += 1;
-                    batch.forget(&event.scope, &connection.id);
+                    scopes.forget(&event.scope, &connection.id);
                 }
                 Delivery::Failed(_) => tally.failed_posts += 1,
             }
@@ -240,11 +243,11 @@ impl Broadcaster {
 /// that connects after the read reads its snapshot after connecting, which
 /// already holds those writes (DECISIONS §11: connect, then read).
 #[derive(Default)]
-struct Batch {
+struct Scopes {
     connections: HashMap<Scope, Vec<Connection>>,
 }
 
-impl Batch {
+impl Scopes {
     async fn connections(
         &mut self,
         table: &Connections,

@@ -188,7 +188,9 @@ async fn each_connection_gets_its_scopes_messages_in_write_order_filtered_by_sec
     let sandbox = connections_of(SANDBOX, vec![("visitor", &[])]);
     let db = dynamodb(&[&types, &installation, &sandbox]);
 
-    let (response, tally) = broadcaster(&db, api).broadcast(&fixture(), None).await;
+    let (response, tally) = broadcaster(&db, api)
+        .broadcast(fixture().into(), None)
+        .await;
 
     assert_eq!(failures(&response), Vec::<String>::new());
     assert_eq!(
@@ -237,7 +239,7 @@ async fn a_gone_connection_is_deleted_once_and_gets_nothing_more_while_others_do
     let db = dynamodb(&[&types, &installation, &deleted]);
 
     let batch = batch(&["call-opened", "element-battery", "call-closed"]);
-    let (response, tally) = broadcaster(&db, api).broadcast(&batch, None).await;
+    let (response, tally) = broadcaster(&db, api).broadcast(batch.into(), None).await;
 
     assert_eq!(failures(&response), Vec::<String>::new());
     assert_eq!(
@@ -272,7 +274,7 @@ async fn a_throttled_post_is_retried_by_the_sdk_then_delivered() {
     let db = dynamodb(&[&types, &installation]);
 
     let (response, tally) = broadcaster(&db, api)
-        .broadcast(&batch(&["call-opened"]), None)
+        .broadcast(batch(&["call-opened"]).into(), None)
         .await;
 
     assert_eq!(failures(&response), Vec::<String>::new());
@@ -302,7 +304,7 @@ async fn a_failing_connection_never_fails_the_batch() {
     let db = dynamodb(&[&types, &installation]);
 
     let batch = batch(&["call-opened", "call-closed"]);
-    let (response, tally) = broadcaster(&db, api).broadcast(&batch, None).await;
+    let (response, tally) = broadcaster(&db, api).broadcast(batch.into(), None).await;
 
     assert_eq!(failures(&response), Vec::<String>::new());
     assert_eq!(posts.types_to("fine"), ["call.opened", "call.closed"]);
@@ -330,7 +332,7 @@ async fn a_poison_record_is_skipped_and_the_records_after_it_are_delivered() {
         .unwrap()
         .insert(1, json!({"eventName": "INSERT", "dynamodb": "garbage"}));
 
-    let (response, tally) = broadcaster(&db, api).broadcast(&batch, None).await;
+    let (response, tally) = broadcaster(&db, api).broadcast(batch.into(), None).await;
 
     assert_eq!(
         failures(&response),
@@ -362,7 +364,7 @@ async fn when_dynamodb_fails_the_record_is_reported_and_nothing_after_it_is_sent
     let db = dynamodb(&[&types, &installation, &throttled]);
 
     let batch = batch(&["element-battery", "sandbox-element-created", "call-closed"]);
-    let (response, _) = broadcaster(&db, api).broadcast(&batch, None).await;
+    let (response, _) = broadcaster(&db, api).broadcast(batch.into(), None).await;
 
     assert_eq!(
         failures(&response),
@@ -389,7 +391,7 @@ async fn when_the_call_types_cannot_be_read_the_call_is_reported() {
     let db = dynamodb(&[&down, &installation]);
 
     let batch = batch(&["element-battery", "call-opened", "call-closed"]);
-    let (response, _) = broadcaster(&db, api).broadcast(&batch, None).await;
+    let (response, _) = broadcaster(&db, api).broadcast(batch.into(), None).await;
 
     assert_eq!(failures(&response), [sequence_of("call-opened")]);
     assert_eq!(posts.types_to("all"), ["element.updated"]);
@@ -406,7 +408,7 @@ async fn near_the_deadline_the_rest_of_the_batch_is_left_to_lambda() {
     let deadline = SystemTime::now() + Duration::from_secs(2);
     let batch = batch(&["call-opened", "element-battery", "call-closed"]);
     let (response, _) = broadcaster(&db, api)
-        .broadcast(&batch, Some(deadline))
+        .broadcast(batch.into(), Some(deadline))
         .await;
 
     // The first record always goes (progress), the rest is retried.
@@ -424,7 +426,7 @@ async fn the_response_is_lambdas_partial_batch_shape() {
         .build();
     let db = dynamodb(&[&down]);
     let response = broadcaster(&db, api)
-        .handle(&batch(&["element-battery"]), None)
+        .handle(batch(&["element-battery"]).into(), None)
         .await;
     assert_eq!(
         serde_json::to_value(&response).unwrap(),

@@ -31,15 +31,43 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use aws_lambda_events::sqs::SqsBatchResponse;
 use chrono::{DateTime, Duration, Utc};
 use futures_util::future::join_all;
-use serde_json::{Value, json};
+use lambda_support::batch::Batch;
+use serde::Deserialize;
+use serde_json::Value;
 
 use nurse_call_core::app::push::{PushJob, PushKind};
 use nurse_call_core::domain::push::PUSH_TTL_SECONDS;
 use nurse_call_core::store::alarms::AlarmStore;
 
 use crate::Pusher;
+
+/// The function's event: the delivery queue's messages.
+pub type DeliveryBatch = Batch<DeliveryMessage>;
+
+/// What the handler reads of a delivery queue message: its id (empty when
+/// it has none) and its push job (`None` when the body is none). Read field
+/// by field from any JSON value, so that a message with a field of another
+/// shape still has its id and job.
+#[derive(Debug, Default, Deserialize)]
+#[serde(from = "Value")]
+pub struct DeliveryMessage {
+    pub message_id: String,
+    pub job: Option<PushJob>,
+}
+
+impl From<Value> for DeliveryMessage {
+    fn from(record: Value) -> Self {
+        DeliveryMessage {
+            message_id: record["messageId"].as_str().unwrap_or_default().to_string(),
+            job: record["body"]
+                .as_str()
+                .and_then(|body| serde_json::from_str::<PushJob>(body).ok()),
+        }
+    }
+}
 
 pub struct DeliveryHandler {
     pusher: Pusher,
@@ -54,23 +82,20 @@ impl DeliveryHandler {
     }
 
     /// One SQS event (`{"Records":[…]}`) in, `{"batchItemFailures":[…]}` out.
-    pub async fn handle(&self, event: &Value) -> Value {
+    pub async fn handle(&self, event: DeliveryBatch) -> SqsBatchResponse {
         let started = Instant::now();
-        let records = event
-            .get("Records")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        let records = event.len();
         let mut failures = Vec::new();
         // The newest job of each person and call, in the batch's order.
         let mut lanes: Vec<(String, i64)> = Vec::new();
         let mut newest: HashMap<(String, i64), PushJob> = HashMap::new();
         let mut superseded = 0;
-        for record in records {
-            let id = record["messageId"].as_str().unwrap_or_default().to_string();
-            let job = record["body"]
-                .as_str()
-                .and_then(|body| serde_json::from_str::<PushJob>(body).ok());
+        for message in event.into_records() {
+            // Never an error: any JSON value is a message.
+            let DeliveryMessage {
+                message_id: id,
+                job,
+            } = message.unwrap_or_default();
             let Some(job) = job else {
                 tracing::error!(
                     message_id = id,
@@ -101,7 +126,7 @@ impl DeliveryHandler {
         let sent = join_all(jobs.iter().map(|job| self.deliver(job, Utc::now()))).await;
         let sent = sent.into_iter().filter(|sent| *sent).count();
         tracing::info!(
-            records = records.len(),
+            records,
             sent,
             not_sent = jobs.len() - sent,
             superseded,
@@ -109,13 +134,16 @@ impl DeliveryHandler {
             ms = started.elapsed().as_millis() as u64,
             "delivery batch handled"
         );
-        json!({
-            "batchItemFailures": failures
-                .into_iter()
-                .map(|id| json!({"itemIdentifier": id}))
-                .collect::<Vec<_>>()
-        })
+        answer(failures)
     }
+}
+
+/// Lambda's partial batch response: the ids of the messages the queue
+/// gives again.
+fn answer(given_again: Vec<String>) -> SqsBatchResponse {
+    let mut response = SqsBatchResponse::default();
+    response.set_failures(given_again);
+    response
 }
 
 impl DeliveryHandler {
@@ -150,5 +178,46 @@ impl DeliveryHandler {
                 true
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_message_is_read_field_by_field() {
+        let batch: DeliveryBatch = serde_json::from_value(json!({"Records": [
+            {"messageId": "m1", "body": "no job", "attributes": 5},
+            {"body": 7},
+            "no message",
+        ]}))
+        .expect("any JSON value is a batch");
+        let messages: Vec<DeliveryMessage> = batch
+            .into_records()
+            .into_iter()
+            .map(Result::unwrap_or_default)
+            .collect();
+        assert_eq!(
+            messages[0].message_id, "m1",
+            "a field of another shape keeps its id"
+        );
+        assert!(messages.iter().all(|message| message.job.is_none()));
+        assert_eq!(messages[1].message_id, "");
+        assert_eq!(messages[2].message_id, "");
+    }
+
+    #[test]
+    fn the_answer_is_lambdas_partial_batch_shape() {
+        assert_eq!(
+            serde_json::to_value(answer(vec!["m1".to_string()])).unwrap(),
+            json!({"batchItemFailures": [{"itemIdentifier": "m1"}]})
+        );
+        assert_eq!(
+            serde_json::to_value(answer(Vec::new())).unwrap(),
+            json!({"batchItemFailures": []})
+        );
     }
 }
