@@ -3,7 +3,7 @@
 //! order per call and endpoint, retried with the backoff of
 //! [`schedule`](crate::domain::webhooks::schedule), every attempt in the
 //! delivery log. The pure rules are in `domain::webhooks`; this is the
-//! adapter around them, as `app::alarms` is around the alarm engine.
+//! adapter around them, as `app::alarm` is around the alarm engine.
 //!
 //! What the dispatcher holds in memory (each delivery's attempts and next
 //! time) it can rebuild from the store: after a restart the outbox still

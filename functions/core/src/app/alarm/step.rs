@@ -242,15 +242,8 @@ impl AlarmRunner<'_> {
                 && !policy.is_none()
                 && needs != Needs::AlarmOnly;
             let (people, presence_at) = if running {
-                let people = match read.and_then(|read| read.rosters.get(scope)) {
-                    Some(people) => Arc::clone(people),
-                    None => Arc::new(People::read(store.as_ref(), scope, now).await?),
-                };
-                let presence_at = match known_presence {
-                    Some(presence_at) => presence_at,
-                    None => self.presence_at(scope, &kept.call, &types).await?,
-                };
-                (people, presence_at)
+                self.roster_and_presence(scope, &kept.call, &types, read, known_presence, now)
+                    .await?
             } else {
                 (Arc::new(People::default()), None)
             };
@@ -271,50 +264,88 @@ impl AlarmRunner<'_> {
                 Err(refusal) => return Ok(Err(refusal)),
             };
             if !next.changed {
-                let mut call = kept.call.clone();
-                call.alarm = Some(kept.alarm.clone());
                 return Ok(Ok(Looked::Call {
-                    call: Box::new(call),
+                    call: Box::new(with_alarm(&kept.call, &kept.alarm)),
                     changed: false,
                 }));
             }
-            let audit = AuditEvent::all(&next.effects, now);
-            match store.write_alarm(&kept, &next.alarm, &audit).await? {
-                AlarmWrite::Written => {
-                    let mut call = kept.call.clone();
-                    call.alarm = Some(next.alarm.clone());
-                    self.publish_alarm(scope, &call, &kept.alarm, &next, &types, now);
-                    tracing::info!(
-                        scope = scope.as_str(),
-                        call_id,
-                        status = next.alarm.status.as_str(),
-                        // Not `level`: that key is the line's severity.
-                        alarm_level = next.alarm.level,
-                        effects = next.effects.len(),
-                        next_at = next
-                            .alarm
-                            .next_at
-                            .map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true))
-                            .as_deref(),
-                        "alarm stepped"
-                    );
-                    return Ok(Ok(Looked::Call {
-                        call: Box::new(call),
-                        changed: true,
-                    }));
-                }
-                AlarmWrite::Conflict => {
-                    tracing::debug!(
-                        scope = scope.as_str(),
-                        call_id,
-                        "alarm written meanwhile: again"
-                    );
-                }
+            if let Some(looked) = self.write_step(scope, &kept, &next, &types, now).await? {
+                return Ok(Ok(looked));
             }
         }
         Err(StoreError::Unavailable(format!(
             "the alarm of call {call_id} changed under {MAX_ATTEMPTS} looks in a row"
         )))
+    }
+
+    /// Who a running alarm can reach now and when a presence opened on its
+    /// address: from what the caller read already where it did (a round of
+    /// the timers, a call just opened), else from the store.
+    async fn roster_and_presence(
+        self,
+        scope: &Scope,
+        call: &Call,
+        types: &[CallType],
+        read: Option<&Prefetched>,
+        known_presence: Option<Option<DateTime<Utc>>>,
+        now: DateTime<Utc>,
+    ) -> Result<(Arc<People>, Option<DateTime<Utc>>), StoreError> {
+        let people = match read.and_then(|read| read.rosters.get(scope)) {
+            Some(people) => Arc::clone(people),
+            None => Arc::new(People::read(self.state.alarm_store()?.as_ref(), scope, now).await?),
+        };
+        let presence_at = match known_presence {
+            Some(presence_at) => presence_at,
+            None => self.presence_at(scope, call, types).await?,
+        };
+        Ok((people, presence_at))
+    }
+
+    /// Writes the step `next` of `kept` with its audit lines if nobody
+    /// wrote the alarm meanwhile, then publishes it; `None` on a conflict
+    /// (the caller reads and steps again).
+    async fn write_step(
+        self,
+        scope: &Scope,
+        kept: &KeptAlarm,
+        next: &Step,
+        types: &[CallType],
+        now: DateTime<Utc>,
+    ) -> Result<Option<Looked>, StoreError> {
+        let audit = AuditEvent::all(&next.effects, now);
+        let store = self.state.alarm_store()?;
+        match store.write_alarm(kept, &next.alarm, &audit).await? {
+            AlarmWrite::Written => {
+                let call = with_alarm(&kept.call, &next.alarm);
+                self.publish_alarm(scope, &call, &kept.alarm, next, types, now);
+                tracing::info!(
+                    scope = scope.as_str(),
+                    call_id = kept.call.id,
+                    status = next.alarm.status.as_str(),
+                    // Not `level`: that key is the line's severity.
+                    alarm_level = next.alarm.level,
+                    effects = next.effects.len(),
+                    next_at = next
+                        .alarm
+                        .next_at
+                        .map(|at| at.to_rfc3339_opts(SecondsFormat::Millis, true))
+                        .as_deref(),
+                    "alarm stepped"
+                );
+                Ok(Some(Looked::Call {
+                    call: Box::new(call),
+                    changed: true,
+                }))
+            }
+            AlarmWrite::Conflict => {
+                tracing::debug!(
+                    scope = scope.as_str(),
+                    call_id = kept.call.id,
+                    "alarm written meanwhile: again"
+                );
+                Ok(None)
+            }
+        }
     }
 
     /// When a presence opened on `call`'s address at or after it: the
@@ -384,6 +415,13 @@ impl AlarmRunner<'_> {
 }
 
 /// The policy, re-alert interval and most alerts of a call's type; a type
+/// `call` with `alarm` as its alarm, as a look answers it.
+fn with_alarm(call: &Call, alarm: &Alarm) -> Call {
+    let mut call = call.clone();
+    call.alarm = Some(alarm.clone());
+    call
+}
+
 /// an admin removed alarms with [`Policy::fallback`], never silence.
 pub(crate) fn policy_of(types: &[CallType], event: &str) -> (Policy, i64, i64) {
     match types.iter().find(|t| t.name == event) {

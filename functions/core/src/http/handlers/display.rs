@@ -4,9 +4,10 @@ use chrono::{DateTime, Utc};
 
 use crate::app::AppState;
 use crate::app::alarm::start::first_step;
+use crate::app::alarm::step::People;
 use crate::clock;
 use crate::config::Mode;
-use crate::domain::model::{CallType, ElementChange, NewCall};
+use crate::domain::model::{CallType, ElementChange, NewCall, Scope};
 use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
@@ -64,93 +65,142 @@ pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiRespons
         reachable: parsed.status.reachable,
         at: now,
     };
-    let element = ElementWrite::new(&scope, &change, state.element_policy(), &snapshot);
-    let shown_types = include_type.then_some(types.as_slice());
-    let zone = state.settings.time_zone;
-
+    let write = Write {
+        state,
+        consumer_id: &consumer.id,
+        scope: &scope,
+        request: &parsed,
+        element: ElementWrite::new(&scope, &change, state.element_policy(), &snapshot),
+        snapshot: &snapshot,
+        types: &types,
+        shown_types: include_type.then_some(types.as_slice()),
+        now,
+    };
     match &parsed.action {
         DisplayAction::Open { event, created_at } => {
-            let call = new_call(
-                &parsed,
-                event,
-                created_at.unwrap_or(request_time),
-                &snapshot,
-                &consumer.id,
-            );
-            // Its alarm starts now, written with the call where the store
-            // can (app/alarm/start.rs).
-            let first = first_step(&call, &snapshot.open_calls, &types, people, now);
-            // The store decides whether the event is open already (spec 4.1).
-            let outcome = state
-                .store
-                .open_call_with_alarm(&call, &snapshot, &element, &first.first)
-                .await?;
-            let (status, call) = match &outcome {
-                OpenOutcome::Opened(call) => {
-                    // Its alarm's alerts go out; a presence stops the alarms
-                    // of the calls already open on its address (DECISIONS §14).
-                    state.alarm_runner().after_open(
-                        &scope,
-                        call,
-                        first,
-                        &snapshot.open_calls,
-                        &types,
-                        now,
-                    );
-                    (201, call)
-                }
-                OpenOutcome::AlreadyOpen(call) => (200, call),
-                OpenOutcome::UnknownElement => return Err(unknown_address()),
-            };
-            if element.writes_element {
-                state.publish_element_of(&scope, &parsed.target).await;
-            }
-            let alarm = call.alarm.as_ref();
-            tracing::info!(
-                consumer = %consumer.id,
-                address = %call.address,
-                event = %call.event,
-                call_id = call.id,
-                reopened = status == 200,
-                alarm = alarm.map(|alarm| alarm.status.as_str()),
-                // Not `level`: that key is the line's severity.
-                alarm_level = alarm.map(|alarm| alarm.level),
-                "call opened"
-            );
-            let record = CallRecord::new(call, shown_types, zone, now);
-            Ok(json_response(status, success(&record)))
+            open(&write, event, created_at.unwrap_or(request_time), people).await
         }
         DisplayAction::Close { closed_at } => {
-            let closed_at = closed_at.unwrap_or(request_time);
-            // The store closes the snapshot's closable calls (DECISIONS §5).
-            let outcome = state
-                .store
-                .close_calls(&snapshot, closed_at, Some(&consumer.id), &element)
-                .await?;
-            let closed = match outcome {
-                CloseOutcome::Closed(closed) => closed,
-                CloseOutcome::UnknownElement => return Err(unknown_address()),
-            };
-            state.publish_calls(&scope, &closed, &types);
-            // Their alarms end (the store may have ended them), and alerts
-            // still ringing are cancelled.
-            state.alarm_runner().after_close(&scope, &closed, &types);
-            if element.writes_element {
-                state.publish_element_of(&scope, &parsed.target).await;
-            }
-            tracing::info!(
-                consumer = %consumer.id,
-                address = %parsed.target,
-                closed = closed.len(),
-                "calls closed"
-            );
-            let records: Vec<CallRecord<'_>> = closed
-                .iter()
-                .map(|call| CallRecord::new(call, shown_types, zone, now))
-                .collect();
-            Ok(json_response(200, success(&records)))
+            close(&write, closed_at.unwrap_or(request_time)).await
         }
     }
+}
+
+/// A request past its four checks, with what it writes to its element.
+struct Write<'a> {
+    state: &'a AppState,
+    /// The consumer that signed it.
+    consumer_id: &'a str,
+    scope: &'a Scope,
+    request: &'a DisplayRequest,
+    element: ElementWrite,
+    /// The address as read before the write (its open calls, its element).
+    snapshot: &'a AddressSnapshot,
+    types: &'a [CallType],
+    /// The call types the answer shows (`?include=type`).
+    shown_types: Option<&'a [CallType]>,
+    now: DateTime<Utc>,
+}
+
+/// Opens `event` on the address: 201 with the new call, 200 with the one
+/// already open (spec 4.1).
+async fn open(
+    write: &Write<'_>,
+    event: &str,
+    opened_at: DateTime<Utc>,
+    people: Option<People>,
+) -> Result<ApiResponse, ApiError> {
+    let Write {
+        state,
+        scope,
+        snapshot,
+        types,
+        now,
+        ..
+    } = *write;
+    let call = new_call(write.request, event, opened_at, snapshot, write.consumer_id);
+    // Its alarm starts now, written with the call where the store
+    // can (app/alarm/start.rs).
+    let first = first_step(&call, &snapshot.open_calls, types, people, now);
+    // The store decides whether the event is open already (spec 4.1).
+    let outcome = state
+        .store
+        .open_call_with_alarm(&call, snapshot, &write.element, &first.first)
+        .await?;
+    let (status, call) = match &outcome {
+        OpenOutcome::Opened(call) => {
+            // Its alarm's alerts go out; a presence stops the alarms
+            // of the calls already open on its address (DECISIONS §14).
+            state
+                .alarm_runner()
+                .after_open(scope, call, first, &snapshot.open_calls, types, now);
+            (201, call)
+        }
+        OpenOutcome::AlreadyOpen(call) => (200, call),
+        OpenOutcome::UnknownElement => return Err(unknown_address()),
+    };
+    if write.element.writes_element {
+        state.publish_element_of(scope, &write.request.target).await;
+    }
+    let alarm = call.alarm.as_ref();
+    tracing::info!(
+        consumer = %write.consumer_id,
+        address = %call.address,
+        event = %call.event,
+        call_id = call.id,
+        reopened = status == 200,
+        alarm = alarm.map(|alarm| alarm.status.as_str()),
+        // Not `level`: that key is the line's severity.
+        alarm_level = alarm.map(|alarm| alarm.level),
+        "call opened"
+    );
+    let record = CallRecord::new(call, write.shown_types, state.settings.time_zone, now);
+    Ok(json_response(status, success(&record)))
+}
+
+/// Closes every closable call on the address (DECISIONS §5): 200 with the
+/// calls closed, none included.
+async fn close(write: &Write<'_>, closed_at: DateTime<Utc>) -> Result<ApiResponse, ApiError> {
+    let Write {
+        state,
+        scope,
+        types,
+        now,
+        ..
+    } = *write;
+    // The store closes the snapshot's closable calls (DECISIONS §5).
+    let outcome = state
+        .store
+        .close_calls(
+            write.snapshot,
+            closed_at,
+            Some(write.consumer_id),
+            &write.element,
+        )
+        .await?;
+    let closed = match outcome {
+        CloseOutcome::Closed(closed) => closed,
+        CloseOutcome::UnknownElement => return Err(unknown_address()),
+    };
+    state.publish_calls(scope, &closed, types);
+    // Their alarms end (the store may have ended them), and alerts
+    // still ringing are cancelled.
+    state.alarm_runner().after_close(scope, &closed, types);
+    if write.element.writes_element {
+        state.publish_element_of(scope, &write.request.target).await;
+    }
+    tracing::info!(
+        consumer = %write.consumer_id,
+        address = %write.request.target,
+        closed = closed.len(),
+        "calls closed"
+    );
+    let zone = state.settings.time_zone;
+    let records: Vec<CallRecord<'_>> = closed
+        .iter()
+        .map(|call| CallRecord::new(call, write.shown_types, zone, now))
+        .collect();
+    Ok(json_response(200, success(&records)))
 }
 
 /// The element vanished after the snapshot (an admin removed it
