@@ -309,6 +309,7 @@ describe('the Rust side does the same', () => {
       rustSource('core/src/app/webhooks/attempts.rs') +
       rustSource('core/src/app/webhooks/attention.rs') +
       rustSource('core/src/app/webhooks/reads.rs') +
+      rustSource('core/src/app/webhooks/round.rs') +
       rustCrate('forward');
     const calls = new Set([...sources.matchAll(/self\.store\s*\.(\w+)\(/g)].map((m) => m[1]));
     assert.deepEqual([...calls].sort(), Object.keys(DISPATCHER_STORE_CALLS).sort());
