@@ -27,51 +27,36 @@ impl<'a> DutyRecord<'a> {
     }
 }
 
-/// `GET /api/v1/staff/me`'s `data`: who, their groups, their duty.
+/// A staff member on the wire: who, their groups, their duty now (`null`
+/// when signed off); never a token. `GET /api/v1/staff/me`'s `data`, and
+/// each of a visitor's staff in `GET /api/v1/sandbox/state`.
 #[derive(Debug, Serialize)]
-pub struct MeRecord<'a> {
+pub struct StaffRecord<'a> {
     pub id: &'a str,
     pub name: &'a str,
     pub groups: &'a [String],
     pub duty: Option<DutyRecord<'a>>,
 }
 
-impl<'a> MeRecord<'a> {
+impl<'a> StaffRecord<'a> {
     pub fn new(staff: &'a Staff, duty: Option<&'a Duty>, zone: Tz) -> Self {
-        MeRecord {
+        StaffRecord {
             id: &staff.id,
             name: &staff.name,
             groups: &staff.groups,
             duty: duty.map(|duty| DutyRecord::new(duty, zone)),
         }
     }
-}
 
-/// A visitor's staff member in `GET /api/v1/sandbox/state`: never a token.
-#[derive(Debug, Serialize)]
-pub struct SandboxStaffRecord<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
-    pub groups: &'a [String],
-    /// Their duty now; `null` when signed off.
-    pub duty: Option<DutyRecord<'a>>,
-}
-
-impl<'a> SandboxStaffRecord<'a> {
-    /// The visitor's staff who are not revoked, in the order given, each
-    /// with their duty now.
+    /// A sandbox visitor's staff who are not revoked, in the order given,
+    /// each with their duty now.
     pub fn list(staff: &'a [Staff], duties: &'a [Duty], zone: Tz) -> Vec<Self> {
         staff
             .iter()
             .filter(|member| !member.revoked)
-            .map(|member| SandboxStaffRecord {
-                id: &member.id,
-                name: &member.name,
-                groups: &member.groups,
-                duty: duties
-                    .iter()
-                    .find(|duty| duty.staff_id == member.id)
-                    .map(|duty| DutyRecord::new(duty, zone)),
+            .map(|member| {
+                let duty = duties.iter().find(|duty| duty.staff_id == member.id);
+                StaffRecord::new(member, duty, zone)
             })
             .collect()
     }

@@ -14,7 +14,7 @@ use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::validation::{FieldErrors, message, required_text};
-use crate::wire::staff::MeRecord;
+use crate::wire::staff::StaffRecord;
 use crate::wire::success;
 
 /// Most sections one duty may name.
@@ -26,7 +26,7 @@ pub async fn me(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, A
     let duty = duty_of(state, &staff).await?;
     Ok(json_response(
         200,
-        success(&MeRecord::new(
+        success(&StaffRecord::new(
             &staff,
             duty.as_ref(),
             state.settings.time_zone,
@@ -62,7 +62,7 @@ pub async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiResponse,
     state.alarm_runner().look_at_scope_later(&staff.scope);
     Ok(json_response(
         200,
-        success(&MeRecord::new(
+        success(&StaffRecord::new(
             &staff,
             duty.as_ref(),
             state.settings.time_zone,

@@ -13,7 +13,7 @@ use crate::domain::wire_time;
 use crate::http::auth::{consumer_from_cookie, sandbox_visitor};
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
-use crate::wire::staff::SandboxStaffRecord;
+use crate::wire::staff::StaffRecord;
 use crate::wire::{CallRecord, ElementRecord, success};
 
 /// How many calls and elements the page shows.
@@ -80,7 +80,7 @@ pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
         calls: Vec<CallRecord<'a>>,
         elements: Vec<ElementRecord<'a>>,
         mismatches: Vec<MismatchRecord<'a>>,
-        staff: Vec<SandboxStaffRecord<'a>>,
+        staff: Vec<StaffRecord<'a>>,
     }
     let mut response = json_response(
         200,
@@ -88,7 +88,7 @@ pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
             calls,
             elements,
             mismatches,
-            staff: SandboxStaffRecord::list(&staff, &duties, state.settings.time_zone),
+            staff: StaffRecord::list(&staff, &duties, state.settings.time_zone),
         }),
     );
     response
