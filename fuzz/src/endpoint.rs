@@ -38,13 +38,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::runtime::Runtime;
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::http::io::{ApiRequest, ApiResponse, MAX_BODY_BYTES};
-use nurse_call_core::domain::model::{Consumer, Scope};
-use nurse_call_core::domain::wire_time;
-use nurse_call_core::store::Backend;
-use nurse_call_core::{AppState, Endpoint, Mode, Settings, serve};
+use nurse_call_core::{ApiRequest, ApiResponse, AppState, Backend, Consumer, Endpoint, MAX_BODY_BYTES, Mode, Scope, Settings, clock, default_call_types, serve, wire_time};
 use nurse_call_sqlite::SqliteStore;
 
 use crate::pure::{oracle_sha1, oracle_sha256};
@@ -565,7 +559,7 @@ pub fn consumers() -> &'static [Consumer] {
         // The service's own constructor, so that fields added to `Consumer`
         // later keep their defaults; only what the fuzzer needs is changed.
         let make = |name: &str, adjust: &dyn Fn(&mut Consumer)| {
-            let mut consumer = nurse_call_core::http::handlers::sandbox::new_consumer();
+            let mut consumer = nurse_call_core::new_sandbox_consumer();
             consumer.name = name.to_string();
             consumer.expires_at = None;
             adjust(&mut consumer);
@@ -652,7 +646,7 @@ impl World {
             },
             time_zone: zone(),
             call_retention: Default::default(),
-            supervision: nurse_call_core::domain::supervision::Thresholds::default(),
+            supervision: nurse_call_core::Thresholds::default(),
             live_url: None,
             staff: Default::default(),
         };
@@ -1909,7 +1903,7 @@ pub fn run_sandbox_consumers(scenario: &Scenario) {
         assert_eq!(seen.status, 201, "{}", seen.response.body());
         let id = seen.data()["consumer"].as_str().expect("consumer");
         let secret = seen.data()["secret"].as_str().expect("secret");
-        assert!(nurse_call_core::request::validation::is_uuid(id), "id {id}");
+        assert!(nurse_call_core::is_uuid(id), "id {id}");
         assert_eq!(id, id.to_ascii_lowercase(), "id in lowercase");
         assert_eq!(secret.len(), 64, "secret length");
         assert!(secret.bytes().all(|b| b.is_ascii_hexdigit()), "secret hex");

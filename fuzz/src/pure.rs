@@ -13,9 +13,10 @@
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 
-use nurse_call_core::request::envelope::{Envelope, parse_strict};
-use nurse_call_core::signing::compact::compact_json;
-use nurse_call_core::signing::signature::{sign_sha1, sign_sha256, signing_string, verify};
+use nurse_call_core::{
+    Envelope, compact_json, parse_strict,
+    signature::{sign_sha1, sign_sha256, signing_string, verify},
+};
 
 /// The texts a byte input stands for: the bytes themselves when they are
 /// UTF-8, and always their lossy decoding (so that non-UTF-8 inputs still
@@ -231,14 +232,14 @@ impl SignatureInput {
     }
 }
 
-/// HMAC-SHA256 computed here, independently of `nurse_call_core::signing::signature`.
+/// HMAC-SHA256 computed here, independently of `nurse_call_core::signature`.
 pub fn oracle_sha256(secret: &str, message: &str) -> String {
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("any key length");
     mac.update(message.as_bytes());
     hex::encode(mac.finalize().into_bytes())
 }
 
-/// HMAC-SHA1 computed here, independently of `nurse_call_core::signing::signature`.
+/// HMAC-SHA1 computed here, independently of `nurse_call_core::signature`.
 pub fn oracle_sha1(secret: &str, message: &str) -> String {
     let mut mac = Hmac::<sha1::Sha1>::new_from_slice(secret.as_bytes()).expect("any key length");
     mac.update(message.as_bytes());
@@ -266,7 +267,7 @@ pub fn check_signature(bytes: &[u8]) {
     let input = SignatureInput::decode(bytes);
     // Built by the service's own constructor, so that fields added to
     // `Consumer` later keep their defaults here.
-    let mut consumer = nurse_call_core::http::handlers::sandbox::new_consumer();
+    let mut consumer = nurse_call_core::new_sandbox_consumer();
     consumer.secrets.clone_from(&input.secrets);
     consumer.allow_sha1 = input.allow_sha1;
     consumer.expires_at = None;

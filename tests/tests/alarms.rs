@@ -13,7 +13,7 @@
 mod alarms_support;
 
 mod alarms {
-    pub mod alarm_server;
+    pub(crate) mod alarm_server;
 }
 
 use std::time::{Duration, Instant};

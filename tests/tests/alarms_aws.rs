@@ -37,14 +37,14 @@ mod webhooks_support;
 #[allow(dead_code)]
 mod live_aws {
     #[path = "../live_aws/moto_api.rs"]
-    pub mod moto_api;
+    pub(crate) mod moto_api;
     #[path = "../live_aws/runtime_api.rs"]
-    pub mod runtime_api;
+    pub(crate) mod runtime_api;
 }
 
 mod alarms_aws {
-    pub mod event_sources;
-    pub mod queues;
+    pub(crate) mod event_sources;
+    pub(crate) mod queues;
 }
 
 #[path = "push/stand_in.rs"]

@@ -19,10 +19,10 @@
 mod hand_edits {
     // Each suite uses part of the helpers.
     #[allow(dead_code)]
-    pub mod edits;
+    pub(crate) mod edits;
     #[allow(dead_code)]
     #[path = "../live_aws/moto_api.rs"]
-    pub mod moto_api;
+    pub(crate) mod moto_api;
 }
 
 use std::collections::BTreeMap;

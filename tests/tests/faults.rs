@@ -30,7 +30,7 @@
 //! DynamoDB only: on SQLite it says that it is skipped.
 
 mod faults {
-    pub mod proxy;
+    pub(crate) mod proxy;
 }
 
 use std::collections::{BTreeMap, HashMap, HashSet};

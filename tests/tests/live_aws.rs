@@ -14,9 +14,9 @@
 //! time so); on SQLite there is no stream, and it says that it is skipped.
 
 mod live_aws {
-    pub mod management_api;
-    pub mod moto_api;
-    pub mod runtime_api;
+    pub(crate) mod management_api;
+    pub(crate) mod moto_api;
+    pub(crate) mod runtime_api;
 }
 
 use std::collections::HashMap;

@@ -22,14 +22,11 @@ use std::time::{Duration as Elapsed, Instant};
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
-use nurse_call_core::Store;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::{
+    AddressSnapshot, AdminStore, Call, ElementChange, ElementPolicy, ElementWrite, NewCall,
+    OpenOutcome, Scope, Store, default_call_types, report::Period, wire_time::to_stored,
+};
 
-use nurse_call_core::domain::model::{Call, ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::domain::report::Period;
-use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use nurse_call_sqlite::SqliteStore;
 

@@ -9,15 +9,13 @@
 use clap::Args;
 use serde::Serialize;
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::domain::wire_time::format_local;
-use nurse_call_core::store::alarms::AlarmStore;
+use nurse_call_core::{AlarmStore, Scope, wire_time::format_local};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, fields, or_dash, table};
 
 #[derive(Debug, Args)]
-pub struct Command {
+pub(crate) struct Command {
     /// The call's id (the `id` of its call record, a column of the report's CSV).
     call_id: i64,
 }
@@ -55,7 +53,7 @@ struct EventRow {
     detail: Option<String>,
 }
 
-pub async fn run(command: Command, store: &dyn AlarmStore, out: Output) -> Outcome {
+pub(crate) async fn run(command: Command, store: &dyn AlarmStore, out: Output) -> Outcome {
     let scope = Scope::installation();
     let zone = out.zone();
     let kept = store.alarm(&scope, command.call_id).await?.ok_or_else(|| {

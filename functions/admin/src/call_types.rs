@@ -12,11 +12,10 @@
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use nurse_call_core::domain::alarm::Policy;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::CallType;
-use nurse_call_core::domain::text::{admin_text, has_control_characters, optional_admin_text};
-use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::{
+    AdminStore, CallType, admin_text, alarm::Policy, default_call_types, has_control_characters,
+    optional_admin_text,
+};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::Output;
@@ -30,7 +29,7 @@ const CACHE_NOTE: &str = "The Lambda functions see the change within 60 s; \
                           the local server at once.";
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// List the call types, ordered by id, with their escalation policy.
     List,
     /// Show one call type with every field and its escalation policy level by level.
@@ -49,7 +48,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct SetArgs {
+pub(crate) struct SetArgs {
     /// The call type's name (the `event` of display requests), e.g. Notruf.
     name: String,
     /// The name a connected central system uses for it (may be empty).
@@ -89,7 +88,7 @@ pub struct SetArgs {
     policy: Option<Policy>,
 }
 
-pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
+pub(crate) async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
     match command {
         Command::List => list(store, out).await,
         Command::Show { name } => rows::show(store, out, &name).await,

@@ -8,13 +8,10 @@
 use clap::Subcommand;
 use serde::Serialize;
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::model::Consumer;
-use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::request::validation::is_uuid;
-use nurse_call_core::signing::secrets::{self, MAX_SECRETS};
-use nurse_call_core::store::Backend;
-use nurse_call_core::store::admin::{AdminStore, SecretsReplaced};
+use nurse_call_core::{
+    AdminStore, Backend, Consumer, SecretsReplaced, admin_text, clock, is_uuid, secrets,
+    secrets::MAX_SECRETS,
+};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, fields, or_dash, table};
@@ -24,7 +21,7 @@ const CACHE_NOTE: &str = "The Lambda functions cache consumers for up to 60 s; \
                           the local server sees the change at once.";
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Issue a consumer and print its id and secret (shown only this once).
     Create {
         /// Who uses it, e.g. "Zentrale Station 1".
@@ -66,14 +63,14 @@ pub enum Command {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Switch {
+pub(crate) enum Switch {
     On,
     Off,
 }
 
 /// `store` is the whole backend: creating a consumer is the one operation the
 /// admin shares with the sandbox ([`SandboxStore::create_consumer`]).
-pub async fn run(command: Command, store: &dyn Backend, out: Output) -> Outcome {
+pub(crate) async fn run(command: Command, store: &dyn Backend, out: Output) -> Outcome {
     match command {
         Command::Create {
             name,

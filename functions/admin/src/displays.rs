@@ -9,18 +9,16 @@
 use clap::Subcommand;
 use serde::Serialize;
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::model::Display;
-use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::request::validation::is_uuid;
-use nurse_call_core::signing::tokens::{new_display, new_token, token_hash};
-use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::{
+    AdminStore, Display, admin_text, clock, is_uuid,
+    tokens::{new_display, new_token, token_hash},
+};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, fields, table};
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Register a display and print its id and token (shown only this once).
     Create {
         /// Where it hangs, e.g. "Flur Station 2".
@@ -44,7 +42,7 @@ pub enum Command {
     },
 }
 
-pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
+pub(crate) async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
     match command {
         Command::Create { name, sections } => create(store, out, &name, &sections).await,
         Command::List => list(store, out).await,

@@ -12,13 +12,10 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use nurse_call_core::clock;
-use nurse_call_core::config::{parse_low_battery_percent, parse_stale_after_hours};
-use nurse_call_core::domain::model::{Element, Scope};
-use nurse_call_core::domain::supervision::{AttentionReason, Thresholds, attention_reasons};
-use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::request::validation::is_uuid;
-use nurse_call_core::store::admin::{AdminStore, Erased};
+use nurse_call_core::{
+    AdminStore, AttentionReason, Element, Erased, Scope, Thresholds, admin_text, attention_reasons,
+    clock, is_uuid, parse_low_battery_percent, parse_stale_after_hours,
+};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, or_dash, table};
@@ -28,7 +25,7 @@ mod csv_file;
 use csv_file::read_csv;
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Register an element, or change the code and name of a registered one
     /// (its battery, position and reachability stay).
     Add {
@@ -70,7 +67,7 @@ pub enum Command {
     },
 }
 
-pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
+pub(crate) async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
     match command {
         Command::Add {
             address,
@@ -256,7 +253,7 @@ async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
 /// The thresholds of `elements health`: the service's settings (DECISIONS §10,
 /// §12), from the same variables.
 #[derive(Debug, Args)]
-pub struct HealthArgs {
+pub(crate) struct HealthArgs {
     /// A battery below this percentage is low.
     #[arg(long, env = "LOW_BATTERY_PERCENT", default_value = "20",
           value_parser = parse_low_battery_percent)]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use nurse_call_core::StoreError;
 
 #[derive(Debug)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The command was refused: an unknown id, invalid input, a rule of the
     /// data (a third secret). Nothing was written. Exit status 1.
     Refused(String),
@@ -20,11 +20,11 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub fn refused(message: impl Into<String>) -> Self {
+    pub(crate) fn refused(message: impl Into<String>) -> Self {
         Failure::Refused(message.into())
     }
 
-    pub fn exit_code(&self) -> ExitCode {
+    pub(crate) fn exit_code(&self) -> ExitCode {
         match self {
             Failure::Refused(_) => ExitCode::from(1),
             Failure::Store(_) => ExitCode::from(3),
@@ -33,14 +33,14 @@ impl Failure {
     }
 
     /// Names the store in a store failure: `<store>: <what failed>`.
-    pub fn in_store(self, description: &str) -> Self {
+    pub(crate) fn in_store(self, description: &str) -> Self {
         match self {
             Failure::Store(message) => Failure::Store(format!("{description}: {message}")),
             other => other,
         }
     }
 
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         match self {
             Failure::Refused(message) | Failure::Store(message) | Failure::Missing(message) => {
                 message
@@ -55,4 +55,4 @@ impl From<StoreError> for Failure {
     }
 }
 
-pub type Outcome = Result<(), Failure>;
+pub(crate) type Outcome = Result<(), Failure>;

@@ -29,8 +29,7 @@ use std::process::ExitCode;
 use chrono_tz::Tz;
 use clap::{CommandFactory, Parser, Subcommand};
 
-use nurse_call_core::Settings;
-use nurse_call_core::config::parse_time_zone;
+use nurse_call_core::{Settings, parse_time_zone};
 
 use failure::Failure;
 use output::Output;

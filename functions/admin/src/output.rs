@@ -13,31 +13,31 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
-use nurse_call_core::domain::wire_time::format_local;
+use nurse_call_core::wire_time::format_local;
 
 #[derive(Debug, Clone, Copy)]
-pub struct Output {
+pub(crate) struct Output {
     json: bool,
     zone: Tz,
 }
 
 impl Output {
-    pub fn new(json: bool, zone: Tz) -> Self {
+    pub(crate) fn new(json: bool, zone: Tz) -> Self {
         Output { json, zone }
     }
 
     /// The installation's zone, for commands that compute in local days.
-    pub fn zone(&self) -> Tz {
+    pub(crate) fn zone(&self) -> Tz {
         self.zone
     }
 
     /// An instant as people and scripts read it: `YYYY-MM-DD HH:MM:SS`, local.
-    pub fn time(&self, instant: DateTime<Utc>) -> String {
+    pub(crate) fn time(&self, instant: DateTime<Utc>) -> String {
         format_local(instant, self.zone)
     }
 
     /// Prints `value` as JSON, or the text `human` makes from it.
-    pub fn print<T: Serialize>(&self, value: &T, human: impl FnOnce(&T) -> String) {
+    pub(crate) fn print<T: Serialize>(&self, value: &T, human: impl FnOnce(&T) -> String) {
         let mut text = if self.json {
             serde_json::to_string_pretty(value).expect("results serialise")
         } else {
@@ -50,7 +50,7 @@ impl Output {
     }
 
     /// A hint for people (stderr; left out with `--json`).
-    pub fn note(&self, text: &str) {
+    pub(crate) fn note(&self, text: &str) {
         if !self.json {
             note(text);
         }
@@ -59,14 +59,14 @@ impl Output {
 
 /// A line on stderr; a closed stderr is no reason to fail a command whose
 /// work is done.
-pub fn note(text: &str) {
+pub(crate) fn note(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 /// Writes the command's result to stdout. A closed pipe ends the process
 /// with status 0 (the reader has what it wanted); any other failure to write
 /// (a full disk behind a redirect) with status 1, saying so.
-pub fn write_stdout(bytes: &[u8]) {
+pub(crate) fn write_stdout(bytes: &[u8]) {
     let written = {
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(bytes).and_then(|()| stdout.flush())
@@ -83,7 +83,7 @@ pub fn write_stdout(bytes: &[u8]) {
 
 /// Columns padded to their widest cell (counted in characters, so that
 /// umlauts line up), separated by two spaces.
-pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     if rows.is_empty() {
         return "(none)\n".to_string();
     }
@@ -108,7 +108,7 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 /// `key  value` lines, keys padded to the longest.
-pub fn fields(pairs: &[(&str, String)]) -> String {
+pub(crate) fn fields(pairs: &[(&str, String)]) -> String {
     let width = pairs
         .iter()
         .map(|(k, _)| k.chars().count())
@@ -121,7 +121,7 @@ pub fn fields(pairs: &[(&str, String)]) -> String {
 }
 
 /// An optional value for a table cell.
-pub fn or_dash<T: ToString>(value: Option<T>) -> String {
+pub(crate) fn or_dash<T: ToString>(value: Option<T>) -> String {
     value.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 

@@ -10,19 +10,18 @@ use chrono::Utc;
 use clap::Subcommand;
 use serde::Serialize;
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::alarm::{Duty, Staff};
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::request::validation::is_uuid;
-use nurse_call_core::signing::tokens::{new_staff, new_token, staff_page_link, token_hash};
-use nurse_call_core::store::alarms::AlarmStore;
+use nurse_call_core::{
+    AlarmStore, Scope, admin_text,
+    alarm::{Duty, Staff},
+    clock, is_uuid,
+    tokens::{new_staff, new_token, staff_page_link, token_hash},
+};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, fields, or_dash, table};
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Register a staff member and print their id, token and page link
     /// (the token is shown only this once).
     Create {
@@ -56,7 +55,7 @@ pub enum Command {
     },
 }
 
-pub async fn run(command: Command, store: &dyn AlarmStore, out: Output) -> Outcome {
+pub(crate) async fn run(command: Command, store: &dyn AlarmStore, out: Output) -> Outcome {
     match command {
         Command::Create {
             name,

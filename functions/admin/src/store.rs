@@ -11,9 +11,10 @@ use std::sync::Arc;
 use clap::Args;
 use serde::Serialize;
 
-use nurse_call_core::config::CallRetention;
-use nurse_call_core::signing::sealing::{NoKey, Sealer};
-use nurse_call_core::store::{Backend, StoreError};
+use nurse_call_core::{
+    Backend, CallRetention, StoreError,
+    sealing::{NoKey, Sealer},
+};
 use nurse_call_dynamodb::{Timeouts, sdk_config};
 use nurse_call_kms::KmsSealer;
 use nurse_call_wiring::{EMBEDDED_FILE, OpenError, StoreChoice, TableNames};
@@ -23,7 +24,7 @@ use crate::failure::Failure;
 const STORE: &str = "Store (the embedded store's file unless DynamoDB is chosen)";
 
 #[derive(Debug, Args)]
-pub struct StoreArgs {
+pub(crate) struct StoreArgs {
     /// Folder of the embedded store (its file is nurse-call.sqlite3). The
     /// local server may be running on it at the same time.
     #[arg(
@@ -76,7 +77,7 @@ pub struct StoreArgs {
 }
 
 /// An open, checked store and what it is, for messages.
-pub struct Connection {
+pub(crate) struct Connection {
     pub store: Arc<dyn Backend>,
     pub description: String,
 }
@@ -85,7 +86,7 @@ impl StoreArgs {
     /// Opens the chosen store if it exists and checks that it is reachable
     /// and ready. Creates nothing: a store that is not there is
     /// [`Failure::Missing`] (`init` makes one).
-    pub async fn connect(&self) -> Result<Connection, Failure> {
+    pub(crate) async fn connect(&self) -> Result<Connection, Failure> {
         let choice = self.choice();
         let description = choice.describe();
         // The admin command never expires calls itself: the retention only
@@ -107,7 +108,7 @@ impl StoreArgs {
     /// call types), or says that it is there already. DynamoDB tables are
     /// the stack's (or the local server's, on an endpoint): `init` only
     /// checks that they exist, as every other command does.
-    pub async fn init(&self) -> Result<Initialised, Failure> {
+    pub(crate) async fn init(&self) -> Result<Initialised, Failure> {
         let choice = self.choice();
         let description = choice.describe();
         let (store, created) = match choice.open_existing(CallRetention::default()).await {
@@ -190,7 +191,7 @@ impl StoreArgs {
 
     /// `--secrets-key` names a KMS key, which only an installation on
     /// DynamoDB has (a usage error otherwise, before anything is done).
-    pub fn check_secrets_key(&self) -> Result<(), String> {
+    pub(crate) fn check_secrets_key(&self) -> Result<(), String> {
         match (self.secrets_key(), self.choice()) {
             (Some(_), StoreChoice::Embedded { .. }) => Err(
                 "--secrets-key seals secrets with a KMS key, which only an installation on \
@@ -204,7 +205,7 @@ impl StoreArgs {
     /// What seals the secrets this command issues: the installation's KMS
     /// key with `--secrets-key`, else nothing (kept plain, as the local
     /// server keeps them). `KMS_ENDPOINT` points it at moto in tests.
-    pub async fn sealer(&self) -> Arc<dyn Sealer> {
+    pub(crate) async fn sealer(&self) -> Arc<dyn Sealer> {
         let Some(key) = self.secrets_key() else {
             return Arc::new(NoKey);
         };
@@ -245,7 +246,7 @@ impl StoreArgs {
 
 /// What `init` found or made.
 #[derive(Debug, Serialize)]
-pub struct Initialised {
+pub(crate) struct Initialised {
     /// The embedded store's file (absolute), or the DynamoDB tables.
     pub store: String,
     /// Whether `init` made it now (false: it was there already).

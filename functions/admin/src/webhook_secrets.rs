@@ -7,16 +7,18 @@
 
 use serde::Serialize;
 
-use nurse_call_core::signing::sealing::{Sealed, Sealer, is_sealed};
-use nurse_call_core::signing::secrets::new_webhook_secret;
-use nurse_call_core::store::webhooks::WebhookStore;
+use nurse_call_core::{
+    WebhookStore,
+    sealing::{Sealed, Sealer, is_sealed},
+    secrets::new_webhook_secret,
+};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, fields, table};
 
 /// The one output that carries a secret.
 #[derive(Serialize)]
-pub struct IssuedSecret {
+pub(crate) struct IssuedSecret {
     pub id: String,
     pub name: String,
     pub url: String,
@@ -26,7 +28,7 @@ pub struct IssuedSecret {
 }
 
 impl IssuedSecret {
-    pub fn print(&self, out: Output) {
+    pub(crate) fn print(&self, out: Output) {
         out.print(self, |issued| {
             fields(&[
                 ("endpoint", issued.id.clone()),
@@ -44,7 +46,10 @@ impl IssuedSecret {
 
 /// A new secret for endpoint `id`: the secret (to print) and what to store
 /// (sealed, or the secret itself without a key).
-pub async fn new_sealed_secret(sealer: &dyn Sealer, id: &str) -> Result<(String, String), Failure> {
+pub(crate) async fn new_sealed_secret(
+    sealer: &dyn Sealer,
+    id: &str,
+) -> Result<(String, String), Failure> {
     let secret = new_webhook_secret()
         .map_err(|error| Failure::refused(format!("the OS random source failed: {error}")))?;
     let stored = seal(sealer, id, &secret).await?;
@@ -75,7 +80,11 @@ struct SealedRow {
 /// Seals every endpoint's plain secrets (the same secrets: receivers see
 /// no change). Needs the key: without `--secrets-key` there is nothing to
 /// seal with.
-pub async fn seal_secrets(store: &dyn WebhookStore, sealer: &dyn Sealer, out: Output) -> Outcome {
+pub(crate) async fn seal_secrets(
+    store: &dyn WebhookStore,
+    sealer: &dyn Sealer,
+    out: Output,
+) -> Outcome {
     if !sealer.has_key() {
         return Err(Failure::refused(
             "seal-secrets needs the installation's KMS key: --secrets-key (or SECRETS_KEY_ID)",

@@ -12,12 +12,11 @@ use chrono::Duration;
 use clap::Subcommand;
 use serde::Serialize;
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::text::admin_text;
-use nurse_call_core::domain::webhooks::endpoint::default_name;
-use nurse_call_core::domain::webhooks::{Endpoint, EventType, check_url};
-use nurse_call_core::signing::sealing::{Sealer, is_sealed};
-use nurse_call_core::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
+use nurse_call_core::{
+    Attempt, AttemptEnd, WebhookStore, admin_text, clock,
+    sealing::{Sealer, is_sealed},
+    webhooks::{Endpoint, EventType, check_url, default_name},
+};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, or_dash, table};
@@ -27,7 +26,7 @@ use crate::webhook_secrets::{IssuedSecret, new_sealed_secret, seal_secrets};
 const LOG_DAYS: i64 = 30;
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Register an endpoint and print its id and secret (shown only this once).
     Create {
         /// Where events are posted: https://…, or http:// to this machine.
@@ -87,7 +86,7 @@ pub enum Command {
     },
 }
 
-pub async fn run(
+pub(crate) async fn run(
     command: Command,
     store: &dyn WebhookStore,
     sealer: &dyn Sealer,

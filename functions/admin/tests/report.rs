@@ -13,9 +13,9 @@ mod support;
 
 use std::sync::Arc;
 
-use nurse_call_core::domain::model::{ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::domain::wire_time::parse_local;
-use nurse_call_core::store::{ElementWrite, OpenOutcome};
+use nurse_call_core::{
+    ElementChange, ElementPolicy, ElementWrite, NewCall, OpenOutcome, Scope, wire_time::parse_local,
+};
 use support::{Backend, Value, json, signed_body};
 
 on_both_stores!(
@@ -42,12 +42,7 @@ fn consumer(store: &Backend, name: &str) -> Consumer {
 /// production (DECISIONS §5): an open with `created_at`, the element's code
 /// and name and the section; or a close at `closed_at` of the calls opened
 /// up to then.
-async fn send(
-    store: &Arc<dyn nurse_call_core::store::Backend>,
-    by: &Consumer,
-    target: &str,
-    data: Value,
-) {
+async fn send(store: &Arc<dyn nurse_call_core::Backend>, by: &Consumer, target: &str, data: Value) {
     let scope = Scope::installation();
     let snapshot = store.snapshot(&scope, target).await.unwrap();
     let time = |key: &str| {

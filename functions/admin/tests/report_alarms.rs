@@ -17,12 +17,11 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::alarm::{Duty, Response, Roster, Situation, Staff, respond, step};
-use nurse_call_core::domain::model::{CallType, ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::domain::wire_time::parse_local;
-use nurse_call_core::store::alarms::AlarmWrite;
-use nurse_call_core::store::{ElementWrite, OpenOutcome};
+use nurse_call_core::{
+    AlarmWrite, CallType, ElementChange, ElementPolicy, ElementWrite, NewCall, OpenOutcome, Scope,
+    alarm::{AuditEvent, Duty, Response, Roster, Situation, Staff, respond, step},
+    wire_time::parse_local,
+};
 use support::{Backend, Value, json};
 
 on_both_stores!(the_alarm_figures_of_a_scripted_day);
@@ -37,7 +36,7 @@ fn at(time: &str) -> DateTime<Utc> {
 
 /// The day's store, people and call types, and the engine's moves on them.
 struct Day {
-    store: Arc<dyn nurse_call_core::store::Backend>,
+    store: Arc<dyn nurse_call_core::Backend>,
     scope: Scope,
     staff: Vec<Staff>,
     duties: Vec<Duty>,

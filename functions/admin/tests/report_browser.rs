@@ -14,11 +14,10 @@ use std::process::Command;
 
 use chrono::{Duration, TimeZone, Utc};
 
-use nurse_call_core::Store;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::{ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome};
+use nurse_call_core::{
+    AddressSnapshot, AdminStore, ElementChange, ElementPolicy, ElementWrite, NewCall, OpenOutcome,
+    Scope, Store, default_call_types,
+};
 use nurse_call_sqlite::SqliteStore;
 
 /// The hour chart's bar colour (report.css `--bar`).

@@ -12,9 +12,7 @@ mod support;
 
 use chrono::{Duration, Utc};
 
-use nurse_call_core::domain::alarm::Duty;
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::signing::tokens::token_hash;
+use nurse_call_core::{Scope, alarm::Duty, tokens::token_hash};
 use support::{Backend, Value, json};
 
 on_both_stores!(

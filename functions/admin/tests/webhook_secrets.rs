@@ -7,7 +7,7 @@
 #[allow(unused_macros)]
 mod support;
 
-use nurse_call_core::signing::sealing::{Sealed, Sealer, is_sealed};
+use nurse_call_core::sealing::{Sealed, Sealer, is_sealed};
 use nurse_call_dynamodb::{Timeouts, sdk_config};
 use nurse_call_kms::KmsSealer;
 use support::{Backend, Value, json};

@@ -31,14 +31,11 @@ use aws_lambda_events::sqs::SqsMessage;
 use chrono::{DateTime, Utc};
 use futures_util::future::join_all;
 
-use nurse_call_core::AppState;
-use nurse_call_core::app::alarm::step::is_presence;
-use nurse_call_core::app::alarm::timer::TimerTaken;
-use nurse_call_core::app::push::{PushJob, jobs_of_effects};
-use nurse_call_core::domain::alarm::Effect;
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::alarm::timer::{Timer, first_delay};
-use nurse_call_core::domain::model::{Call, Scope};
+use nurse_call_core::{
+    AppState, Call, PushJob, Scope, TimerTaken,
+    alarm::{AuditEvent, Effect, Timer, first_delay, is_presence},
+    jobs_of_effects,
+};
 
 use crate::event::{AlarmEvent, AlarmResponse};
 use crate::queues::{Queue, is_webhook_wake};

@@ -1,6 +1,6 @@
 //! Alarms in AWS (DECISIONS §17), where no process lives long enough to
 //! keep a timer: the same engine as the local server's
-//! ([`nurse_call_core::app::alarm`]), woken by the data table's stream and
+//! ([`nurse_call_core::AlarmRunner`]), woken by the data table's stream and
 //! by delayed messages on an SQS queue.
 //!
 //! Read in this order:
@@ -13,8 +13,8 @@
 //! 5. [`setup`]: the cold start, from the stack's environment.
 //!
 //! The rules of a timer (when it is due, how long it is sent on, who
-//! schedules it) are `nurse_call_core::domain::alarm::timer`; taking one is
-//! [`nurse_call_core::app::alarm::AlarmRunner::take_timer`].
+//! schedules it) are `nurse_call_core::alarm`; taking one is
+//! [`nurse_call_core::AlarmRunner::take_timer`].
 
 pub mod event;
 pub mod handler;

@@ -22,8 +22,10 @@ use aws_config::SdkConfig;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 
-use nurse_call_core::app::push::PushJob;
-use nurse_call_core::domain::alarm::timer::{MAX_DELAY_SECONDS, Timer};
+use nurse_call_core::{
+    PushJob,
+    alarm::{MAX_DELAY_SECONDS, Timer},
+};
 
 /// The queues' URL variables of the stack (CDK sets them).
 pub const TIMER_QUEUE_URL_VAR: &str = "ALARM_TIMER_QUEUE_URL";

@@ -5,8 +5,7 @@
 
 use std::sync::Arc;
 
-use nurse_call_core::config::env_value;
-use nurse_call_core::{Mode, Settings};
+use nurse_call_core::{Mode, Settings, env_value};
 use nurse_call_dynamodb::DynamoStore;
 use nurse_call_wiring::lambda_state;
 use nurse_call_wiring::warm_up::{WARM_UP_LIMIT, warm_store, warm_up};

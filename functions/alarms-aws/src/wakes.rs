@@ -36,9 +36,10 @@ use aws_lambda_events::dynamodb::EventRecord;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::alarm::timer::{Timer, timer_of_change};
-use nurse_call_core::domain::model::{Call, Scope};
+use nurse_call_core::{
+    Call, Scope,
+    alarm::{AuditEvent, Timer, timer_of_change},
+};
 use nurse_call_dynamodb::alarm_items::{AUDIT_PREFIX, audit_from_item};
 use nurse_call_dynamodb::item::{CALL_SK, Item, alarm_from_item, call_from_item, get_n, get_s};
 use nurse_call_dynamodb::webhook_items::OUTBOX_PK;
@@ -222,8 +223,8 @@ fn to_sdk(image: &serde_dynamo::Item) -> Item {
 mod tests {
     use chrono::{Duration, TimeZone};
 
-    use nurse_call_core::domain::alarm::Alarm;
-    use nurse_call_core::domain::model::NewCall;
+    use nurse_call_core::NewCall;
+    use nurse_call_core::alarm::Alarm;
     use nurse_call_dynamodb::item::{ALARM, call_attributes, s};
 
     use super::*;

@@ -36,21 +36,13 @@ use chrono::{DateTime, Duration, Utc};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use http::{Method, header};
 
-use nurse_call_core::config::parse_time_zone;
-use nurse_call_core::domain::call_type_items::CallTypeItem;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::credentials::Stored;
-use nurse_call_core::domain::model::{
-    Call, CallType, Consumer, Element, ElementChange, ElementPolicy, HashMismatch, NewCall, Scope,
+use nurse_call_core::{
+    AddressSnapshot, ApiRequest, ApiResponse, AppState, Call, CallType, CallTypeItem, CloseOutcome,
+    Consumer, DEFAULT_TTL, Element, ElementBatch, ElementChange, ElementPolicy, ElementWrite,
+    ElementsOutcome, Endpoint, HashMismatch, Mode, NewCall, OpenOutcome, SandboxStore, Scope,
+    Settings, Store, StoreError, credentials::Stored, default_call_types, parse_time_zone,
+    serve_endpoint, signature::sign_sha256,
 };
-use nurse_call_core::http::io::{ApiRequest, ApiResponse};
-use nurse_call_core::signing::signature::sign_sha256;
-use nurse_call_core::store::cache::DEFAULT_TTL;
-use nurse_call_core::store::{
-    AddressSnapshot, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome, OpenOutcome,
-    SandboxStore,
-};
-use nurse_call_core::{AppState, Endpoint, Mode, Settings, Store, StoreError, serve_endpoint};
 
 const CONSUMER_ID: &str = "6f1c7d2e-5a8b-4c3d-9e0f-1a2b3c4d5e6f";
 const SECRET: &str = "my-secret";
@@ -232,7 +224,7 @@ impl Store for MemoryStore {
     async fn stored_display(
         &self,
         _token_hash: &str,
-    ) -> Result<Option<Stored<nurse_call_core::domain::model::Display>>, StoreError> {
+    ) -> Result<Option<Stored<nurse_call_core::Display>>, StoreError> {
         Ok(None)
     }
 }
@@ -286,7 +278,7 @@ fn multi_address(n: usize) -> String {
 
 /// The benchmark's consumer: a fixed id and secret, no expiry in production.
 fn consumer(mode: Mode) -> Consumer {
-    let mut consumer = nurse_call_core::http::handlers::sandbox::new_consumer();
+    let mut consumer = nurse_call_core::new_sandbox_consumer();
     consumer.id = CONSUMER_ID.into();
     consumer.name = "Zentrale Station 1".into();
     consumer.secrets = vec![SECRET.into()];
@@ -304,7 +296,7 @@ fn state(mode: Mode) -> AppState {
         mode,
         time_zone: parse_time_zone(Settings::DEFAULT_TIME_ZONE).expect("a known zone"),
         call_retention: Default::default(),
-        supervision: nurse_call_core::domain::supervision::Thresholds::default(),
+        supervision: nurse_call_core::Thresholds::default(),
         live_url: None,
         staff: Default::default(),
     };

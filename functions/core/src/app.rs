@@ -7,10 +7,10 @@
 //! forwards events to alarm servers (DECISIONS §16) and [`forwarding`] says
 //! which of them fail.
 
-pub mod alarm;
-pub mod forwarding;
-pub mod push;
-pub mod webhooks;
+pub(crate) mod alarm;
+pub(crate) mod forwarding;
+pub(crate) mod push;
+pub(crate) mod webhooks;
 
 use std::sync::Arc;
 

@@ -304,7 +304,7 @@ pub fn parse_live_url(url: &str) -> Result<String, String> {
 
 /// `scheme://host[:port]` of a URL checked by [`parse_live_url`]: what the
 /// display page's Content-Security-Policy allows it to connect to.
-pub fn live_url_origin(url: &str) -> &str {
+pub(crate) fn live_url_origin(url: &str) -> &str {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     match url[after_scheme..].find(['/', '?']) {
         Some(end) => &url[..after_scheme + end],

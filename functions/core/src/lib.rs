@@ -26,21 +26,115 @@
 //! [`logging`] sets up the structured JSON logs of every binary; [`clock`]
 //! is where the time and fresh event ids come from (the domain takes them
 //! as parameters).
+//!
+//! The folders are private: what the other crates (the stores, the Lambda
+//! functions, the local server, the admin tool, the tests) use is listed
+//! below, re-exported by name, so this file is core's whole interface.
+//! Everything else is `pub(crate)` (the `unreachable_pub` lint keeps it so).
 
-pub mod app;
+mod app;
 pub mod clock;
-pub mod config;
-pub mod domain;
-pub mod http;
+mod config;
+mod domain;
+mod http;
 pub mod logging;
-pub mod request;
-pub mod signing;
-pub mod store;
-pub mod wire;
+mod request;
+mod signing;
+mod store;
+mod wire;
 
+// The request path: the state every handler gets, the endpoints, and the
+// functions that serve a request (the Lambda functions and the local server).
 pub use app::AppState;
-pub use config::{Mode, Settings};
+pub use http::auth::{Reader, SandboxProof, live_reader, proof};
 pub use http::endpoint::Endpoint;
-pub use http::router::{serve, serve_endpoint, serve_only, serve_route};
+pub use http::error::ApiError;
+pub use http::handlers::openapi::DOCUMENT as OPENAPI_DOCUMENT;
+pub use http::handlers::sandbox::new_sandbox_consumer;
+pub use http::handlers::staff_push::host_of;
+pub use http::io::{ApiRequest, ApiResponse, MAX_BODY_BYTES, error_response};
+pub use http::router::{serve, serve_endpoint, serve_only, serve_route, unreadable_body};
 pub use http::routes::{self, Route};
-pub use store::{Store, StoreError};
+pub use request::envelope::{Envelope, parse_strict};
+pub use request::validation::is_uuid;
+pub use signing::compact::compact_json;
+
+// The installation's settings (DECISIONS §10) and the parsers the binaries'
+// flags share.
+pub use config::{
+    CallRetention, Mode, Settings, StaffSettings, env_value, non_blank, parse_duty_hours,
+    parse_live_url, parse_low_battery_percent, parse_stale_after_hours, parse_time_zone,
+    parse_vapid_subject,
+};
+
+// Calls, elements and what they belong to.
+pub use domain::call_type_items::{CallTypeItem, CallTypesRead, Fallback, read_items};
+pub use domain::call_types::default_call_types;
+pub use domain::model::{
+    Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,
+    NewCall, Scope, sections_show,
+};
+pub use domain::raw::Raw;
+pub use domain::supervision::{AttentionReason, Thresholds, attention_reasons};
+pub use domain::text::{MAX_TEXT_CHARS, admin_text, has_control_characters, optional_admin_text};
+
+// Stored credentials, wire times, the report and the signing helpers: small
+// modules whose every public name is meant for the other crates.
+pub use domain::{credentials, report, wire_time};
+pub use signing::{sealing, secrets, signature, tokens};
+
+// The stores: the traits each store implements and what they take and give.
+pub use store::admin::{AdminStore, Erased, SecretsReplaced, listed};
+pub use store::alarms::{AlarmStore, AlarmWrite, DueAlarm, FirstAlarm, KeptAlarm};
+pub use store::cache::DEFAULT_TTL;
+pub use store::push::PushStore;
+pub use store::webhooks::{Attempt, AttemptEnd, WebhookStore};
+pub use store::{
+    AddressSnapshot, Backend, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome,
+    OpenOutcome, SandboxStore, ServiceStore, Store, StoreError,
+};
+
+// The adapters around the pure engine: the alarm runner, its timers, the
+// push jobs and the webhook dispatcher.
+pub use app::alarm::AlarmRunner;
+pub use app::alarm::timer::TimerTaken;
+pub use app::push::{PushJob, PushKind, PushSink, jobs_of_effects};
+pub use app::webhooks::{Dispatcher, Sender};
+
+/// The alarm engine's values and its two pure functions ([`alarm::step`],
+/// [`alarm::respond`]), as the stores and the AWS functions use them.
+pub mod alarm {
+    pub use crate::app::alarm::step::is_presence;
+    pub use crate::domain::alarm::audit::AuditEvent;
+    pub use crate::domain::alarm::engine::quiet_end;
+    pub use crate::domain::alarm::timer::{MAX_DELAY_SECONDS, Timer, first_delay, timer_of_change};
+    pub use crate::domain::alarm::{
+        Alarm, AlarmStatus, Answer, Duty, Effect, Policy, Recipient, Response, Roster, Situation,
+        Staff, StaffRef, Step, respond, step,
+    };
+}
+
+/// Web Push: a person's subscriptions, the server's keys and what follows a
+/// push service's answer.
+pub mod push {
+    pub use crate::domain::push::{
+        PUSH_TTL_SECONDS, PushNext, PushSubscription, VapidKeys, after_push, topic_of,
+    };
+}
+
+/// Webhooks to alarm servers: endpoints, event types, the outbox and the
+/// attempt schedule.
+pub mod webhooks {
+    pub use crate::domain::webhooks::attention::{AttentionChange, attention_changes};
+    pub use crate::domain::webhooks::endpoint::default_name;
+    pub use crate::domain::webhooks::outbox;
+    pub use crate::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
+    pub use crate::domain::webhooks::{Endpoint, EventType, Outcome, check_url};
+}
+
+/// The live feed of the displays and staff pages: its hub and its messages.
+pub mod live {
+    pub use crate::wire::live::{
+        AlarmNews, Delivery, LiveAudience, LiveEvent, LiveHub, LiveMessage, PONG, is_ping,
+    };
+}

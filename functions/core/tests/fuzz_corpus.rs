@@ -5,6 +5,8 @@
 //! (`fuzz/src/pure.rs`, included here), so `cargo test --workspace` guards
 //! them without nightly or cargo-fuzz.
 
+// `pub` there: the fuzz crate's targets call these checks.
+#[allow(unreachable_pub)]
 #[path = "../../../fuzz/src/pure.rs"]
 mod pure;
 

@@ -16,9 +16,7 @@ use lambda_support::LambdaEvent;
 use lambda_support::batch::Batch;
 use serde::de::IgnoredAny;
 
-use nurse_call_core::app::webhooks::Dispatcher;
-use nurse_call_core::store::webhooks::WebhookStore;
-use nurse_call_core::{Mode, Settings};
+use nurse_call_core::{Dispatcher, Mode, Settings, WebhookStore};
 use nurse_call_dynamodb::DynamoStore;
 use nurse_call_push::webhook_sender::HttpSender;
 

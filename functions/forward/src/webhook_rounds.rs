@@ -1,5 +1,5 @@
 //! The webhook dispatcher where nothing polls (DECISIONS §16, §17): the
-//! local server's dispatcher (`nurse_call_core::app::webhooks`) run in
+//! local server's dispatcher (`nurse_call_core`) run in
 //! rounds while an invocation lasts, woken by the webhook queue (a FIFO
 //! queue of one message group: one dispatcher at a time, so each call's
 //! events keep their order per endpoint).
@@ -20,12 +20,12 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
-use nurse_call_core::app::webhooks::Dispatcher;
+use nurse_call_core::Dispatcher;
 use nurse_call_dynamodb::DynamoStore;
 
 /// A retry due within this is waited for in the invocation (the backoff's
 /// first steps: 1, 2, 4 s); a later one is woken by the timer queue.
-pub const WAIT_IN_INVOCATION: Duration = Duration::from_secs(5);
+pub(crate) const WAIT_IN_INVOCATION: Duration = Duration::from_secs(5);
 
 /// Time kept back before the invocation's deadline: a round and its
 /// attempts (5 s each at most) end before it.
@@ -38,19 +38,19 @@ const MAX_ROUNDS: usize = 200;
 /// When the store cannot be read: the next try.
 const AFTER_A_FAILED_ROUND_SECONDS: u32 = 5;
 
-pub struct WebhookRounds {
+pub(crate) struct WebhookRounds {
     dispatcher: Arc<Dispatcher>,
     store: Arc<DynamoStore>,
 }
 
 impl WebhookRounds {
     /// `store`: where wake-ups are put (the dispatcher's store).
-    pub fn new(dispatcher: Arc<Dispatcher>, store: Arc<DynamoStore>) -> Self {
+    pub(crate) fn new(dispatcher: Arc<Dispatcher>, store: Arc<DynamoStore>) -> Self {
         WebhookRounds { dispatcher, store }
     }
 
     /// Rounds until the deliveries rest, within `deadline`.
-    pub async fn run(&self, deadline: Instant) {
+    pub(crate) async fn run(&self, deadline: Instant) {
         let stop = deadline.checked_sub(DEADLINE_MARGIN).unwrap_or(deadline);
         let mut attempts = 0;
         for _ in 0..MAX_ROUNDS {

@@ -1,5 +1,5 @@
 //! The installation's KMS key sealing the secrets the service signs with
-//! (DECISIONS §17; `nurse_call_core::signing::sealing` says what and why).
+//! (DECISIONS §17; `nurse_call_core::sealing` says what and why).
 //! A production stack gives the functions that sign the key's ARN in
 //! `SECRETS_KEY_ID` and a grant for their kind of secret only (the
 //! encryption context's `purpose`): `deliver` seals and opens the VAPID
@@ -20,9 +20,9 @@ use aws_sdk_kms::primitives::Blob;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use nurse_call_core::config::env_value;
-use nurse_call_core::signing::sealing::{
-    NoKey, SEALED_PREFIX, SealError, Sealed, Sealer, is_sealed,
+use nurse_call_core::{
+    env_value,
+    sealing::{NoKey, SEALED_PREFIX, SealError, Sealed, Sealer, is_sealed},
 };
 
 /// The key's id or ARN (or an alias): set by the stack where there is one.

@@ -2,7 +2,7 @@
 //! opens only as what it was sealed as and only with its key, and a new
 //! process (a cold start) opens it too.
 
-use nurse_call_core::signing::sealing::{NoKey, SealError, Sealed, Sealer, is_sealed};
+use nurse_call_core::sealing::{NoKey, SealError, Sealed, Sealer, is_sealed};
 use nurse_call_dynamodb::{Timeouts, sdk_config};
 use nurse_call_kms::KmsSealer;
 use store_conformance::moto;

@@ -13,9 +13,9 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use lambda_http::{Body, Error, Request, RequestExt, Response, service_fn};
 
-use nurse_call_core::http::error::ApiError;
-use nurse_call_core::http::io::{ApiResponse, error_response};
-use nurse_call_core::{AppState, Mode, Route, Settings, logging, serve_only};
+use nurse_call_core::{
+    ApiError, ApiResponse, AppState, Mode, Route, Settings, error_response, logging, serve_only,
+};
 use nurse_call_wiring::warm_up::{WarmUp, warm_store};
 use nurse_call_wiring::{StoreChoice, lambda_state};
 

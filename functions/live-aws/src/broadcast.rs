@@ -33,10 +33,7 @@ use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse
 use futures_util::StreamExt;
 use lambda_support::batch::Batch;
 
-use nurse_call_core::AppState;
-use nurse_call_core::clock;
-use nurse_call_core::domain::model::{Scope, sections_show};
-use nurse_call_core::wire::live::LiveEvent;
+use nurse_call_core::{AppState, Scope, clock, live::LiveEvent, sections_show};
 
 use crate::change::Change;
 use crate::connections::{Connection, Connections};

@@ -31,9 +31,11 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
-use nurse_call_core::domain::alarm::AlarmStatus;
-use nurse_call_core::domain::model::{Call, CallType, Element, Scope};
-use nurse_call_core::wire::live::{AlarmNews, LiveEvent, LiveMessage};
+use nurse_call_core::{
+    Call, CallType, Element, Scope,
+    alarm::AlarmStatus,
+    live::{AlarmNews, LiveEvent, LiveMessage},
+};
 use nurse_call_dynamodb::item::{
     CALL_SK, ELEMENT_SK, Item, alarm_from_item, call_from_item, element_from_item, get_n, get_s,
 };

@@ -17,11 +17,7 @@ use http::HeaderValue;
 use http::header::CONTENT_TYPE;
 use serde_json::Value;
 
-use nurse_call_core::AppState;
-use nurse_call_core::clock;
-use nurse_call_core::http::auth::{SandboxProof, live_reader};
-use nurse_call_core::http::error::ApiError;
-use nurse_call_core::http::io::error_response;
+use nurse_call_core::{ApiError, AppState, SandboxProof, clock, error_response, live_reader};
 
 use crate::connections::{Connection, Connections};
 

@@ -12,9 +12,7 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, Utc};
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::StoreError;
+use nurse_call_core::{Scope, StoreError, wire_time::to_stored};
 use nurse_call_dynamodb::classify;
 use nurse_call_dynamodb::item::{Item, get_s, n, required, s};
 use nurse_call_dynamodb::tables::BY_CONNECTION_INDEX;

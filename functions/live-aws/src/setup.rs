@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use aws_config::SdkConfig;
 
-use nurse_call_core::config::env_value;
-use nurse_call_core::{AppState, Mode, Settings};
+use nurse_call_core::{AppState, Mode, Settings, env_value};
 use nurse_call_dynamodb::DynamoStore;
 use nurse_call_dynamodb::tables::connections_table_from_env;
 use nurse_call_wiring::lambda_state;

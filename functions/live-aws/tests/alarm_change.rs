@@ -11,15 +11,12 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::Value;
 
-use nurse_call_core::Store;
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::alarm::{
-    Duty, Policy, Response, Roster, Situation, Staff, Step, respond, step,
+use nurse_call_core::{
+    AddressSnapshot, AlarmStore, AlarmWrite, Call, CloseOutcome, ElementChange, ElementPolicy,
+    ElementWrite, NewCall, OpenOutcome, Scope, Store,
+    alarm::{AuditEvent, Duty, Policy, Response, Roster, Situation, Staff, Step, respond, step},
+    default_call_types,
 };
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::{Call, ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite};
-use nurse_call_core::store::{AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome};
 use nurse_call_dynamodb::item::Item;
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use nurse_call_live_aws::change::Change;

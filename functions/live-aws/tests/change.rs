@@ -9,8 +9,7 @@ use aws_lambda_events::dynamodb::{Event, EventRecord};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::Scope;
+use nurse_call_core::{Scope, default_call_types};
 use nurse_call_live_aws::change::Change;
 
 const SANDBOX: &str = "0b6d2c1e-3f4a-4b5c-8d6e-7f8091a2b3c4";

@@ -15,10 +15,7 @@ use aws_smithy_mocks::{Rule, mock};
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use nurse_call_core::Mode;
-use nurse_call_core::domain::model::{Consumer, Display, Scope};
-use nurse_call_core::http::auth::proof;
-use nurse_call_core::signing::tokens::token_hash;
+use nurse_call_core::{Consumer, Display, Mode, Scope, proof, tokens::token_hash};
 use nurse_call_dynamodb::item::{Item, consumer_item, display_item, display_key};
 use nurse_call_live_aws::connect::ConnectHandler;
 use nurse_call_live_aws::connections::Connections;

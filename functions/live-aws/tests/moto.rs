@@ -8,7 +8,7 @@
 use aws_sdk_dynamodb::types::TimeToLiveStatus;
 use chrono::Utc;
 
-use nurse_call_core::domain::model::Scope;
+use nurse_call_core::Scope;
 use nurse_call_dynamodb::tables::create_connections_table;
 use nurse_call_dynamodb::{Timeouts, sdk_config};
 use nurse_call_live_aws::connections::{Connection, Connections};

@@ -42,12 +42,12 @@ use tokio::sync::{Semaphore, watch};
 /// Connections the kernel keeps waiting to be accepted (Linux caps it at
 /// `net.core.somaxconn`, 4096 on current kernels). tokio's `bind` asks for
 /// 128, too few to hold the clients that arrive while the bound is reached.
-pub const LISTEN_QUEUE: u32 = 1024;
+pub(crate) const LISTEN_QUEUE: u32 = 1024;
 
 /// Listens on `addr` with a queue of [`LISTEN_QUEUE`], otherwise as tokio's
 /// `TcpListener::bind` does (address reuse, so that a restart gets its port
 /// back at once).
-pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+pub(crate) fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
     let socket = if addr.is_ipv4() {
         TcpSocket::new_v4()?
     } else {
@@ -61,7 +61,7 @@ pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 
 /// The limits on connections and on reading requests.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// A request head (request line and headers) must arrive within this;
     /// also the longest a kept-alive connection may wait for its next request.
     pub header_timeout: Duration,
@@ -73,9 +73,9 @@ pub struct Limits {
 
 impl Limits {
     /// Defaults, why these numbers: docs/security.md, "Slow clients".
-    pub const DEFAULT_HEADER_TIMEOUT_SECONDS: &str = "10";
-    pub const DEFAULT_BODY_TIMEOUT_SECONDS: &str = "20";
-    pub const DEFAULT_MAX_CONNECTIONS: &str = "1024";
+    pub(crate) const DEFAULT_HEADER_TIMEOUT_SECONDS: &str = "10";
+    pub(crate) const DEFAULT_BODY_TIMEOUT_SECONDS: &str = "20";
+    pub(crate) const DEFAULT_MAX_CONNECTIONS: &str = "1024";
 
     /// File descriptors kept free of connections for the store's files, the
     /// live sockets, logs and the runtime.
@@ -85,7 +85,7 @@ impl Limits {
     /// to its hard limit first) less [`Self::RESERVED_FILES`], so that
     /// `accept` never fails for want of a file descriptor. Logs when it has
     /// to lower the configured bound.
-    pub fn fit_to_open_files_limit(mut self) -> Self {
+    pub(crate) fn fit_to_open_files_limit(mut self) -> Self {
         let Some(open_files) = raise_open_files_limit() else {
             return self;
         };
@@ -107,7 +107,7 @@ impl Limits {
 
 /// Parses a whole number of seconds from 1 (a timeout of 0 would refuse
 /// every request).
-pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_seconds(text: &str) -> Result<Duration, String> {
     match text.trim().parse::<u64>() {
         Ok(seconds) if seconds >= 1 => Ok(Duration::from_secs(seconds)),
         _ => Err(format!("`{text}` is not a whole number of seconds from 1")),
@@ -115,7 +115,7 @@ pub fn parse_seconds(text: &str) -> Result<Duration, String> {
 }
 
 /// Parses the connection bound, a whole number from 1.
-pub fn parse_max_connections(text: &str) -> Result<usize, String> {
+pub(crate) fn parse_max_connections(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
         // The semaphore's own ceiling is far above any sensible bound.
         Ok(count) if (1..=1_000_000).contains(&count) => Ok(count),
@@ -141,7 +141,7 @@ fn raise_open_files_limit() -> Option<u64> {
 /// Serves `app` on `listener` until `shutdown` completes, then stops
 /// accepting, lets every connection finish what it is doing (idle ones close
 /// at once) and returns when all have closed.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     limits: Limits,

@@ -25,20 +25,20 @@ use http::{HeaderMap, Method};
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
-use nurse_call_core::AppState;
-use nurse_call_core::http::auth::{self, Reader, SandboxProof};
-use nurse_call_core::http::error::ApiError;
-use nurse_call_core::http::io::error_response;
-use nurse_call_core::wire::live::{Delivery, LiveAudience, PONG, is_ping};
+use nurse_call_core::{
+    ApiError, AppState, Reader, SandboxProof, error_response,
+    live::{Delivery, LiveAudience, PONG, is_ping},
+    live_reader,
+};
 
 /// The live feed's path.
-pub const PATH: &str = "/api/v1/display/live";
+pub(crate) const PATH: &str = "/api/v1/display/live";
 
 /// How long one message may wait for a client that does not read.
 const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Authenticates (401 before any upgrade), subscribes, upgrades.
-pub async fn connect(
+pub(crate) async fn connect(
     State(state): State<AppState>,
     method: Method,
     headers: HeaderMap,
@@ -56,7 +56,7 @@ pub async fn connect(
         (Some(consumer), Some(hash)) => Some(SandboxProof { consumer, hash }),
         _ => None,
     };
-    let reader = match auth::live_reader(&state, token, proof, &headers).await {
+    let reader = match live_reader(&state, token, proof, &headers).await {
         Ok(reader) => reader,
         Err(error) => return answer(&error, &method, error.status()),
     };

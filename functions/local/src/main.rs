@@ -26,19 +26,12 @@ use clap::Parser;
 
 use connections::Limits;
 
-use nurse_call_core::app::webhooks::Dispatcher;
-use nurse_call_core::clock;
-use nurse_call_core::config::{
-    self, CallRetention, StaffSettings, parse_live_url, parse_time_zone,
+use nurse_call_core::{
+    AppState, Backend, CallRetention, Dispatcher, MAX_BODY_BYTES, Mode, Settings, StaffSettings,
+    Thresholds, WebhookStore, clock, live::LiveHub, logging, parse_duty_hours, parse_live_url,
+    parse_low_battery_percent, parse_stale_after_hours, parse_time_zone, parse_vapid_subject,
+    sealing::NoKey, serve, unreadable_body,
 };
-use nurse_call_core::domain::supervision::Thresholds;
-use nurse_call_core::http::io::MAX_BODY_BYTES;
-use nurse_call_core::http::router::unreadable_body;
-use nurse_call_core::signing::sealing::NoKey;
-use nurse_call_core::store::Backend;
-use nurse_call_core::store::webhooks::WebhookStore;
-use nurse_call_core::wire::live::LiveHub;
-use nurse_call_core::{AppState, Mode, Settings, logging, serve};
 use nurse_call_wiring::{StoreChoice, local_state};
 
 /// Serves the nurse-call API, the sandbox endpoints and the test page locally.
@@ -64,13 +57,13 @@ struct Args {
     /// An element whose battery is below this percentage needs attention
     /// (DECISIONS §12).
     #[arg(long, env = "LOW_BATTERY_PERCENT", default_value = "20",
-          value_parser = config::parse_low_battery_percent)]
+          value_parser = parse_low_battery_percent)]
     low_battery_percent: f64,
 
     /// An element that sent nothing for longer than this many hours needs
     /// attention (DECISIONS §12).
     #[arg(long, env = "STALE_AFTER_HOURS", default_value = "24",
-          value_parser = config::parse_stale_after_hours)]
+          value_parser = parse_stale_after_hours)]
     stale_after_hours: chrono::Duration,
 
     /// Folder of the embedded store's SQLite file.
@@ -95,13 +88,13 @@ struct Args {
     /// A staff member's duty ends by itself this many hours after the
     /// sign-on (DECISIONS §14); fractions allowed.
     #[arg(long, env = "DUTY_HOURS", default_value = StaffSettings::DEFAULT_DUTY_HOURS,
-          value_parser = config::parse_duty_hours)]
+          value_parser = parse_duty_hours)]
     duty_hours: chrono::Duration,
 
     /// The `sub` of Web Push's VAPID claims, a mailto: or https:// URL
     /// (DECISIONS §15).
     #[arg(long, env = "VAPID_SUBJECT", default_value = StaffSettings::DEFAULT_VAPID_SUBJECT,
-          value_parser = config::parse_vapid_subject)]
+          value_parser = parse_vapid_subject)]
     vapid_subject: String,
 
     /// Who steps the alarms and delivers their pushes and webhook events

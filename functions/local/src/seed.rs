@@ -14,10 +14,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::model::{Consumer, Scope};
-use nurse_call_core::request::validation::is_uuid;
-use nurse_call_core::store::Backend;
+use nurse_call_core::{Backend, Consumer, Scope, clock, is_uuid};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -51,7 +48,7 @@ struct SeedElement {
     name: String,
 }
 
-pub async fn apply(store: &dyn Backend, path: &Path) -> Result<(), String> {
+pub(crate) async fn apply(store: &dyn Backend, path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read seed file {}: {e}", path.display()))?;
     let seed: SeedFile = serde_json::from_str(&text)

@@ -13,21 +13,20 @@
 
 use std::time::Duration;
 
-use nurse_call_core::AppState;
-use nurse_call_core::clock;
+use nurse_call_core::{AppState, clock};
 
 /// How often the due index is asked.
-pub const POLL: Duration = Duration::from_millis(250);
+pub(crate) const POLL: Duration = Duration::from_millis(250);
 
 /// Alarms stepped per round; a full round is followed by another at once.
-pub const BATCH: usize = 200;
+pub(crate) const BATCH: usize = 200;
 
 /// Full rounds in a row before the worker waits for the next tick anyway
 /// (an alarm the runner cannot step stays due and must not spin it).
 const ROUNDS_PER_TICK: usize = 20;
 
 /// Runs until the process ends.
-pub async fn run(state: AppState) {
+pub(crate) async fn run(state: AppState) {
     let mut tick = tokio::time::interval(POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

@@ -14,26 +14,24 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use nurse_call_core::app::webhooks::Dispatcher;
-use nurse_call_core::clock;
-use nurse_call_core::store::webhooks::WebhookStore;
-pub use nurse_call_push::webhook_sender::HttpSender;
+use nurse_call_core::{Dispatcher, WebhookStore, clock};
+pub(crate) use nurse_call_push::webhook_sender::HttpSender;
 
 /// How often the outbox is read.
-pub const POLL: Duration = Duration::from_millis(250);
+pub(crate) const POLL: Duration = Duration::from_millis(250);
 
 /// Attempts on their way at once.
-pub const CONCURRENCY: usize = 32;
+pub(crate) const CONCURRENCY: usize = 32;
 
 /// How long the delivery log keeps an attempt.
-pub const LOG_KEPT_DAYS: i64 = 30;
+pub(crate) const LOG_KEPT_DAYS: i64 = 30;
 
 /// How often memory is asked whether a retry has come due.
 const RETRY_CHECK: Duration = Duration::from_millis(20);
 
 /// Runs until the process ends (on [`start`]'s thread): a round every [`POLL`] (new events), and
 /// one as soon as a retry comes due (within [`RETRY_CHECK`]).
-pub async fn run(dispatcher: Arc<Dispatcher>) {
+pub(crate) async fn run(dispatcher: Arc<Dispatcher>) {
     let mut tick = tokio::time::interval(RETRY_CHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_round: Option<std::time::Instant> = None;
@@ -56,7 +54,10 @@ pub async fn run(dispatcher: Arc<Dispatcher>) {
 /// Starts the deliveries and the daily pruning of their log on a thread of
 /// their own, at the lowest priority (nice 19) where the OS allows, with a
 /// runtime of its own: its tasks never share a worker with a request.
-pub fn start(dispatcher: Arc<Dispatcher>, store: Arc<dyn WebhookStore>) -> std::io::Result<()> {
+pub(crate) fn start(
+    dispatcher: Arc<Dispatcher>,
+    store: Arc<dyn WebhookStore>,
+) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("webhooks".into())
         .spawn(move || {
@@ -93,7 +94,7 @@ fn lower_priority() {
 fn lower_priority() {}
 
 /// Once a day: the delivery log's lines older than [`LOG_KEPT_DAYS`] go.
-pub async fn prune(store: Arc<dyn WebhookStore>) {
+pub(crate) async fn prune(store: Arc<dyn WebhookStore>) {
     let mut tick = tokio::time::interval(Duration::from_secs(24 * 3600));
     loop {
         tick.tick().await;

@@ -10,13 +10,12 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Duration, Utc};
 
-use nurse_call_core::clock;
-use nurse_call_core::config::{CallRetention, Settings};
-use nurse_call_core::domain::alarm::{Duty, Policy, Staff};
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::{ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::store::{Backend, ElementWrite, OpenOutcome};
-use nurse_call_core::{AppState, Mode};
+use nurse_call_core::{
+    AppState, Backend, CallRetention, ElementChange, ElementPolicy, ElementWrite, Mode, NewCall,
+    OpenOutcome, Scope, Settings,
+    alarm::{Duty, Policy, Staff},
+    clock, default_call_types,
+};
 use nurse_call_wiring::{StoreChoice, local_state};
 
 const CALLS: i64 = 12;
@@ -233,8 +232,8 @@ async fn a_level_that_fell_due_while_no_worker_ran_starts_in_the_first_round() {
 /// ends its timer.
 #[tokio::test]
 async fn a_timer_message_steps_once_and_an_early_one_is_sent_on() {
-    use nurse_call_core::app::alarm::timer::TimerTaken;
-    use nurse_call_core::domain::alarm::timer::Timer;
+    use nurse_call_core::TimerTaken;
+    use nurse_call_core::alarm::Timer;
 
     let dir = tempfile::tempdir().expect("temp folder");
     let store = open_store(dir.path()).await;

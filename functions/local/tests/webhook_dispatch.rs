@@ -11,21 +11,18 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 
-use nurse_call_core::app::webhooks::{Dispatcher, Sender};
-use nurse_call_core::config::CallRetention;
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::domain::supervision::Thresholds;
-use nurse_call_core::domain::webhooks::{Endpoint, Outcome};
-use nurse_call_core::signing::sealing::NoKey;
-use nurse_call_core::signing::secrets::new_webhook_secret;
-use nurse_call_core::store::Backend;
-use nurse_call_core::store::webhooks::{AttemptEnd, WebhookStore};
+use nurse_call_core::{
+    AttemptEnd, Backend, CallRetention, Dispatcher, Scope, Sender, Thresholds, WebhookStore,
+    sealing::NoKey,
+    secrets::new_webhook_secret,
+    webhooks::{Endpoint, Outcome},
+};
 use nurse_call_wiring::StoreChoice;
 use store_conformance::alarm_support::{accepted, alerting, kept, line, staff, write};
 use store_conformance::support::{close, new_call, open};
 
 fn berlin() -> chrono_tz::Tz {
-    nurse_call_core::config::parse_time_zone("Europe/Berlin").expect("zone")
+    nurse_call_core::parse_time_zone("Europe/Berlin").expect("zone")
 }
 
 async fn open_store(dir: &Path) -> Arc<dyn Backend> {
@@ -234,7 +231,7 @@ async fn a_close_not_delivered_within_24_hours_is_given_up_and_logged() {
             id: "ep_test".into(),
             name: "pager gateway".into(),
             url: "http://127.0.0.1:9/hook".into(),
-            events: vec![nurse_call_core::domain::webhooks::EventType::CallClosed],
+            events: vec![nurse_call_core::webhooks::EventType::CallClosed],
             sections: Vec::new(),
             secrets: vec![new_webhook_secret().unwrap()],
             disabled: false,

@@ -38,9 +38,7 @@ use lambda_support::batch::Batch;
 use serde::Deserialize;
 use serde_json::Value;
 
-use nurse_call_core::app::push::{PushJob, PushKind};
-use nurse_call_core::domain::push::PUSH_TTL_SECONDS;
-use nurse_call_core::store::alarms::AlarmStore;
+use nurse_call_core::{AlarmStore, PushJob, PushKind, push::PUSH_TTL_SECONDS};
 
 use crate::Pusher;
 

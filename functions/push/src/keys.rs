@@ -11,9 +11,11 @@ use chrono::{DateTime, Utc};
 use web_push_native::p256::SecretKey;
 use web_push_native::p256::elliptic_curve::sec1::ToEncodedPoint;
 
-use nurse_call_core::domain::push::VapidKeys;
-use nurse_call_core::signing::sealing::{Sealed, Sealer, is_sealed};
-use nurse_call_core::store::push::PushStore;
+use nurse_call_core::{
+    PushStore,
+    push::VapidKeys,
+    sealing::{Sealed, Sealer, is_sealed},
+};
 
 /// A new P-256 key pair, both halves base64url without padding.
 pub fn generate(now: DateTime<Utc>) -> VapidKeys {

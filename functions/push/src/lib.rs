@@ -16,9 +16,9 @@
 //! - [`webhook_sender`]: the webhooks' HTTP client (DECISIONS §16), which
 //!   the local server's dispatcher and the `deliver` function share.
 //!
-//! The jobs come from `nurse_call_core::app::push` after a step is written;
+//! The jobs come from `nurse_call_core` after a step is written;
 //! the subscriptions and the key pair from the store
-//! (`nurse_call_core::store::push::PushStore`).
+//! (`nurse_call_core::PushStore`).
 
 pub mod delivery_queue;
 pub mod keys;

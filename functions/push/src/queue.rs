@@ -22,13 +22,12 @@ use chrono::{DateTime, Utc};
 use tokio::sync::{OnceCell, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-use nurse_call_core::app::push::{PushJob, PushSink};
-use nurse_call_core::domain::push::{PushNext, PushSubscription, after_push};
-use nurse_call_core::domain::webhooks::Outcome;
-use nurse_call_core::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
-use nurse_call_core::http::handlers::staff_push::host_of;
-use nurse_call_core::signing::sealing::Sealer;
-use nurse_call_core::store::push::PushStore;
+use nurse_call_core::{
+    PushJob, PushSink, PushStore, host_of,
+    push::{PushNext, PushSubscription, after_push},
+    sealing::Sealer,
+    webhooks::{ATTEMPT_TIMEOUT, Outcome},
+};
 
 use crate::request::Signer;
 

@@ -11,7 +11,7 @@ use web_push_native::jwt_simple::algorithms::ES256KeyPair;
 use web_push_native::p256::PublicKey;
 use web_push_native::{Auth, WebPushBuilder};
 
-use nurse_call_core::domain::push::{PUSH_TTL_SECONDS, PushSubscription, VapidKeys, topic_of};
+use nurse_call_core::push::{PUSH_TTL_SECONDS, PushSubscription, VapidKeys, topic_of};
 
 /// The installation's VAPID key, ready to sign.
 pub struct Signer {
@@ -82,7 +82,7 @@ mod tests {
     use chrono::Utc;
 
     const VAPID_SUBJECT: &str = "mailto:admin@localhost";
-    use nurse_call_core::domain::model::Scope;
+    use nurse_call_core::Scope;
     use web_push_native::p256::SecretKey;
     use web_push_native::p256::elliptic_curve::sec1::ToEncodedPoint;
 

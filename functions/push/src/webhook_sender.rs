@@ -3,9 +3,10 @@
 //! the schedule.
 
 use async_trait::async_trait;
-use nurse_call_core::app::webhooks::Sender;
-use nurse_call_core::domain::webhooks::Outcome;
-use nurse_call_core::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
+use nurse_call_core::{
+    Sender,
+    webhooks::{ATTEMPT_TIMEOUT, Outcome},
+};
 
 /// Sends with reqwest: rustls with the system's root certificates (a
 /// home's own CA, installed on the machine, is trusted as the admin

@@ -10,13 +10,12 @@ mod erasure;
 
 pub use erasure::erasure;
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::{Call, ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::signing::secrets::new_consumer;
-use nurse_call_core::signing::tokens::{new_display, token_hash};
-use nurse_call_core::store::admin::SecretsReplaced;
-use nurse_call_core::store::{AddressSnapshot, Backend, ElementBatch, ElementWrite, OpenOutcome};
+use nurse_call_core::{
+    AddressSnapshot, Backend, Call, ElementBatch, ElementChange, ElementPolicy, ElementWrite,
+    NewCall, OpenOutcome, Scope, SecretsReplaced, clock, default_call_types,
+    secrets::new_consumer,
+    tokens::{new_display, token_hash},
+};
 
 use crate::support::{CLOSER, OPENER, close, new_call, t};
 

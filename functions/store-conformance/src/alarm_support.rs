@@ -3,14 +3,11 @@
 
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::alarm::{
-    Alarm, AlarmStatus, Answer, Duty, Recipient, Response, Staff, StaffRef,
+use nurse_call_core::{
+    AlarmWrite, Backend, DueAlarm, KeptAlarm, Scope,
+    alarm::{Alarm, AlarmStatus, Answer, AuditEvent, Duty, Recipient, Response, Staff, StaffRef},
+    tokens::token_hash,
 };
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::signing::tokens::token_hash;
-use nurse_call_core::store::Backend;
-use nurse_call_core::store::alarms::{AlarmWrite, DueAlarm, KeptAlarm};
 
 use crate::support::t;
 

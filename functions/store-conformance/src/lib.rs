@@ -30,8 +30,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use nurse_call_core::store::Backend;
-use nurse_call_core::store::webhooks::WebhookStore;
+use nurse_call_core::{Backend, WebhookStore};
 
 pub mod admin;
 // Public for the local server's dispatcher tests (functions/local/tests).

@@ -2,12 +2,9 @@
 
 use chrono::{DateTime, Duration, SubsecRound, TimeZone, Utc};
 
-use nurse_call_core::domain::model::{
-    Call, Consumer, Element, ElementChange, ElementPolicy, NewCall, Scope,
-};
-use nurse_call_core::store::{
-    AddressSnapshot, Backend, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome,
-    OpenOutcome,
+use nurse_call_core::{
+    AddressSnapshot, Backend, Call, CloseOutcome, Consumer, Element, ElementBatch, ElementChange,
+    ElementPolicy, ElementWrite, ElementsOutcome, NewCall, OpenOutcome, Scope,
 };
 
 /// The largest id JavaScript represents exactly (2^53 - 1).

@@ -5,15 +5,16 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::domain::webhooks::outbox::OutboxEvent;
-use nurse_call_core::domain::webhooks::{Endpoint, EventType};
-use nurse_call_core::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
+use nurse_call_core::{
+    Attempt, AttemptEnd, WebhookStore,
+    webhooks::{Endpoint, EventType, outbox::OutboxEvent},
+};
 
 use crate::Harness;
 
 /// The store as a [`WebhookStore`]; a harness without it is a mistake of
 /// the implementing crate's test, not a store that may skip the cases.
-pub fn webhooks(harness: &Harness) -> Arc<dyn WebhookStore> {
+pub(crate) fn webhooks(harness: &Harness) -> Arc<dyn WebhookStore> {
     harness
         .webhooks
         .clone()
@@ -21,7 +22,7 @@ pub fn webhooks(harness: &Harness) -> Arc<dyn WebhookStore> {
 }
 
 /// Endpoint `n`, enabled, every event of every section, one secret.
-pub fn endpoint(n: u32, created_at: DateTime<Utc>) -> Endpoint {
+pub(crate) fn endpoint(n: u32, created_at: DateTime<Utc>) -> Endpoint {
     Endpoint {
         id: format!("{n:08x}-0e0e-4000-8000-000000000000"),
         name: format!("gateway {n}"),
@@ -35,7 +36,7 @@ pub fn endpoint(n: u32, created_at: DateTime<Utc>) -> Endpoint {
     }
 }
 
-pub async fn create_endpoint(store: &dyn WebhookStore, endpoint: &Endpoint) {
+pub(crate) async fn create_endpoint(store: &dyn WebhookStore, endpoint: &Endpoint) {
     store
         .create_endpoint(endpoint)
         .await
@@ -43,11 +44,11 @@ pub async fn create_endpoint(store: &dyn WebhookStore, endpoint: &Endpoint) {
 }
 
 /// An enabled endpoint, so that the embedded store keeps events at all.
-pub async fn an_endpoint_wants_events(store: &dyn WebhookStore) {
+pub(crate) async fn an_endpoint_wants_events(store: &dyn WebhookStore) {
     create_endpoint(store, &endpoint(1, crate::support::t(0))).await;
 }
 
-pub async fn endpoints(store: &dyn WebhookStore) -> Vec<Endpoint> {
+pub(crate) async fn endpoints(store: &dyn WebhookStore) -> Vec<Endpoint> {
     store
         .endpoints()
         .await
@@ -55,7 +56,7 @@ pub async fn endpoints(store: &dyn WebhookStore) -> Vec<Endpoint> {
 }
 
 /// Every event in the outbox, in its order.
-pub async fn outbox(store: &dyn WebhookStore) -> Vec<OutboxEvent> {
+pub(crate) async fn outbox(store: &dyn WebhookStore) -> Vec<OutboxEvent> {
     store
         .outbox(crate::support::ALL)
         .await
@@ -63,22 +64,22 @@ pub async fn outbox(store: &dyn WebhookStore) -> Vec<OutboxEvent> {
 }
 
 /// What tells events apart in an order: their type and call.
-pub fn kinds(events: &[OutboxEvent]) -> Vec<(EventType, Option<i64>)> {
+pub(crate) fn kinds(events: &[OutboxEvent]) -> Vec<(EventType, Option<i64>)> {
     events.iter().map(|e| (e.kind, e.call_id)).collect()
 }
 
-pub fn event_ids(events: &[OutboxEvent]) -> Vec<String> {
+pub(crate) fn event_ids(events: &[OutboxEvent]) -> Vec<String> {
     events.iter().map(|e| e.id.clone()).collect()
 }
 
 /// The events' positions: what `finish_events` takes them out by.
-pub fn positions(events: &[OutboxEvent]) -> Vec<String> {
+pub(crate) fn positions(events: &[OutboxEvent]) -> Vec<String> {
     events.iter().map(|e| e.position.clone()).collect()
 }
 
 /// `event` without its id, which the store's write made up: to compare
 /// with what `events_of_write` gives for the same write.
-pub fn without_id(event: &OutboxEvent) -> OutboxEvent {
+pub(crate) fn without_id(event: &OutboxEvent) -> OutboxEvent {
     OutboxEvent {
         id: String::new(),
         position: String::new(),
@@ -86,7 +87,7 @@ pub fn without_id(event: &OutboxEvent) -> OutboxEvent {
     }
 }
 
-pub fn attempt(
+pub(crate) fn attempt(
     event: &str,
     endpoint: &str,
     number: u32,
@@ -111,7 +112,7 @@ pub fn attempt(
     }
 }
 
-pub async fn attempts_of(store: &dyn WebhookStore, ids: &[&str]) -> Vec<Attempt> {
+pub(crate) async fn attempts_of(store: &dyn WebhookStore, ids: &[&str]) -> Vec<Attempt> {
     let ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
     store
         .attempts_of(&ids)
@@ -119,7 +120,7 @@ pub async fn attempts_of(store: &dyn WebhookStore, ids: &[&str]) -> Vec<Attempt>
         .unwrap_or_else(|e| panic!("attempts_of({ids:?}) failed: {e}"))
 }
 
-pub async fn deliveries(
+pub(crate) async fn deliveries(
     store: &dyn WebhookStore,
     since: DateTime<Utc>,
     failed_only: bool,

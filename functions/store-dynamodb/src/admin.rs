@@ -9,12 +9,10 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::domain::model::{
-    Call, CallType, Consumer, Display, Element, ElementChange, Scope,
+use nurse_call_core::{
+    AdminStore, Call, CallType, Consumer, Display, Element, ElementChange, Erased, Scope,
+    SecretsReplaced, Store, StoreError, listed, wire_time::to_stored,
 };
-use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced, listed};
-use nurse_call_core::store::{Store, StoreError};
 
 use crate::alarm_items::is_staff_item;
 use crate::elements::ElementUpdate;
@@ -203,7 +201,7 @@ impl AdminStore for DynamoStore {
     /// The element goes first, so that in production requests for the
     /// address are refused from then on and no new call appears meanwhile.
     ///
-    /// [`HashMismatch::names_address`]: nurse_call_core::domain::model::HashMismatch::names_address
+    /// [`HashMismatch::names_address`]: nurse_call_core::HashMismatch::names_address
     async fn erase_address(&self, scope: &Scope, address: &str) -> Result<Erased, StoreError> {
         let pk = address_pk(scope, address);
         let mut erased = Erased::default();

@@ -5,11 +5,10 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::alarm::{Duty, Staff, StaffRef};
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::store::StoreError;
-use nurse_call_core::store::alarms::DueAlarm;
+use nurse_call_core::{
+    DueAlarm, Scope, StoreError,
+    alarm::{AuditEvent, Duty, Staff, StaffRef},
+};
 
 use crate::item::{Item, get_bool, get_n, get_s, id_key, n, required, s};
 

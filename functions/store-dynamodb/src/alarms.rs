@@ -15,13 +15,12 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::alarm::{Alarm, Duty, Staff};
-use nurse_call_core::domain::model::{Call, Scope};
-use nurse_call_core::domain::webhooks::outbox::{self, OutboxEvent};
-use nurse_call_core::store::StoreError;
-use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm, KeptAlarm};
+use nurse_call_core::{
+    AlarmStore, AlarmWrite, Call, DueAlarm, KeptAlarm, Scope, StoreError,
+    alarm::{Alarm, AuditEvent, Duty, Staff},
+    clock,
+    webhooks::{outbox, outbox::OutboxEvent},
+};
 
 use crate::DynamoStore;
 use crate::alarm_items::{
@@ -37,7 +36,7 @@ use crate::transaction::{CONDITIONAL_CHECK_FAILED, TRANSACTION_ATTEMPTS, Transac
 
 /// The alarm's version on the call record: 0 when the open stored it, one
 /// more with every write (the condition of the next).
-pub const ALARM_VERSION: &str = "alarm_version";
+pub(crate) const ALARM_VERSION: &str = "alarm_version";
 
 /// Most items of one `TransactWriteItems`.
 const TRANSACTION_LIMIT: usize = 100;

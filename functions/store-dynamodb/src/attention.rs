@@ -9,8 +9,7 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
-use nurse_call_core::domain::webhooks::attention::AttentionChange;
-use nurse_call_core::store::StoreError;
+use nurse_call_core::{StoreError, webhooks::AttentionChange};
 
 use crate::DynamoStore;
 use crate::error::build_error;
@@ -18,7 +17,7 @@ use crate::item::{Item, get_s, required, s};
 use crate::transaction::{Transaction, condition_failed_at};
 
 /// The one partition of the marks.
-pub const ATTENTION_PK: &str = "webhook#attention";
+pub(crate) const ATTENTION_PK: &str = "webhook#attention";
 
 fn joined(reasons: &[String]) -> String {
     reasons.join(",")

@@ -5,7 +5,7 @@
 
 use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
 
-use nurse_call_core::store::StoreError;
+use nurse_call_core::StoreError;
 
 use crate::DynamoStore;
 use crate::error::{build_error, classify};

@@ -8,13 +8,9 @@ use std::collections::HashSet;
 use aws_sdk_dynamodb::types::{Delete, TransactWriteItem, Update};
 use chrono::{DateTime, TimeZone, Utc};
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::alarm::Alarm;
-use nurse_call_core::domain::model::{Call, NewCall, Scope};
-use nurse_call_core::domain::webhooks::outbox;
-use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::{
-    AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome, StoreError,
+use nurse_call_core::{
+    AddressSnapshot, Call, CloseOutcome, ElementWrite, NewCall, OpenOutcome, Scope, StoreError,
+    alarm::Alarm, clock, webhooks::outbox, wire_time::to_stored,
 };
 
 use crate::DynamoStore;

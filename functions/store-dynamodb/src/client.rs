@@ -162,7 +162,7 @@ pub async fn sdk_config(endpoint: Option<&str>, timeouts: Timeouts) -> SdkConfig
 }
 
 /// A DynamoDB client from `config` that counts its requests in `counter`.
-pub fn client(config: &SdkConfig, counter: &RequestCounter) -> aws_sdk_dynamodb::Client {
+pub(crate) fn client(config: &SdkConfig, counter: &RequestCounter) -> aws_sdk_dynamodb::Client {
     let dynamodb_config = aws_sdk_dynamodb::config::Builder::from(config)
         .interceptor(counter.clone())
         .build();

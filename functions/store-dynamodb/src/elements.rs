@@ -9,9 +9,10 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, KeysAndAttributes, ReturnValue, TransactWriteItem, Update,
 };
 
-use nurse_call_core::domain::model::{Element, ElementChange, ElementPolicy, Scope};
-use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::{ElementBatch, ElementWrite, ElementsOutcome, StoreError};
+use nurse_call_core::{
+    Element, ElementBatch, ElementChange, ElementPolicy, ElementWrite, ElementsOutcome, Scope,
+    StoreError, wire_time::to_stored,
+};
 
 use crate::DynamoStore;
 use crate::error::{build_error, classify};

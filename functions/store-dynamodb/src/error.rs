@@ -3,7 +3,7 @@
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 
-use nurse_call_core::store::StoreError;
+use nurse_call_core::StoreError;
 
 /// Error codes that mean "too busy or briefly unavailable" after the SDK's own retries.
 const TRANSIENT_CODES: [&str; 7] = [
@@ -35,7 +35,7 @@ where
 }
 
 /// A request that could not even be built (a bug of ours).
-pub fn build_error(error: aws_sdk_dynamodb::error::BuildError) -> StoreError {
+pub(crate) fn build_error(error: aws_sdk_dynamodb::error::BuildError) -> StoreError {
     StoreError::Internal(format!("DynamoDB request could not be built: {error}"))
 }
 

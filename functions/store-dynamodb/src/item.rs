@@ -7,13 +7,12 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::domain::alarm::Alarm;
-use nurse_call_core::domain::call_type_items::CallTypeItem;
-use nurse_call_core::domain::credentials::{Stored, read_consumer, read_display};
-use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element, NewCall, Scope};
-use nurse_call_core::domain::raw::Raw;
-use nurse_call_core::domain::wire_time::{from_stored, to_stored};
-use nurse_call_core::store::StoreError;
+use nurse_call_core::{
+    Call, CallType, CallTypeItem, Consumer, Display, Element, NewCall, Raw, Scope, StoreError,
+    alarm::Alarm,
+    credentials::{Stored, read_consumer, read_display},
+    wire_time::{from_stored, to_stored},
+};
 
 pub type Item = HashMap<String, AttributeValue>;
 
@@ -236,7 +235,7 @@ pub fn display_item(display: &Display) -> Item {
 }
 
 /// A display item as stored: usable, or malformed by a hand edit (its
-/// sections not a list of texts, …; [`nurse_call_core::domain::credentials`]).
+/// sections not a list of texts, …; [`nurse_call_core::credentials`]).
 pub fn display_from_item(item: &Item) -> Stored<Display> {
     read_display(|field| raw(item.get(field)))
 }
@@ -266,7 +265,7 @@ pub fn consumer_item(consumer: &Consumer) -> Item {
 }
 
 /// A consumer item as stored: usable, or malformed by a hand edit (its
-/// secrets not a list of texts, …; [`nurse_call_core::domain::credentials`]).
+/// secrets not a list of texts, …; [`nurse_call_core::credentials`]).
 /// An admin may have typed the secrets as a string set in the console: that
 /// is a list of texts too.
 pub fn consumer_from_item(item: &Item) -> Stored<Consumer> {
@@ -299,7 +298,7 @@ pub fn call_type_item(t: &CallType) -> Item {
 }
 
 /// A call-type item field by field; core reads it with the fallbacks of
-/// DECISIONS §7 ([`nurse_call_core::domain::call_type_items`]).
+/// DECISIONS §7 ([`nurse_call_core`]).
 pub fn call_type_from_item(item: &Item) -> CallTypeItem {
     CallTypeItem::from_fields(|field| raw(item.get(field)))
 }

@@ -56,13 +56,10 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 
 use chrono::{DateTime, Utc};
-use nurse_call_core::config::{CallRetention, env_value};
-use nurse_call_core::domain::call_type_items::CallTypeItem;
-use nurse_call_core::domain::credentials::Stored;
-use nurse_call_core::domain::model::{Call, Consumer, Display, Element, NewCall, Scope};
-use nurse_call_core::store::{
-    AddressSnapshot, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome, OpenOutcome, Store,
-    StoreError,
+use nurse_call_core::{
+    AddressSnapshot, Call, CallRetention, CallTypeItem, CloseOutcome, Consumer, Display, Element,
+    ElementBatch, ElementWrite, ElementsOutcome, NewCall, OpenOutcome, Scope, Store, StoreError,
+    credentials::Stored, env_value,
 };
 
 pub use client::{INITIAL_BACKOFF, MAX_ATTEMPTS, RequestCounter, Timeouts, sdk_config};

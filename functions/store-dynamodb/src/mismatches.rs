@@ -14,9 +14,10 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, Utc};
 
-use nurse_call_core::domain::model::{HashMismatch, Scope};
-use nurse_call_core::domain::wire_time::{from_stored, to_stored};
-use nurse_call_core::store::StoreError;
+use nurse_call_core::{
+    HashMismatch, Scope, StoreError,
+    wire_time::{from_stored, to_stored},
+};
 
 use crate::DynamoStore;
 use crate::error::classify;

@@ -9,11 +9,11 @@
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::ReturnValue;
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::domain::push::{PushSubscription, VapidKeys};
-use nurse_call_core::signing::tokens::token_hash as sha256_hex;
-use nurse_call_core::store::StoreError;
-use nurse_call_core::store::push::PushStore;
+use nurse_call_core::{
+    PushStore, Scope, StoreError,
+    push::{PushSubscription, VapidKeys},
+    tokens::token_hash as sha256_hex,
+};
 
 use crate::DynamoStore;
 use crate::alarm_items::{get_precise, precise};

@@ -3,8 +3,7 @@
 //! snapshot, and the newest entries of a `by_scope` listing. Paged reads use
 //! the SDK's paginators; each page is one request (counted like any other).
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::store::{AddressSnapshot, StoreError};
+use nurse_call_core::{AddressSnapshot, Scope, StoreError};
 
 use crate::DynamoStore;
 use crate::error::classify;

@@ -8,8 +8,7 @@ use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::domain::model::{Call, Consumer, Element, HashMismatch, Scope};
-use nurse_call_core::store::{SandboxStore, StoreError};
+use nurse_call_core::{Call, Consumer, Element, HashMismatch, SandboxStore, Scope, StoreError};
 
 use crate::DynamoStore;
 use crate::error::classify;

@@ -10,9 +10,10 @@
 use aws_sdk_dynamodb::types::{Delete, Put, ReturnValue, TransactWriteItem};
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::domain::alarm::{Duty, Staff};
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::store::StoreError;
+use nurse_call_core::{
+    Scope, StoreError,
+    alarm::{Duty, Staff},
+};
 
 use crate::DynamoStore;
 use crate::alarm_items::{

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{
     ScalarAttributeType, TimeToLiveSpecification,
 };
 
-use nurse_call_core::store::StoreError;
+use nurse_call_core::StoreError;
 
 use crate::error::{build_error, classify};
 

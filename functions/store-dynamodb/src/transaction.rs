@@ -6,7 +6,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
-use nurse_call_core::store::StoreError;
+use nurse_call_core::StoreError;
 
 use crate::DynamoStore;
 use crate::error::{build_error, classify};

@@ -16,8 +16,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use nurse_call_core::domain::webhooks::outbox::OutboxEvent;
-use nurse_call_core::store::webhooks::WebhookStore;
+use nurse_call_core::{WebhookStore, webhooks::outbox::OutboxEvent};
 
 use crate::DynamoStore;
 

@@ -8,11 +8,13 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::domain::webhooks::outbox::{Facts, OutboxEvent};
-use nurse_call_core::domain::webhooks::{Endpoint, EventType};
-use nurse_call_core::store::StoreError;
-use nurse_call_core::store::webhooks::{Attempt, AttemptEnd};
+use nurse_call_core::{
+    Attempt, AttemptEnd, Scope, StoreError,
+    webhooks::{
+        Endpoint, EventType,
+        outbox::{Facts, OutboxEvent},
+    },
+};
 
 use crate::alarm_items::{get_precise, get_texts, precise, texts};
 use crate::item::{Item, get_bool, get_n, get_s, n, required, s};

@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use nurse_call_core::store::StoreError;
+use nurse_call_core::StoreError;
 
 use crate::DynamoStore;
 use crate::alarm_items::{from_precise, precise};

@@ -27,11 +27,10 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 use chrono::{DateTime, Utc};
 
-use nurse_call_core::domain::webhooks::Endpoint;
-use nurse_call_core::domain::webhooks::attention::AttentionChange;
-use nurse_call_core::domain::webhooks::outbox::OutboxEvent;
-use nurse_call_core::store::StoreError;
-use nurse_call_core::store::webhooks::{Attempt, WebhookStore};
+use nurse_call_core::{
+    Attempt, StoreError, WebhookStore,
+    webhooks::{AttentionChange, Endpoint, outbox::OutboxEvent},
+};
 
 use crate::DynamoStore;
 use crate::error::{build_error, classify, condition_failed, existed};

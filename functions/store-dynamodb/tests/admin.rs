@@ -1,7 +1,6 @@
 //! The admin operations (AdminStore) on DynamoDB (moto_server).
 
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::{AdminStore, default_call_types};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::moto;
 

@@ -9,12 +9,10 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{Duration, SubsecRound};
 
-use nurse_call_core::Store;
-use nurse_call_core::domain::alarm::{Alarm, AlarmStatus};
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::store::SandboxStore;
-use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm};
+use nurse_call_core::{
+    AdminStore, AlarmStore, AlarmWrite, DueAlarm, SandboxStore, Scope, Store,
+    alarm::{Alarm, AlarmStatus},
+};
 
 use alarm_support::{at, close, duty, open, person, step_at, store};
 
@@ -201,17 +199,17 @@ async fn a_close_after_an_unseen_alarm_write_reads_again_and_returns_the_newer_a
         AlarmWrite::Written
     );
     // The close works on the snapshot read before the write.
-    let change = nurse_call_core::domain::model::ElementChange {
+    let change = nurse_call_core::ElementChange {
         address: "Zimmer.1".into(),
         battery: None,
         position: None,
         reachable: None,
         at: at(5),
     };
-    let element = nurse_call_core::store::ElementWrite::new(
+    let element = nurse_call_core::ElementWrite::new(
         &scope,
         &change,
-        nurse_call_core::domain::model::ElementPolicy::CreateMissing,
+        nurse_call_core::ElementPolicy::CreateMissing,
         &stale,
     );
     let closed = match store
@@ -219,7 +217,7 @@ async fn a_close_after_an_unseen_alarm_write_reads_again_and_returns_the_newer_a
         .await
         .unwrap()
     {
-        nurse_call_core::store::CloseOutcome::Closed(calls) => calls,
+        nurse_call_core::CloseOutcome::Closed(calls) => calls,
         other => panic!("{other:?}"),
     };
     assert_eq!(closed.len(), 1);

@@ -75,7 +75,7 @@ fn state(rules: &[&Rule]) -> AppState {
             mode: Mode::Sandbox,
             time_zone: "Europe/Berlin".parse().unwrap(),
             call_retention: Default::default(),
-            supervision: nurse_call_core::domain::supervision::Thresholds::default(),
+            supervision: nurse_call_core::Thresholds::default(),
             live_url: None,
             staff: Default::default(),
         },
@@ -251,8 +251,8 @@ async fn a_transaction_that_keeps_conflicting_is_503() {
 async fn a_consumer_put_that_finds_its_own_earlier_attempt_succeeds() {
     use aws_sdk_dynamodb::operation::put_item::PutItemError;
     use aws_sdk_dynamodb::types::error::ConditionalCheckFailedException;
-    use nurse_call_core::domain::model::Consumer;
-    use nurse_call_core::store::SandboxStore;
+    use nurse_call_core::Consumer;
+    use nurse_call_core::SandboxStore;
 
     let consumer = Consumer {
         id: CONSUMER.into(),

@@ -3,12 +3,9 @@
 //! field (call types) or that one credential refused (consumers, displays).
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use nurse_call_core::domain::alarm::Policy;
-use nurse_call_core::domain::call_type_items::CallTypeItem;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::credentials::Stored;
-use nurse_call_core::store::Store;
-use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::{
+    AdminStore, CallTypeItem, Store, alarm::Policy, credentials::Stored, default_call_types,
+};
 use nurse_call_dynamodb::item::{Item, call_type_item, display_key};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::moto;

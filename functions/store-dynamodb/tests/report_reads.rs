@@ -11,10 +11,10 @@ use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
 use chrono::{Duration, TimeZone, Utc};
 
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::{ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome, Store};
+use nurse_call_core::{
+    AddressSnapshot, AdminStore, ElementChange, ElementPolicy, ElementWrite, NewCall, OpenOutcome,
+    Scope, Store, default_call_types,
+};
 use nurse_call_dynamodb::{DynamoStore, RequestCounter, TableNames, Timeouts, sdk_config};
 use store_conformance::moto;
 

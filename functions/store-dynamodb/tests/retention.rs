@@ -7,16 +7,11 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
-use nurse_call_core::Store;
-use nurse_call_core::config::CallRetention;
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::{
-    Call, Consumer, ElementChange, ElementPolicy, NewCall, Scope,
+use nurse_call_core::{
+    AddressSnapshot, AdminStore, AlarmStore, AlarmWrite, Call, CallRetention, CloseOutcome,
+    Consumer, ElementChange, ElementPolicy, ElementWrite, NewCall, OpenOutcome, Scope, Store,
+    alarm::AuditEvent, default_call_types,
 };
-use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite};
-use nurse_call_core::store::{AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::moto;
 

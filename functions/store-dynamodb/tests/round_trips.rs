@@ -25,15 +25,12 @@ mod support;
 use std::sync::Arc;
 
 use chrono::Utc;
-use nurse_call_core::domain::alarm::{AlarmStatus, Duty, Staff};
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::{Consumer, Scope};
-use nurse_call_core::store::SandboxStore;
-use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite};
-use nurse_call_core::store::cache::DEFAULT_TTL;
-use nurse_call_core::store::webhooks::WebhookStore;
-use nurse_call_core::{AppState, Mode, Settings, serve};
+use nurse_call_core::{
+    AdminStore, AlarmStore, AlarmWrite, AppState, Consumer, DEFAULT_TTL, Mode, SandboxStore, Scope,
+    Settings, WebhookStore,
+    alarm::{AlarmStatus, Duty, Staff},
+    default_call_types, serve,
+};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::{alarm_support, moto};
 use support::{CONSUMER, SECRET, json, signed_post};
@@ -78,7 +75,7 @@ async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
             mode: Mode::Production,
             time_zone: "Europe/Berlin".parse().unwrap(),
             call_retention: Default::default(),
-            supervision: nurse_call_core::domain::supervision::Thresholds::default(),
+            supervision: nurse_call_core::Thresholds::default(),
             live_url: None,
             staff: Default::default(),
         },
@@ -179,9 +176,8 @@ async fn each_request_stays_within_its_round_trip_budget() {
 
     // A display reads the open calls: its token, then the open-call index,
     // consistently (the call opened just now is in it).
-    let (display, token) =
-        nurse_call_core::signing::tokens::new_display("Flur", &[], Utc::now()).unwrap();
-    nurse_call_core::store::admin::AdminStore::create_display(store.as_ref(), &display)
+    let (display, token) = nurse_call_core::tokens::new_display("Flur", &[], Utc::now()).unwrap();
+    nurse_call_core::AdminStore::create_display(store.as_ref(), &display)
         .await
         .unwrap();
     let (status, _, body) = count(
@@ -226,8 +222,7 @@ async fn sent<T>(store: &DynamoStore, operation: impl std::future::Future<Output
 async fn alarm_operations_take_one_request_and_the_displays_read_stays_at_two() {
     let (state, store) = warm_production_state().await;
     let scope = Scope::installation();
-    let (display, token) =
-        nurse_call_core::signing::tokens::new_display("Flur", &[], Utc::now()).unwrap();
+    let (display, token) = nurse_call_core::tokens::new_display("Flur", &[], Utc::now()).unwrap();
     AdminStore::create_display(store.as_ref(), &display)
         .await
         .unwrap();

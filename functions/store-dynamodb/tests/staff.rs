@@ -8,12 +8,7 @@ mod alarm_support;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::Duration;
 
-use nurse_call_core::Store;
-use nurse_call_core::domain::alarm::Policy;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::alarms::AlarmStore;
+use nurse_call_core::{AdminStore, AlarmStore, Scope, Store, alarm::Policy, default_call_types};
 use nurse_call_dynamodb::DynamoStore;
 
 use alarm_support::{at, duty, person, store};

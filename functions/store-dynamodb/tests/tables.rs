@@ -8,8 +8,7 @@ use aws_sdk_dynamodb::types::{
     ProjectionType, ScalarAttributeType,
 };
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::store::alarms::AlarmStore;
+use nurse_call_core::{AlarmStore, Scope};
 use nurse_call_dynamodb::tables::{BY_DUE_INDEX, BY_SCOPE_INDEX};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::moto;

@@ -4,9 +4,9 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use nurse_call_core::domain::model::{Call, Element, ElementChange, ElementPolicy};
-use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::AddressSnapshot;
+use nurse_call_core::{
+    AddressSnapshot, Call, Element, ElementChange, ElementPolicy, wire_time::to_stored,
+};
 
 use crate::rows::{CALL_COLUMNS, ELEMENT_COLUMNS, call_from_row, element_from_row};
 

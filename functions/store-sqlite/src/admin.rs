@@ -6,10 +6,10 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use chrono::{DateTime, Utc};
-use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element, Scope};
-use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::StoreError;
-use nurse_call_core::store::admin::{AdminStore, Erased, SecretsReplaced, listed};
+use nurse_call_core::{
+    AdminStore, Call, CallType, Consumer, Display, Element, Erased, Scope, SecretsReplaced,
+    StoreError, listed, wire_time::to_stored,
+};
 
 use crate::address::{read_element, write_element};
 use crate::rows::{
@@ -222,7 +222,7 @@ impl AdminStore for SqliteStore {
                     serde_json::to_string(&display.sections).expect("strings serialise"),
                     display.scope.as_str(),
                     display.token_hash,
-                    nurse_call_core::domain::wire_time::to_stored(display.created_at),
+                    nurse_call_core::wire_time::to_stored(display.created_at),
                     display.revoked
                 ],
             )?;

@@ -12,15 +12,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::alarm::engine::quiet_end;
-use nurse_call_core::domain::alarm::{Alarm, Duty, Staff, StaffRef};
-use nurse_call_core::domain::model::{Call, Scope};
-use nurse_call_core::domain::webhooks::outbox;
-use nurse_call_core::store::AddressSnapshot;
-use nurse_call_core::store::StoreError;
-use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm, KeptAlarm};
+use nurse_call_core::{
+    AddressSnapshot, AlarmStore, AlarmWrite, Call, DueAlarm, KeptAlarm, Scope, StoreError,
+    alarm::{Alarm, AuditEvent, Duty, Staff, StaffRef, quiet_end},
+    clock,
+    webhooks::outbox,
+};
 
 use crate::rows::{ALARM_COLUMN, CALL_COLUMNS, call_from_row, precise_at, to_precise};
 use crate::{SqliteStore, outbox_write, staff};

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use nurse_call_core::domain::webhooks::attention::AttentionChange;
+use nurse_call_core::webhooks::AttentionChange;
 
 use crate::outbox_write::keep;
 use crate::rows::{texts_at, texts_json};

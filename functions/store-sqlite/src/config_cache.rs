@@ -28,9 +28,7 @@ use std::sync::Mutex;
 
 use rusqlite::Connection;
 
-use nurse_call_core::domain::call_type_items::CallTypesRead;
-use nurse_call_core::domain::credentials::Stored;
-use nurse_call_core::domain::model::Consumer;
+use nurse_call_core::{CallTypesRead, Consumer, credentials::Stored};
 
 /// How long the probe waits for a lock (another process recovering the
 /// WAL, say) before the cache steps aside for that read: it runs on the

@@ -42,17 +42,11 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::call_type_items::{CallTypeItem, CallTypesRead, read_items};
-use nurse_call_core::domain::credentials::Stored;
-use nurse_call_core::domain::model::{
-    Call, Consumer, Display, Element, ElementPolicy, NewCall, Scope,
-};
-use nurse_call_core::domain::webhooks::outbox;
-use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::{
-    AddressSnapshot, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome, FirstAlarm,
-    OpenOutcome, Store, StoreError,
+use nurse_call_core::{
+    AddressSnapshot, Call, CallTypeItem, CallTypesRead, CloseOutcome, Consumer, Display, Element,
+    ElementBatch, ElementPolicy, ElementWrite, ElementsOutcome, FirstAlarm, NewCall, OpenOutcome,
+    Scope, Store, StoreError, clock, credentials::Stored, read_items, webhooks::outbox,
+    wire_time::to_stored,
 };
 
 use address::{apply_change, open_call_with_event, read_element, read_snapshot};

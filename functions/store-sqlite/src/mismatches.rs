@@ -4,8 +4,7 @@
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{Connection, params};
 
-use nurse_call_core::domain::model::HashMismatch;
-use nurse_call_core::domain::wire_time::to_stored;
+use nurse_call_core::{HashMismatch, wire_time::to_stored};
 
 use crate::rows::time_at;
 

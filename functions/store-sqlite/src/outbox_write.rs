@@ -6,7 +6,7 @@
 
 use rusqlite::{Connection, params};
 
-use nurse_call_core::domain::webhooks::outbox::OutboxEvent;
+use nurse_call_core::webhooks::outbox::OutboxEvent;
 
 use crate::rows::to_precise;
 

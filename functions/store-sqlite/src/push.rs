@@ -4,10 +4,10 @@
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::domain::push::{PushSubscription, VapidKeys};
-use nurse_call_core::store::StoreError;
-use nurse_call_core::store::push::PushStore;
+use nurse_call_core::{
+    PushStore, Scope, StoreError,
+    push::{PushSubscription, VapidKeys},
+};
 
 use crate::SqliteStore;
 use crate::rows::{precise_at, to_precise};

@@ -5,12 +5,12 @@ use chrono::{DateTime, Utc};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, params};
 
-use nurse_call_core::domain::alarm::Alarm;
-use nurse_call_core::domain::call_type_items::CallTypeItem;
-use nurse_call_core::domain::credentials::{Stored, read_consumer, read_display};
-use nurse_call_core::domain::model::{Call, CallType, Consumer, Display, Element};
-use nurse_call_core::domain::raw::Raw;
-use nurse_call_core::domain::wire_time::from_stored;
+use nurse_call_core::{
+    Call, CallType, CallTypeItem, Consumer, Display, Element, Raw,
+    alarm::Alarm,
+    credentials::{Stored, read_consumer, read_display},
+    wire_time::from_stored,
+};
 
 pub(crate) fn time_at(row: &Row<'_>, index: usize) -> rusqlite::Result<DateTime<Utc>> {
     let text: String = row.get(index)?;
@@ -132,7 +132,7 @@ pub(crate) const DISPLAY_COLUMNS: &str =
     "id, name, sections, scope, token_hash, created_at, revoked";
 
 /// A display row as stored: usable, or malformed by a hand edit
-/// ([`nurse_call_core::domain::credentials`]). The display's id is the
+/// ([`nurse_call_core::credentials`]). The display's id is the
 /// column `id` (`display_id` in DynamoDB, whose `id` is the key).
 pub(crate) fn display_from_row(row: &Row<'_>) -> rusqlite::Result<Stored<Display>> {
     let mut fields = Fields::new(row);
@@ -150,7 +150,7 @@ pub(crate) const CONSUMER_COLUMNS: &str =
     "id, name, secrets, allow_sha1, created_at, expires_at, require_signed_time";
 
 /// A consumer row as stored: usable, or malformed by a hand edit
-/// ([`nurse_call_core::domain::credentials`]).
+/// ([`nurse_call_core::credentials`]).
 pub(crate) fn consumer_from_row(row: &Row<'_>) -> rusqlite::Result<Stored<Consumer>> {
     let mut fields = Fields::new(row);
     let consumer = read_consumer(|field| match field {
@@ -200,7 +200,7 @@ pub(crate) const CALL_TYPE_COLUMNS: &str = "id, name, internal_name, urgency, pr
                                             escalation";
 
 /// A call-type row field by field; core reads it with the fallbacks of
-/// DECISIONS §7 ([`nurse_call_core::domain::call_type_items`]). Each column
+/// DECISIONS §7 ([`nurse_call_core`]). Each column
 /// is taken as it is (`get_ref`), not converted: with the sqlite3 tool an
 /// admin can put the text `high` into the INTEGER column `priority`, and
 /// that is a fallback, not an error for every request.

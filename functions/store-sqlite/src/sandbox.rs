@@ -6,9 +6,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::params;
 
-use nurse_call_core::domain::model::{Call, Consumer, Element, HashMismatch, Scope};
-use nurse_call_core::domain::wire_time::to_stored;
-use nurse_call_core::store::{SandboxStore, StoreError};
+use nurse_call_core::{
+    Call, Consumer, Element, HashMismatch, SandboxStore, Scope, StoreError, wire_time::to_stored,
+};
 
 use crate::rows::{CALL_COLUMNS, ELEMENT_COLUMNS, call_from_row, element_from_row};
 use crate::{SqliteStore, mismatches, staff};

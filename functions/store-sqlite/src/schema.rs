@@ -3,8 +3,7 @@
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, params};
 
-use nurse_call_core::domain::alarm::Alarm;
-use nurse_call_core::domain::wire_time::from_stored;
+use nurse_call_core::{alarm::Alarm, wire_time::from_stored};
 
 use crate::rows::to_precise;
 

@@ -5,8 +5,10 @@
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use nurse_call_core::domain::alarm::{Duty, Staff};
-use nurse_call_core::domain::model::Scope;
+use nurse_call_core::{
+    Scope,
+    alarm::{Duty, Staff},
+};
 
 use crate::rows::{precise_at, texts_at, texts_json as json, to_precise};
 

@@ -8,12 +8,13 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, Row, params, params_from_iter};
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::domain::webhooks::attention::AttentionChange;
-use nurse_call_core::domain::webhooks::outbox::{Facts, OutboxEvent};
-use nurse_call_core::domain::webhooks::{Endpoint, EventType};
-use nurse_call_core::store::StoreError;
-use nurse_call_core::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
+use nurse_call_core::{
+    Attempt, AttemptEnd, Scope, StoreError, WebhookStore,
+    webhooks::{
+        AttentionChange, Endpoint, EventType,
+        outbox::{Facts, OutboxEvent},
+    },
+};
 
 use crate::SqliteStore;
 use crate::rows::{precise_at, texts_at, texts_json as json, to_precise};

@@ -34,7 +34,7 @@ use std::thread::JoinHandle;
 
 use rusqlite::Connection;
 
-use nurse_call_core::store::StoreError;
+use nurse_call_core::StoreError;
 
 /// At most this many jobs share one commit, so that a flood of queued work
 /// does not hold the write lock (and its answers) for long.

@@ -7,10 +7,9 @@
 use chrono::Utc;
 use rusqlite::Connection;
 
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::Consumer;
-use nurse_call_core::store::admin::{AdminStore, SecretsReplaced};
-use nurse_call_core::store::{SandboxStore, Store};
+use nurse_call_core::{
+    AdminStore, Consumer, SandboxStore, SecretsReplaced, Store, default_call_types,
+};
 use nurse_call_sqlite::{FILE_NAME, SqliteStore};
 
 const ID: &str = "c0c0c0c0-0000-4000-8000-000000000001";

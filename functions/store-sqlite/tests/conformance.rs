@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::{AdminStore, default_call_types};
 use nurse_call_sqlite::SqliteStore;
 use store_conformance::Harness;
 

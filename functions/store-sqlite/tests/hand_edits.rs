@@ -4,16 +4,11 @@
 //! every read.
 
 use chrono::Utc;
-use nurse_call_core::domain::alarm::Policy;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::credentials::Stored;
-use nurse_call_core::domain::model::{
-    Consumer, Display, ElementChange, ElementPolicy, NewCall, Scope,
+use nurse_call_core::{
+    AddressSnapshot, AdminStore, AlarmStore, Consumer, Display, ElementChange, ElementPolicy,
+    ElementWrite, NewCall, OpenOutcome, SandboxStore, Scope, Store, alarm::Policy,
+    credentials::Stored, default_call_types,
 };
-use nurse_call_core::store::Store;
-use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::alarms::AlarmStore;
-use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome, SandboxStore};
 use nurse_call_sqlite::SqliteStore;
 
 async fn seeded() -> (tempfile::TempDir, SqliteStore, rusqlite::Connection) {

@@ -9,12 +9,11 @@
 use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
 
-use nurse_call_core::Store;
-use nurse_call_core::domain::model::{ElementChange, ElementPolicy, HashMismatch, NewCall, Scope};
-use nurse_call_core::signing::tokens::{new_display, token_hash};
-use nurse_call_core::store::SandboxStore;
-use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome};
+use nurse_call_core::{
+    AddressSnapshot, AdminStore, ElementChange, ElementPolicy, ElementWrite, HashMismatch, NewCall,
+    OpenOutcome, SandboxStore, Scope, Store,
+    tokens::{new_display, token_hash},
+};
 use nurse_call_sqlite::{FILE_NAME, SqliteStore};
 
 /// The schema of version 1 exactly as it shipped, with one consumer and one call.
@@ -323,9 +322,9 @@ fn write_version_5(path: &std::path::Path) {
 /// nothing again.
 #[tokio::test]
 async fn a_version_5_file_keeps_its_data_and_its_open_calls_get_pending_alarms() {
-    use nurse_call_core::domain::alarm::audit::AuditEvent;
-    use nurse_call_core::domain::alarm::{Alarm, Duty, Policy, Staff};
-    use nurse_call_core::store::alarms::{AlarmStore, AlarmWrite, DueAlarm};
+    use nurse_call_core::alarm::AuditEvent;
+    use nurse_call_core::alarm::{Alarm, Duty, Policy, Staff};
+    use nurse_call_core::{AlarmStore, AlarmWrite, DueAlarm};
 
     let dir = tempfile::tempdir().expect("temporary folder");
     let path = dir.path().join(FILE_NAME);

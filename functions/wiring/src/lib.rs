@@ -6,8 +6,8 @@
 //!
 //! The process gets one [`Backend`] and hands each part the trait it needs:
 //! the handlers the request path's [`Store`](nurse_call_core::Store) (and the
-//! sandbox its [`SandboxStore`](nurse_call_core::store::SandboxStore)), the
-//! admin command the [`AdminStore`](nurse_call_core::store::admin::AdminStore).
+//! sandbox its [`SandboxStore`](nurse_call_core::SandboxStore)), the
+//! admin command the [`AdminStore`](nurse_call_core::AdminStore).
 //! A Lambda function opens its connections during init with [`warm_up`].
 
 pub mod warm_up;
@@ -17,11 +17,9 @@ use std::sync::Arc;
 #[cfg(feature = "embedded")]
 use std::path::PathBuf;
 
-use nurse_call_core::config::CallRetention;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::store::cache::DEFAULT_TTL;
-use nurse_call_core::store::{Backend, ServiceStore};
-use nurse_call_core::{AppState, Settings};
+use nurse_call_core::{
+    AppState, Backend, CallRetention, DEFAULT_TTL, ServiceStore, Settings, default_call_types,
+};
 
 #[cfg(feature = "dynamodb")]
 pub use nurse_call_dynamodb::TableNames;
@@ -50,7 +48,7 @@ impl StoreChoice {
     #[cfg(feature = "dynamodb")]
     pub fn lambda_from_env() -> Self {
         StoreChoice::DynamoDb {
-            endpoint: nurse_call_core::config::env_value("DYNAMODB_ENDPOINT"),
+            endpoint: nurse_call_core::env_value("DYNAMODB_ENDPOINT"),
             tables: TableNames::from_env(),
         }
     }
@@ -62,7 +60,7 @@ impl StoreChoice {
     /// get one when an endpoint is given.
     #[cfg(feature = "embedded")]
     pub fn local(data_dir: PathBuf, endpoint: Option<String>) -> Result<Self, String> {
-        match nurse_call_core::config::non_blank(endpoint) {
+        match nurse_call_core::non_blank(endpoint) {
             None => Ok(StoreChoice::Embedded { data_dir }),
             #[cfg(feature = "dynamodb")]
             Some(endpoint) => Ok(StoreChoice::DynamoDb {

@@ -18,7 +18,7 @@ use crate::live_aws::moto_api::{Moto, StreamReader};
 use crate::live_aws::runtime_api::Function;
 
 /// The stack's queues on moto.
-pub struct Queues<'a> {
+pub(crate) struct Queues<'a> {
     pub timers: Queue<'a>,
     pub dead_letters: Queue<'a>,
     pub deliveries: Queue<'a>,
@@ -27,7 +27,7 @@ pub struct Queues<'a> {
 }
 
 impl<'a> Queues<'a> {
-    pub async fn create(moto: &'a Moto, prefix: &str) -> Queues<'a> {
+    pub(crate) async fn create(moto: &'a Moto, prefix: &str) -> Queues<'a> {
         let dead_letters =
             Queue::create(moto, &format!("{prefix}alarm-timers-dlq"), json!({})).await;
         let redrive = json!({"deadLetterTargetArn": dead_letters.arn, "maxReceiveCount": 2});
@@ -53,7 +53,7 @@ impl<'a> Queues<'a> {
     }
 }
 
-pub fn region() -> String {
+pub(crate) fn region() -> String {
     ["AWS_REGION", "AWS_DEFAULT_REGION"]
         .iter()
         .find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
@@ -61,7 +61,7 @@ pub fn region() -> String {
 }
 
 /// The stack's environment of the alarm and deliver functions, on moto.
-pub fn function_env(
+pub(crate) fn function_env(
     prefix: &str,
     region: &str,
     queues: &Queues<'_>,
@@ -97,7 +97,7 @@ pub fn function_env(
 
 /// A new KMS key on moto, as the production stack's installation key
 /// (its ARN).
-pub async fn installation_key(moto: &Moto) -> String {
+pub(crate) async fn installation_key(moto: &Moto) -> String {
     let created = moto
         .call_service(
             "kms",
@@ -114,7 +114,7 @@ pub async fn installation_key(moto: &Moto) -> String {
 /// The event source mappings of the two functions: the stream and the
 /// timer queue to the alarm function, the delivery queue to the deliver
 /// function, polled in turns.
-pub struct EventSources<'a> {
+pub(crate) struct EventSources<'a> {
     stream: StreamReader<'a>,
     queues: &'a Queues<'a>,
     pub alarm: Function,
@@ -134,7 +134,7 @@ pub struct EventSources<'a> {
 
 impl<'a> EventSources<'a> {
     /// The three functions started with `env`, the stream read from now on.
-    pub async fn start(
+    pub(crate) async fn start(
         moto: &'a Moto,
         data_table: &str,
         queues: &'a Queues<'a>,
@@ -158,7 +158,7 @@ impl<'a> EventSources<'a> {
     }
 
     /// One poll of each source; what it found goes to the function.
-    pub async fn round(&mut self) {
+    pub(crate) async fn round(&mut self) {
         let event = self.stream.next_event().await;
         let records = event["Records"].as_array().map_or(0, Vec::len);
         if records > 0 {
@@ -212,7 +212,7 @@ impl<'a> EventSources<'a> {
     }
 
     /// Polls until `check` holds; panics after `within`.
-    pub async fn until<F, Fut>(&mut self, what: &str, within: Duration, mut check: F)
+    pub(crate) async fn until<F, Fut>(&mut self, what: &str, within: Duration, mut check: F)
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = bool>,
@@ -229,7 +229,7 @@ impl<'a> EventSources<'a> {
     }
 
     /// Polls until `count` timer messages were handed over in all.
-    pub async fn until_taken(&mut self, count: usize, within: Duration) {
+    pub(crate) async fn until_taken(&mut self, count: usize, within: Duration) {
         let deadline = Instant::now() + within;
         while self.taken.len() < count {
             assert!(
@@ -242,7 +242,7 @@ impl<'a> EventSources<'a> {
     }
 
     /// Polls for `duration`.
-    pub async fn run_for(&mut self, duration: Duration) {
+    pub(crate) async fn run_for(&mut self, duration: Duration) {
         let end = Instant::now() + duration;
         while Instant::now() < end {
             self.round().await;

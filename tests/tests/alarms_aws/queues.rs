@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::live_aws::moto_api::Moto;
 
-pub struct Queue<'a> {
+pub(crate) struct Queue<'a> {
     moto: &'a Moto,
     pub url: String,
     pub arn: String,
@@ -17,7 +17,7 @@ pub struct Queue<'a> {
 
 impl<'a> Queue<'a> {
     /// A standard queue `name` with `attributes` (SQS's, as strings).
-    pub async fn create(moto: &'a Moto, name: &str, attributes: Value) -> Queue<'a> {
+    pub(crate) async fn create(moto: &'a Moto, name: &str, attributes: Value) -> Queue<'a> {
         let created = moto
             .call_service(
                 "sqs",
@@ -43,7 +43,7 @@ impl<'a> Queue<'a> {
         Queue { moto, url, arn }
     }
 
-    pub async fn send(&self, body: &str, delay_seconds: u32) {
+    pub(crate) async fn send(&self, body: &str, delay_seconds: u32) {
         self.moto
             .call_service(
                 "sqs",
@@ -54,7 +54,7 @@ impl<'a> Queue<'a> {
     }
 
     /// The messages visible now (at most 10), each received once more.
-    pub async fn receive(&self) -> Vec<Value> {
+    pub(crate) async fn receive(&self) -> Vec<Value> {
         let answer = self
             .moto
             .call_service(
@@ -71,7 +71,7 @@ impl<'a> Queue<'a> {
         answer["Messages"].as_array().cloned().unwrap_or_default()
     }
 
-    pub async fn delete(&self, receipt_handle: &str) {
+    pub(crate) async fn delete(&self, receipt_handle: &str) {
         self.moto
             .call_service(
                 "sqs",
@@ -82,7 +82,7 @@ impl<'a> Queue<'a> {
     }
 
     /// `messages` (ReceiveMessage's) as Lambda's SQS event.
-    pub fn lambda_event(&self, messages: &[Value]) -> Value {
+    pub(crate) fn lambda_event(&self, messages: &[Value]) -> Value {
         let records: Vec<Value> = messages
             .iter()
             .map(|message| {

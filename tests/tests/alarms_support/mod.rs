@@ -11,29 +11,29 @@ use blackbox_tests::*;
 use futures_util::StreamExt;
 use tokio_tungstenite::tungstenite::Message;
 
-pub const STAFF_ME: &str = "/api/v1/staff/me";
-pub const STAFF_DUTY: &str = "/api/v1/staff/duty";
-pub const STAFF_CALLS: &str = "/api/v1/staff/calls";
-pub const SANDBOX_STAFF: &str = "/api/v1/sandbox/staff";
-pub const DISPLAY_CALLS: &str = "/api/v1/display/calls";
-pub const LIVE: &str = "/api/v1/display/live";
+pub(crate) const STAFF_ME: &str = "/api/v1/staff/me";
+pub(crate) const STAFF_DUTY: &str = "/api/v1/staff/duty";
+pub(crate) const STAFF_CALLS: &str = "/api/v1/staff/calls";
+pub(crate) const SANDBOX_STAFF: &str = "/api/v1/sandbox/staff";
+pub(crate) const DISPLAY_CALLS: &str = "/api/v1/display/calls";
+pub(crate) const LIVE: &str = "/api/v1/display/live";
 
 /// The shortened policy of the issue: section at once, house after 2 s,
 /// group Leitung after 4 s.
-pub const SHORT_POLICY: &str =
+pub(crate) const SHORT_POLICY: &str =
     r#"[{"after":0,"to":"section"},{"after":2,"to":"house"},{"after":4,"to":"group:Leitung"}]"#;
 
 /// How long a message may take where the contract says 1 s: the tests
 /// assert the 1 s themselves where they measure it, and wait this long for
 /// anything (moto on a busy machine is slow).
-pub const WAIT: Duration = Duration::from_secs(10);
+pub(crate) const WAIT: Duration = Duration::from_secs(10);
 
-pub type Socket =
+pub(crate) type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// A staff member of a sandbox visitor, with their token.
 #[derive(Debug, Clone)]
-pub struct Member {
+pub(crate) struct Member {
     pub id: String,
     pub name: String,
     pub token: String,
@@ -41,14 +41,19 @@ pub struct Member {
 
 /// `nurse-call-admin call-types set NAME --escalation JSON` on the
 /// server's store (the local server sees it at once).
-pub fn set_escalation(server: &Server, call_type: &str, policy: &str) {
+pub(crate) fn set_escalation(server: &Server, call_type: &str, policy: &str) {
     server
         .admin(&["call-types", "set", call_type, "--escalation", policy])
         .success();
 }
 
 /// A staff member of `visitor`'s scope (`POST /api/v1/sandbox/staff`).
-pub async fn staff(server: &Server, visitor: &Consumer, name: &str, groups: &[&str]) -> Member {
+pub(crate) async fn staff(
+    server: &Server,
+    visitor: &Consumer,
+    name: &str,
+    groups: &[&str],
+) -> Member {
     let path = format!(
         "{SANDBOX_STAFF}?consumer={}&hash={}",
         visitor.id,
@@ -67,7 +72,7 @@ pub async fn staff(server: &Server, visitor: &Consumer, name: &str, groups: &[&s
 }
 
 /// A request with `token` as Bearer; `body` as JSON when given.
-pub async fn as_staff(
+pub(crate) async fn as_staff(
     server: &Server,
     method: reqwest::Method,
     path: &str,
@@ -91,7 +96,7 @@ pub async fn as_staff(
 }
 
 /// Signs `member` on for `sections` (empty = the whole house), asserting 200.
-pub async fn sign_on(server: &Server, member: &Member, sections: &[&str]) -> Value {
+pub(crate) async fn sign_on(server: &Server, member: &Member, sections: &[&str]) -> Value {
     let body = json!({ "sections": sections }).to_string();
     let response = as_staff(
         server,
@@ -106,7 +111,7 @@ pub async fn sign_on(server: &Server, member: &Member, sections: &[&str]) -> Val
 }
 
 /// `member`'s response to call `id`.
-pub async fn respond(server: &Server, member: &Member, id: i64, response: &str) -> Response {
+pub(crate) async fn respond(server: &Server, member: &Member, id: i64, response: &str) -> Response {
     let body = json!({ "response": response }).to_string();
     as_staff(
         server,
@@ -119,7 +124,7 @@ pub async fn respond(server: &Server, member: &Member, id: i64, response: &str) 
 }
 
 /// `GET /api/v1/staff/calls`'s `calls`, asserting 200.
-pub async fn staff_calls(server: &Server, member: &Member) -> Vec<Value> {
+pub(crate) async fn staff_calls(server: &Server, member: &Member) -> Vec<Value> {
     let response = as_staff(
         server,
         reqwest::Method::GET,
@@ -133,7 +138,7 @@ pub async fn staff_calls(server: &Server, member: &Member) -> Vec<Value> {
 }
 
 /// Opens `event` on `address` in `section` (if any); the call's id.
-pub async fn open(
+pub(crate) async fn open(
     server: &Server,
     visitor: &Consumer,
     address: &str,
@@ -149,7 +154,7 @@ pub async fn open(
     response.data()["id"].as_i64().expect("id")
 }
 
-pub async fn close(server: &Server, visitor: &Consumer, address: &str) {
+pub(crate) async fn close(server: &Server, visitor: &Consumer, address: &str) {
     server
         .display(visitor, address, r#"{"closed":true}"#)
         .await
@@ -157,7 +162,7 @@ pub async fn close(server: &Server, visitor: &Consumer, address: &str) {
 }
 
 /// The visitor's displays' read (the test page's cookie): the call `id`.
-pub async fn displayed(server: &Server, visitor: &Consumer, id: i64) -> Option<Value> {
+pub(crate) async fn displayed(server: &Server, visitor: &Consumer, id: i64) -> Option<Value> {
     let cookie = visitor.cookie();
     let response = server
         .request(
@@ -173,7 +178,7 @@ pub async fn displayed(server: &Server, visitor: &Consumer, id: i64) -> Option<V
 }
 
 /// Polls the displays' read until call `id`'s alarm is in `state`; its record.
-pub async fn displayed_in_state(
+pub(crate) async fn displayed_in_state(
     server: &Server,
     visitor: &Consumer,
     id: i64,
@@ -194,12 +199,12 @@ pub async fn displayed_in_state(
 }
 
 /// A staff page's live socket.
-pub async fn connect_staff(server: &Server, member: &Member) -> Socket {
+pub(crate) async fn connect_staff(server: &Server, member: &Member) -> Socket {
     connect(server, &format!("token={}", member.token)).await
 }
 
 /// A display of the visitor's scope on the live socket (their proof).
-pub async fn connect_display(server: &Server, visitor: &Consumer) -> Socket {
+pub(crate) async fn connect_display(server: &Server, visitor: &Consumer) -> Socket {
     connect(
         server,
         &format!("consumer={}&hash={}", visitor.id, visitor.proof()),
@@ -220,7 +225,7 @@ async fn connect(server: &Server, query: &str) -> Socket {
 
 /// The next message of `kind` about call `id` within `within`, skipping the
 /// others (pongs, other calls, other kinds); `None` when none came.
-pub async fn message_within(
+pub(crate) async fn message_within(
     socket: &mut Socket,
     kind: &str,
     id: i64,
@@ -244,7 +249,7 @@ pub async fn message_within(
 
 /// A live message, checked against docs/openapi.yaml's `LiveMessage` (or
 /// `LivePong`).
-pub fn documented(text: &str) -> Value {
+pub(crate) fn documented(text: &str) -> Value {
     let message: Value = serde_json::from_str(text).expect("JSON message");
     let schema = if message["type"] == "pong" {
         "/components/schemas/LivePong"
@@ -260,14 +265,14 @@ pub fn documented(text: &str) -> Value {
 }
 
 /// [`message_within`] [`WAIT`], panicking when none came.
-pub async fn message(socket: &mut Socket, kind: &str, id: i64) -> Value {
+pub(crate) async fn message(socket: &mut Socket, kind: &str, id: i64) -> Value {
     message_within(socket, kind, id, WAIT)
         .await
         .unwrap_or_else(|| panic!("no {kind} for call {id} within {WAIT:?}"))
 }
 
 /// Every text message that arrives within `within`.
-pub async fn messages_for(socket: &mut Socket, within: Duration) -> Vec<Value> {
+pub(crate) async fn messages_for(socket: &mut Socket, within: Duration) -> Vec<Value> {
     let deadline = Instant::now() + within;
     let mut seen = Vec::new();
     loop {
@@ -284,6 +289,6 @@ pub async fn messages_for(socket: &mut Socket, within: Duration) -> Vec<Value> {
 }
 
 /// Seconds since `since`, for the printed figures.
-pub fn seconds(since: Instant) -> f64 {
+pub(crate) fn seconds(since: Instant) -> f64 {
     since.elapsed().as_secs_f64()
 }

@@ -17,24 +17,24 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 
 /// How long a browser may take to start and load the page.
-pub const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------------------
 // The browser
 // ---------------------------------------------------------------------------
 
-pub fn chromium_path() -> PathBuf {
+pub(crate) fn chromium_path() -> PathBuf {
     std::env::var_os("CHROMIUM").map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from)
 }
 
-pub fn chromedriver_path() -> PathBuf {
+pub(crate) fn chromedriver_path() -> PathBuf {
     std::env::var_os("CHROMEDRIVER")
         .map_or_else(|| PathBuf::from("/usr/bin/chromedriver"), PathBuf::from)
 }
 
 /// `true` (with a note) when the browser tests are to be skipped; panics with
 /// the install hint when Chromium is missing and skipping was not asked for.
-pub fn skip_browser_tests(test: &str) -> bool {
+pub(crate) fn skip_browser_tests(test: &str) -> bool {
     if std::env::var("SKIP_BROWSER_TESTS").is_ok_and(|v| v == "1") {
         eprintln!("{test}: skipped (SKIP_BROWSER_TESTS=1)");
         return true;
@@ -53,7 +53,7 @@ pub fn skip_browser_tests(test: &str) -> bool {
 
 /// A chromedriver process on a free loopback port, in its own process group
 /// so that it and the browsers it started go when it is dropped.
-pub struct Chromedriver {
+pub(crate) struct Chromedriver {
     child: Child,
     url: String,
     /// Profiles (`--user-data-dir`) and the driver's log.
@@ -61,13 +61,13 @@ pub struct Chromedriver {
 }
 
 impl Chromedriver {
-    pub async fn start() -> Chromedriver {
+    pub(crate) async fn start() -> Chromedriver {
         Chromedriver::start_with_env(&[]).await
     }
 
     /// [`Chromedriver::start`] with environment variables for the driver
     /// and so for the browsers it starts (`TZ`: the browser's time zone).
-    pub async fn start_with_env(env: &[(&str, &str)]) -> Chromedriver {
+    pub(crate) async fn start_with_env(env: &[(&str, &str)]) -> Chromedriver {
         use std::os::unix::process::CommandExt;
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -118,7 +118,7 @@ impl Chromedriver {
     /// chromedriver's `goog/cdp/execute` (no events: commands only); its
     /// result, or the driver's error as `Err`. (tests/tests/staff_page.rs)
     #[allow(dead_code)]
-    pub async fn cdp(
+    pub(crate) async fn cdp(
         &self,
         browser: &Client,
         command: &str,
@@ -153,12 +153,12 @@ impl Chromedriver {
 
     /// A new browser with a fresh profile: its own cookies, like a second
     /// visitor. `width` × `height` is the window.
-    pub async fn browser(&self, name: &str, width: u32, height: u32) -> Client {
+    pub(crate) async fn browser(&self, name: &str, width: u32, height: u32) -> Client {
         self.browser_with(name, width, height, &[]).await
     }
 
     /// [`Chromedriver::browser`] with more Chromium switches.
-    pub async fn browser_with(
+    pub(crate) async fn browser_with(
         &self,
         name: &str,
         width: u32,
@@ -225,7 +225,7 @@ impl Drop for Chromedriver {
 // Reading the page
 // ---------------------------------------------------------------------------
 
-pub async fn text(browser: &Client, css: &str) -> String {
+pub(crate) async fn text(browser: &Client, css: &str) -> String {
     browser
         .find(Locator::Css(css))
         .await
@@ -235,7 +235,7 @@ pub async fn text(browser: &Client, css: &str) -> String {
         .expect("element text")
 }
 
-pub async fn run(browser: &Client, script: &str) -> Value {
+pub(crate) async fn run(browser: &Client, script: &str) -> Value {
     browser
         .execute(script, Vec::new())
         .await
@@ -246,7 +246,7 @@ pub async fn run(browser: &Client, script: &str) -> Value {
 /// window's frame is not part of the screen a display or phone has), then
 /// lets the page lay out again.
 #[allow(dead_code)] // not every browser test resizes
-pub async fn set_viewport(browser: &Client, width: u32, height: u32) {
+pub(crate) async fn set_viewport(browser: &Client, width: u32, height: u32) {
     let frame = run(
         browser,
         "return [outerWidth - innerWidth, outerHeight - innerHeight]",
@@ -272,7 +272,12 @@ pub async fn set_viewport(browser: &Client, width: u32, height: u32) {
 }
 
 /// Polls `check` until it gives `Some`, for at most `within` after `since`.
-pub async fn shows<T, F, Fut>(what: &str, since: Instant, within: Duration, mut check: F) -> T
+pub(crate) async fn shows<T, F, Fut>(
+    what: &str,
+    since: Instant,
+    within: Duration,
+    mut check: F,
+) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
@@ -292,7 +297,7 @@ where
 /// Opens the test page at `base` (it gives the browser a sandbox pair in
 /// its cookie); the pair it shows, to send calls into the visitor's scope.
 #[allow(dead_code)] // not every browser test starts on the test page
-pub async fn test_page_consumer(browser: &Client, base: &str) -> Consumer {
+pub(crate) async fn test_page_consumer(browser: &Client, base: &str) -> Consumer {
     browser
         .goto(&format!("{base}/"))
         .await
@@ -305,7 +310,7 @@ pub async fn test_page_consumer(browser: &Client, base: &str) -> Consumer {
 
 /// What is shown in place of tiles (`Keine offenen Rufe`, …), if anything.
 #[allow(dead_code)] // not every browser test shows the display page
-pub async fn quiet(browser: &Client) -> Option<String> {
+pub(crate) async fn quiet(browser: &Client) -> Option<String> {
     let shown = run(
         browser,
         "const q = document.getElementById('quiet'); return q.hidden ? null : q.innerText",
@@ -317,7 +322,7 @@ pub async fn quiet(browser: &Client) -> Option<String> {
 /// Opens the test page (a sandbox pair in its cookie), then follows its link
 /// to the display page. The pair, to send calls into the visitor's scope.
 #[allow(dead_code)] // not every browser test shows the display page
-pub async fn display_via_test_page(browser: &Client, base: &str) -> Consumer {
+pub(crate) async fn display_via_test_page(browser: &Client, base: &str) -> Consumer {
     let me = test_page_consumer(browser, base).await;
     let link = browser
         .find(Locator::Css("#display-link"))
@@ -355,11 +360,11 @@ const RECORD_GRACE: Duration = Duration::from_secs(5);
 /// runs two browser tests, their servers, moto and the background builds on
 /// two cores: 1.05 and 1.11 s were seen there against 0.25 to 0.3 s alone.
 /// Anything over the promise is printed as such.
-pub const PROMISE_TOLERANCE: Duration = Duration::from_millis(250);
+pub(crate) const PROMISE_TOLERANCE: Duration = Duration::from_millis(250);
 
 /// What a printed time adds when it is over its promise (still within
 /// [`PROMISE_TOLERANCE`], or the assertion after it fails).
-pub fn over_the_promise(took: Duration, within: Duration) -> &'static str {
+pub(crate) fn over_the_promise(took: Duration, within: Duration) -> &'static str {
     if took > within {
         ": over the promised time"
     } else {
@@ -379,7 +384,7 @@ pub fn over_the_promise(took: Duration, within: Duration) -> &'static str {
 /// answer), the observer notes a predicate that already holds at its
 /// installation: later than the page was, never earlier.
 #[allow(dead_code)] // not every browser test measures on the page
-pub async fn page_met(
+pub(crate) async fn page_met(
     browser: &Client,
     what: &str,
     since: Instant,
@@ -439,12 +444,12 @@ pub async fn page_met(
     took
 }
 
-pub fn rgb(hex: &str) -> String {
+pub(crate) fn rgb(hex: &str) -> String {
     let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex colour");
     format!("rgb({}, {}, {})", channel(1), channel(3), channel(5))
 }
 
-pub async fn save_screenshot(browser: &Client, path: &Path) {
+pub(crate) async fn save_screenshot(browser: &Client, path: &Path) {
     let png = browser.screenshot().await.expect("screenshot");
     std::fs::write(path, png).expect("screenshot written");
 }

@@ -37,7 +37,7 @@ use tokio::task::JoinHandle;
 
 /// What the proxy does to a request instead of simply forwarding it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Fault {
+pub(crate) enum Fault {
     /// 400 `ThrottlingException`, not forwarded.
     Throttling,
     /// 400 `ProvisionedThroughputExceededException`, not forwarded.
@@ -62,7 +62,7 @@ pub enum Fault {
 }
 
 impl Fault {
-    pub const ALL: [Fault; 8] = [
+    pub(crate) const ALL: [Fault; 8] = [
         Fault::Throttling,
         Fault::ThroughputExceeded,
         Fault::InternalServerError,
@@ -83,7 +83,7 @@ impl Fault {
 /// from `kinds` by their weights (among those that apply to the operation).
 /// A plan of one kind injects it at `rate`.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub rate: f64,
     pub kinds: Vec<(Fault, u32)>,
     /// How long a stall holds a request: longer than the SDK's attempt timeout.
@@ -95,7 +95,7 @@ pub struct Plan {
 
 /// What the proxy saw and did so far.
 #[derive(Debug, Clone, Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// DynamoDB requests received, by operation.
     pub requests: BTreeMap<String, u64>,
     /// Requests forwarded to moto (those answered by a fault included).
@@ -109,16 +109,16 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn requests_total(&self) -> u64 {
+    pub(crate) fn requests_total(&self) -> u64 {
         self.requests.values().sum()
     }
 
-    pub fn faults_total(&self) -> u64 {
+    pub(crate) fn faults_total(&self) -> u64 {
         self.faults.values().sum()
     }
 
     /// The `share` quantile (0.5, 0.99, 1.0) of moto's answer times.
-    pub fn upstream_quantile(&self, share: f64) -> Duration {
+    pub(crate) fn upstream_quantile(&self, share: f64) -> Duration {
         let mut times = self.upstream_times.clone();
         times.sort();
         let last = times.len().saturating_sub(1);
@@ -137,7 +137,7 @@ struct Shared {
 }
 
 /// The proxy, listening on a free loopback port until dropped.
-pub struct FaultProxy {
+pub(crate) struct FaultProxy {
     addr: SocketAddr,
     shared: Arc<Shared>,
     accept: JoinHandle<()>,
@@ -158,7 +158,7 @@ impl std::error::Error for Reset {}
 impl FaultProxy {
     /// A proxy in front of `upstream` (moto's URL), forwarding everything
     /// until [`FaultProxy::inject`] is called.
-    pub async fn start(upstream: &str) -> FaultProxy {
+    pub(crate) async fn start(upstream: &str) -> FaultProxy {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port for the proxy");
@@ -206,19 +206,19 @@ impl FaultProxy {
     }
 
     /// `http://127.0.0.1:PORT`, the endpoint to give the service.
-    pub fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// Injects faults by `plan` from now on; `None` forwards everything.
-    pub fn inject(&self, plan: Option<Plan>) {
+    pub(crate) fn inject(&self, plan: Option<Plan>) {
         *self.shared.plan.lock().expect("plan lock") = plan.map(|plan| {
             let rng = StdRng::seed_from_u64(plan.seed);
             (plan, rng)
         });
     }
 
-    pub fn tally(&self) -> Tally {
+    pub(crate) fn tally(&self) -> Tally {
         self.shared.tally.lock().expect("tally lock").clone()
     }
 }

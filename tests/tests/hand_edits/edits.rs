@@ -9,20 +9,20 @@ use serde_json::{Value, json};
 
 use super::moto_api;
 
-pub const CENTRAL: &str = "11111111-2222-4333-8444-555555555555";
-pub const CENTRAL_SECRET: &str = "central-secret";
+pub(crate) const CENTRAL: &str = "11111111-2222-4333-8444-555555555555";
+pub(crate) const CENTRAL_SECRET: &str = "central-secret";
 /// The displays' read of the open calls.
-pub const CALLS: &str = "/api/v1/display/calls";
+pub(crate) const CALLS: &str = "/api/v1/display/calls";
 
 /// The call types the tests create, after the ten seeded ones.
-pub const NEW_NAMES: [&str; 3] = ["Sonderruf", "Doppelt", "Riesig"];
+pub(crate) const NEW_NAMES: [&str; 3] = ["Sonderruf", "Doppelt", "Riesig"];
 
-pub fn central() -> Consumer {
+pub(crate) fn central() -> Consumer {
     Consumer::new(CENTRAL, CENTRAL_SECRET)
 }
 
 /// Every name's own element, so that each call type has one open call.
-pub fn address_of(name: &str) -> String {
+pub(crate) fn address_of(name: &str) -> String {
     let index = CALL_TYPE_NAMES
         .iter()
         .chain(NEW_NAMES.iter())
@@ -31,7 +31,7 @@ pub fn address_of(name: &str) -> String {
     format!("room-{index}")
 }
 
-pub fn seed() -> Seed {
+pub(crate) fn seed() -> Seed {
     CALL_TYPE_NAMES.iter().chain(NEW_NAMES.iter()).fold(
         Seed::new().consumer(CENTRAL, &[CENTRAL_SECRET], false),
         |seed, name| {
@@ -47,7 +47,7 @@ pub fn seed() -> Seed {
 
 /// A value typed by hand.
 #[derive(Debug, Clone, Copy)]
-pub enum V {
+pub(crate) enum V {
     /// Text (DynamoDB `S`).
     S(&'static str),
     /// A number as typed (DynamoDB `N`; SQLite keeps what does not fit an
@@ -59,7 +59,7 @@ pub enum V {
 }
 
 impl V {
-    pub fn attribute(self) -> Value {
+    pub(crate) fn attribute(self) -> Value {
         match self {
             V::S(text) => json!({ "S": text }),
             V::N(number) => json!({ "N": number }),
@@ -68,7 +68,7 @@ impl V {
         }
     }
 
-    pub fn sql(self) -> rusqlite::types::Value {
+    pub(crate) fn sql(self) -> rusqlite::types::Value {
         use rusqlite::types::Value as Sql;
         match self {
             V::S(text) => Sql::Text(text.to_string()),
@@ -82,7 +82,7 @@ impl V {
     }
 }
 
-pub fn moto() -> moto_api::Moto {
+pub(crate) fn moto() -> moto_api::Moto {
     let region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
         .iter()
         .find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
@@ -91,7 +91,7 @@ pub fn moto() -> moto_api::Moto {
 }
 
 /// `SET` of `fields` on the item keyed `key` (created when missing).
-pub async fn update_item(server: &Server, table: &str, key: Value, fields: &[(&str, V)]) {
+pub(crate) async fn update_item(server: &Server, table: &str, key: Value, fields: &[(&str, V)]) {
     let mut names = serde_json::Map::new();
     let mut values = serde_json::Map::new();
     let mut sets = Vec::new();
@@ -126,7 +126,13 @@ pub async fn update_item(server: &Server, table: &str, key: Value, fields: &[(&s
 }
 
 /// `UPDATE table SET field = value, … WHERE key_column = key`.
-pub fn update_row(server: &Server, table: &str, key_column: &str, key: &str, fields: &[(&str, V)]) {
+pub(crate) fn update_row(
+    server: &Server,
+    table: &str,
+    key_column: &str,
+    key: &str,
+    fields: &[(&str, V)],
+) {
     let connection = open_store_file(server.data_dir());
     for (field, value) in fields {
         let changed = connection
@@ -140,7 +146,7 @@ pub fn update_row(server: &Server, table: &str, key_column: &str, key: &str, fie
 }
 
 /// The displays' read of open calls with the display token `token`.
-pub async fn read_calls(server: &Server, token: &str) -> Response {
+pub(crate) async fn read_calls(server: &Server, token: &str) -> Response {
     let bearer = format!("Bearer {token}");
     server
         .request(
@@ -154,7 +160,7 @@ pub async fn read_calls(server: &Server, token: &str) -> Response {
 }
 
 /// The names of the calls in the displays' read, in its order.
-pub async fn display_order(server: &Server, token: &str) -> Vec<String> {
+pub(crate) async fn display_order(server: &Server, token: &str) -> Vec<String> {
     let response = read_calls(server, token).await;
     response.expect_status(200);
     response.data()["calls"]

@@ -19,11 +19,11 @@ use axum::routing::post;
 use serde_json::Value;
 
 /// The WebSocket API's stage, as in the stack (`wss://…/live`).
-pub const STAGE: &str = "live";
+pub(crate) const STAGE: &str = "live";
 
 /// One post as received.
 #[derive(Debug, Clone)]
-pub struct Post {
+pub(crate) struct Post {
     pub connection_id: String,
     pub message: Value,
     /// The body's size in bytes (API Gateway takes up to 128 KiB per post).
@@ -41,14 +41,14 @@ struct Shared {
     gone: Mutex<HashSet<String>>,
 }
 
-pub struct ManagementApi {
+pub(crate) struct ManagementApi {
     address: SocketAddr,
     shared: Arc<Shared>,
     server: tokio::task::JoinHandle<()>,
 }
 
 impl ManagementApi {
-    pub async fn start() -> ManagementApi {
+    pub(crate) async fn start() -> ManagementApi {
         let shared = Arc::new(Shared::default());
         let app = Router::new()
             .route(
@@ -71,12 +71,12 @@ impl ManagementApi {
     }
 
     /// `LIVE_MANAGEMENT_ENDPOINT`: `http://127.0.0.1:PORT/live`.
-    pub fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("http://{}/{STAGE}", self.address)
     }
 
     /// From now on, posts to `connection_id` are answered 410 Gone.
-    pub fn declare_gone(&self, connection_id: &str) {
+    pub(crate) fn declare_gone(&self, connection_id: &str) {
         self.shared
             .gone
             .lock()
@@ -84,12 +84,12 @@ impl ManagementApi {
             .insert(connection_id.to_string());
     }
 
-    pub fn posts(&self) -> Vec<Post> {
+    pub(crate) fn posts(&self) -> Vec<Post> {
         self.shared.posts.lock().unwrap().clone()
     }
 
     /// The messages delivered (200) to `connection_id`, in arrival order.
-    pub fn delivered_to(&self, connection_id: &str) -> Vec<Value> {
+    pub(crate) fn delivered_to(&self, connection_id: &str) -> Vec<Value> {
         self.posts()
             .into_iter()
             .filter(|post| post.connection_id == connection_id && post.status == 200)

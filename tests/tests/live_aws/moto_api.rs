@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-pub struct Moto {
+pub(crate) struct Moto {
     endpoint: String,
     region: String,
     client: reqwest::Client,
@@ -17,7 +17,7 @@ pub struct Moto {
 impl Moto {
     /// moto at `endpoint`, in `region` (moto keeps tables per region: the
     /// one the local server and the functions use).
-    pub fn new(endpoint: &str, region: &str) -> Moto {
+    pub(crate) fn new(endpoint: &str, region: &str) -> Moto {
         Moto {
             endpoint: endpoint.to_string(),
             region: region.to_string(),
@@ -31,14 +31,14 @@ impl Moto {
 
     /// One JSON-protocol call of DynamoDB (`DynamoDB_20120810.Scan`, …);
     /// panics with moto's answer on an error.
-    pub async fn call(&self, target: &str, body: Value) -> Value {
+    pub(crate) async fn call(&self, target: &str, body: Value) -> Value {
         self.call_service("dynamodb", target, body).await
     }
 
     /// One JSON-protocol call of `service` (`dynamodb`, `sqs`: moto reads
     /// the service and the region from the credential scope; it checks no
     /// signature); panics with moto's answer on an error.
-    pub async fn call_service(&self, service: &str, target: &str, body: Value) -> Value {
+    pub(crate) async fn call_service(&self, service: &str, target: &str, body: Value) -> Value {
         let authorization = format!(
             "AWS4-HMAC-SHA256 Credential=local/20260105/{}/{service}/aws4_request, \
              SignedHeaders=host;x-amz-target, Signature=0",
@@ -65,7 +65,7 @@ impl Moto {
 
     /// The connections table of CONTRACT-13: `scope`/`connection_id`, the
     /// `by_connection` index (keys only), TTL on `ttl`.
-    pub async fn create_connections_table(&self, name: &str) {
+    pub(crate) async fn create_connections_table(&self, name: &str) {
         self.call(
             "DynamoDB_20120810.CreateTable",
             json!({
@@ -101,7 +101,7 @@ impl Moto {
     /// Tables made locally have none: nothing reads it there, and moto
     /// copies a table with all its stream records for every item of every
     /// transaction, which grows slower with each write.
-    pub async fn enable_stream(&self, table: &str) {
+    pub(crate) async fn enable_stream(&self, table: &str) {
         self.call(
             "DynamoDB_20120810.UpdateTable",
             json!({
@@ -113,7 +113,7 @@ impl Moto {
     }
 
     /// Every item of `table` (a small table: one page).
-    pub async fn items(&self, table: &str) -> Vec<Value> {
+    pub(crate) async fn items(&self, table: &str) -> Vec<Value> {
         let answer = self
             .call(
                 "DynamoDB_20120810.Scan",
@@ -123,7 +123,7 @@ impl Moto {
         answer["Items"].as_array().cloned().unwrap_or_default()
     }
 
-    pub async fn drop_table(&self, table: &str) {
+    pub(crate) async fn drop_table(&self, table: &str) {
         self.call("DynamoDB_20120810.DeleteTable", json!({"TableName": table}))
             .await;
     }
@@ -131,14 +131,14 @@ impl Moto {
 
 /// A reader of a table's stream from the moment it was made (LATEST), like
 /// an event source mapping with starting position LATEST.
-pub struct StreamReader<'a> {
+pub(crate) struct StreamReader<'a> {
     moto: &'a Moto,
     arn: String,
     iterator: String,
 }
 
 impl<'a> StreamReader<'a> {
-    pub async fn latest(moto: &'a Moto, table: &str) -> StreamReader<'a> {
+    pub(crate) async fn latest(moto: &'a Moto, table: &str) -> StreamReader<'a> {
         let table_description = moto
             .call(
                 "DynamoDB_20120810.DescribeTable",
@@ -187,7 +187,7 @@ impl<'a> StreamReader<'a> {
 
     /// The records written since the last read, as Lambda's event
     /// `{"Records":[…]}` (Lambda adds the stream's ARN to each record).
-    pub async fn next_event(&mut self) -> Value {
+    pub(crate) async fn next_event(&mut self) -> Value {
         let mut records = Vec::new();
         loop {
             let answer = self

@@ -25,7 +25,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 /// How long an invocation may take here (moto on a busy machine is slow).
-pub const INVOKE_TIMEOUT: Duration = Duration::from_secs(90);
+pub(crate) const INVOKE_TIMEOUT: Duration = Duration::from_secs(90);
 /// The deadline the function is told (Lambda's timeout of the function).
 const FUNCTION_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -45,7 +45,7 @@ struct Shared {
 }
 
 /// A function process on its own Runtime API; killed when dropped.
-pub struct Function {
+pub(crate) struct Function {
     name: String,
     sender: mpsc::UnboundedSender<Invocation>,
     shared: Arc<Shared>,
@@ -57,7 +57,7 @@ pub struct Function {
 
 impl Function {
     /// Starts the Runtime API, then `binary` with Lambda's environment plus `env`.
-    pub async fn start(name: &str, binary: &Path, env: &[(String, String)]) -> Function {
+    pub(crate) async fn start(name: &str, binary: &Path, env: &[(String, String)]) -> Function {
         let (sender, receiver) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             function: name.to_string(),
@@ -114,7 +114,7 @@ impl Function {
 
     /// Hands `event` to the function and waits for its answer; panics with
     /// the function's output when it fails, exits or takes too long.
-    pub async fn invoke(&mut self, event: Value) -> Value {
+    pub(crate) async fn invoke(&mut self, event: Value) -> Value {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let id = format!(
             "{:08x}-0000-4000-8000-{:012x}",
@@ -156,12 +156,12 @@ impl Function {
     }
 
     /// Everything the process wrote so far, stdout and stderr.
-    pub fn logs(&self) -> Vec<String> {
+    pub(crate) fn logs(&self) -> Vec<String> {
         self.logs.lock().unwrap().clone()
     }
 
     /// The JSON log lines with this `message`.
-    pub fn log_entries(&self, message: &str) -> Vec<Value> {
+    pub(crate) fn log_entries(&self, message: &str) -> Vec<Value> {
         self.logs()
             .iter()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
@@ -170,7 +170,7 @@ impl Function {
     }
 
     /// Stops the process; its output is complete afterwards.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
         for reader in self.readers.drain(..) {

@@ -31,12 +31,12 @@ use serde_json::{Value, json};
 
 use crate::alarms_support::{Member, as_staff};
 
-pub const PUSH_KEY: &str = "/api/v1/staff/push-key";
-pub const SUBSCRIPTIONS: &str = "/api/v1/staff/push-subscriptions";
+pub(crate) const PUSH_KEY: &str = "/api/v1/staff/push-key";
+pub(crate) const SUBSCRIPTIONS: &str = "/api/v1/staff/push-subscriptions";
 
 /// `web-push-testing`'s own server, in the foreground (its `start` command
 /// detaches a process the test could not stop).
-pub struct PushService {
+pub(crate) struct PushService {
     child: tokio::process::Child,
     url: String,
     client: reqwest::Client,
@@ -61,7 +61,7 @@ fn free_port() -> u16 {
 
 /// A browser's subscription as the stand-in made it.
 #[derive(Debug, Clone)]
-pub struct Subscription {
+pub(crate) struct Subscription {
     /// The stand-in's name of it: its endpoint is
     /// `http://localhost:P/notify/<hash>` (the tests point theirs at the
     /// recorder instead).
@@ -71,7 +71,7 @@ pub struct Subscription {
 }
 
 impl PushService {
-    pub async fn start() -> PushService {
+    pub(crate) async fn start() -> PushService {
         let server = package_dir().join("src/bin/server.js");
         assert!(
             server.exists(),
@@ -117,7 +117,7 @@ impl PushService {
     }
 
     /// A browser subscribing with the service's VAPID public key.
-    pub async fn subscribe(&self, application_server_key: &str) -> Subscription {
+    pub(crate) async fn subscribe(&self, application_server_key: &str) -> Subscription {
         // web-push-testing takes `userVisibleOnly` as the string "true".
         let (status, body) = self
             .post(
@@ -136,7 +136,7 @@ impl PushService {
     }
 
     /// From now on the stand-in answers pushes to this subscription 410.
-    pub async fn expire(&self, subscription: &Subscription) {
+    pub(crate) async fn expire(&self, subscription: &Subscription) {
         let (status, _) = self
             .post(
                 &format!("/expire-subscription/{}", subscription.client_hash),
@@ -148,7 +148,7 @@ impl PushService {
     }
 
     /// The pushes it decrypted for this subscription, in arrival order, as JSON.
-    pub async fn decrypted(&self, subscription: &Subscription) -> Vec<Value> {
+    pub(crate) async fn decrypted(&self, subscription: &Subscription) -> Vec<Value> {
         let (status, body) = self
             .post(
                 "/get-notifications",
@@ -169,7 +169,7 @@ impl PushService {
     }
 
     /// Waits (up to `within`) until `count` pushes were decrypted.
-    pub async fn wait_for(
+    pub(crate) async fn wait_for(
         &self,
         subscription: &Subscription,
         count: usize,
@@ -188,7 +188,7 @@ impl PushService {
 
 /// One push as the proxy saw it.
 #[derive(Debug, Clone)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub client_hash: String,
     pub at: Instant,
     pub ttl: Option<String>,
@@ -206,7 +206,7 @@ struct Shared {
 }
 
 /// The recording proxy in front of the stand-in.
-pub struct Recorder {
+pub(crate) struct Recorder {
     address: SocketAddr,
     shared: Arc<Shared>,
     server: tokio::task::JoinHandle<()>,
@@ -284,7 +284,7 @@ async fn notify(
 }
 
 impl Recorder {
-    pub async fn start(service: &PushService) -> Recorder {
+    pub(crate) async fn start(service: &PushService) -> Recorder {
         let shared = Arc::new(Shared::default());
         let forward = Forward {
             shared: shared.clone(),
@@ -309,7 +309,7 @@ impl Recorder {
     }
 
     /// The subscription's endpoint, pointed at this proxy.
-    pub fn endpoint_of(&self, subscription: &Subscription) -> String {
+    pub(crate) fn endpoint_of(&self, subscription: &Subscription) -> String {
         format!(
             "http://127.0.0.1:{}/notify/{}",
             self.address.port(),
@@ -318,11 +318,11 @@ impl Recorder {
     }
 
     /// The next `count` pushes are answered 429.
-    pub fn throttle(&self, count: usize) {
+    pub(crate) fn throttle(&self, count: usize) {
         *self.shared.throttle.lock().unwrap() = count;
     }
 
-    pub fn seen(&self, subscription: &Subscription) -> Vec<Seen> {
+    pub(crate) fn seen(&self, subscription: &Subscription) -> Vec<Seen> {
         self.shared
             .seen
             .lock()
@@ -335,7 +335,7 @@ impl Recorder {
 }
 
 /// `GET /api/v1/staff/push-key` as `member`: the VAPID public key.
-pub async fn push_key(server: &Server, member: &Member) -> String {
+pub(crate) async fn push_key(server: &Server, member: &Member) -> String {
     let response = as_staff(server, reqwest::Method::GET, PUSH_KEY, &member.token, None).await;
     response.expect_status(200);
     response.data()["public_key"]
@@ -346,7 +346,7 @@ pub async fn push_key(server: &Server, member: &Member) -> String {
 
 /// A browser of `member` subscribes at the stand-in and registers the
 /// subscription (its endpoint pointed at the recorder) with the service.
-pub async fn register(
+pub(crate) async fn register(
     server: &Server,
     service: &PushService,
     recorder: &Recorder,

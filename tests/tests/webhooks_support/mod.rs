@@ -14,26 +14,26 @@ use blackbox_tests::*;
 /// The webhook tests run one at a time: each measures times (the first
 /// attempt within 1 s, the backoff ± 20 %), and the kill test's 500 calls
 /// would take the machine (or moto) from the others.
-pub static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+pub(crate) static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The consumer of the central system in these tests.
-pub const CENTRAL: &str = "6a0f7f0e-2b1c-4d3e-8f4a-5b6c7d8e9f01";
-pub const CENTRAL_SECRET: &str = "central-secret";
+pub(crate) const CENTRAL: &str = "6a0f7f0e-2b1c-4d3e-8f4a-5b6c7d8e9f01";
+pub(crate) const CENTRAL_SECRET: &str = "central-secret";
 
 /// How long until the server's writes keep events for a new endpoint
 /// (DynamoDB: its store's `WEBHOOK_ENDPOINTS_SEEN_WITHIN`, 1 s, and a margin).
-pub const ENDPOINT_SEEN_WITHIN: Duration = Duration::from_millis(1200);
+pub(crate) const ENDPOINT_SEEN_WITHIN: Duration = Duration::from_millis(1200);
 
-pub fn central() -> Consumer {
+pub(crate) fn central() -> Consumer {
     Consumer::new(CENTRAL, CENTRAL_SECRET)
 }
 
 /// Rooms `Zimmer.1` … `Zimmer.<rooms>`, elements of the production seed.
-pub fn room(n: usize) -> String {
+pub(crate) fn room(n: usize) -> String {
     format!("Zimmer.{n}")
 }
 
-pub fn production_options(rooms: usize) -> Options {
+pub(crate) fn production_options(rooms: usize) -> Options {
     let mut seed = Seed::new().consumer(CENTRAL, &[CENTRAL_SECRET], false);
     for n in 1..=rooms {
         seed = seed.element(&room(n), &format!("Z{n}"), &format!("Zimmer {n}"));
@@ -43,7 +43,7 @@ pub fn production_options(rooms: usize) -> Options {
 
 /// One delivery as the receiver recorded it.
 #[derive(Debug, Clone)]
-pub struct Delivery {
+pub(crate) struct Delivery {
     pub id: String,
     pub timestamp: i64,
     pub signature: String,
@@ -57,13 +57,13 @@ pub struct Delivery {
 }
 
 impl Delivery {
-    pub fn call_id(&self) -> Option<i64> {
+    pub(crate) fn call_id(&self) -> Option<i64> {
         self.body["data"]["call"]["id"].as_i64()
     }
 }
 
 /// The receiver process; stopped when dropped.
-pub struct Receiver {
+pub(crate) struct Receiver {
     child: Child,
     pub port: u16,
     client: reqwest::Client,
@@ -71,7 +71,7 @@ pub struct Receiver {
 
 impl Receiver {
     /// Starts one on a free port (or `port`, a restart on the same one).
-    pub fn start(port: Option<u16>) -> Receiver {
+    pub(crate) fn start(port: Option<u16>) -> Receiver {
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("receivers")
             .join("webhook_receiver.py");
@@ -100,16 +100,16 @@ impl Receiver {
         }
     }
 
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}/hook", self.port)
     }
 
-    pub async fn secrets(&self, secrets: &[&str]) {
+    pub(crate) async fn secrets(&self, secrets: &[&str]) {
         self.control("secrets", json!({ "secrets": secrets })).await;
     }
 
     /// The statuses the next verified deliveries get, in turn (then 200).
-    pub async fn answers(&self, statuses: &[u16]) {
+    pub(crate) async fn answers(&self, statuses: &[u16]) {
         self.control("answers", json!({ "statuses": statuses }))
             .await;
     }
@@ -126,7 +126,7 @@ impl Receiver {
     }
 
     /// Everything received so far, in arrival order.
-    pub async fn received(&self) -> Vec<Delivery> {
+    pub(crate) async fn received(&self) -> Vec<Delivery> {
         let all: Value = self
             .client
             .get(format!("http://127.0.0.1:{}/control/received", self.port))
@@ -160,7 +160,7 @@ impl Receiver {
     }
 
     /// Waits until `enough` holds for what was received (at most `within`).
-    pub async fn received_until(
+    pub(crate) async fn received_until(
         &self,
         within: Duration,
         enough: impl Fn(&[Delivery]) -> bool,
@@ -196,7 +196,11 @@ impl Drop for Receiver {
 /// receiver. On DynamoDB the server's writes learn of a new endpoint within
 /// a second (docs/webhooks.md): the helper waits that long, as an admin
 /// would before a test call.
-pub async fn endpoint(server: &Server, receiver: &Receiver, extra: &[&str]) -> (String, String) {
+pub(crate) async fn endpoint(
+    server: &Server,
+    receiver: &Receiver,
+    extra: &[&str],
+) -> (String, String) {
     let url = receiver.url();
     let mut args = vec!["webhooks", "create", "--url", url.as_str(), "--json"];
     args.extend_from_slice(extra);
@@ -213,7 +217,7 @@ pub async fn endpoint(server: &Server, receiver: &Receiver, extra: &[&str]) -> (
 /// gestört"): the `forwarding` list of an authorised `GET path`
 /// (`/api/v1/display/calls` with a display's token, `/api/v1/staff/calls`
 /// with a staff member's).
-pub async fn forwarding_of(server: &Server, path: &str, token: &str) -> Value {
+pub(crate) async fn forwarding_of(server: &Server, path: &str, token: &str) -> Value {
     let bearer = format!("Bearer {token}");
     let read = server
         .request(
@@ -229,7 +233,7 @@ pub async fn forwarding_of(server: &Server, path: &str, token: &str) -> Value {
 }
 
 /// A staff member made with `nurse-call-admin staff create`; id and token.
-pub fn staff_member(server: &Server, name: &str, device: &str) -> (String, String) {
+pub(crate) fn staff_member(server: &Server, name: &str, device: &str) -> (String, String) {
     let created = server
         .admin(&[
             "staff", "create", "--name", name, "--device", device, "--json",
@@ -243,7 +247,7 @@ pub fn staff_member(server: &Server, name: &str, device: &str) -> (String, Strin
 }
 
 /// Signs `token`'s staff member on for `sections`.
-pub async fn sign_on(server: &Server, token: &str, sections: &[&str]) {
+pub(crate) async fn sign_on(server: &Server, token: &str, sections: &[&str]) {
     let bearer = format!("Bearer {token}");
     server
         .request(
@@ -258,7 +262,7 @@ pub async fn sign_on(server: &Server, token: &str, sections: &[&str]) {
 }
 
 /// `token`'s staff member answers call `id`.
-pub async fn respond(server: &Server, token: &str, id: i64, response: &str) -> Response {
+pub(crate) async fn respond(server: &Server, token: &str, id: i64, response: &str) -> Response {
     let bearer = format!("Bearer {token}");
     server
         .request(
@@ -272,21 +276,21 @@ pub async fn respond(server: &Server, token: &str, id: i64, response: &str) -> R
 }
 
 /// Opens a Notruf on `address` in `section`; the call's id.
-pub async fn open_notruf(server: &Server, address: &str, section: &str) -> i64 {
+pub(crate) async fn open_notruf(server: &Server, address: &str, section: &str) -> i64 {
     let data = json!({ "event": "Notruf", "section": section }).to_string();
     let response = server.display(&central(), address, &data).await;
     response.expect_status(201);
     response.data()["id"].as_i64().expect("id")
 }
 
-pub async fn close(server: &Server, address: &str) {
+pub(crate) async fn close(server: &Server, address: &str) {
     server
         .display(&central(), address, r#"{"closed":true}"#)
         .await
         .expect_status(200);
 }
 
-pub fn now_seconds() -> f64 {
+pub(crate) fn now_seconds() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("after 1970")

@@ -4,8 +4,7 @@
 
 use serde::Serialize;
 
-use nurse_call_core::domain::call_type_items::Fallback;
-use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::{AdminStore, Fallback};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, table};
@@ -38,7 +37,7 @@ struct Checked<'a> {
     fallbacks: Vec<Row<'a>>,
 }
 
-pub async fn run(store: &dyn AdminStore, out: Output) -> Outcome {
+pub(super) async fn run(store: &dyn AdminStore, out: Output) -> Outcome {
     let read = store.call_types().await?;
     let checked = Checked {
         call_types: read.types.len(),

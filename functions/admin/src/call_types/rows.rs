@@ -4,16 +4,14 @@
 
 use serde::Serialize;
 
-use nurse_call_core::domain::alarm::Policy;
-use nurse_call_core::domain::model::CallType;
-use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::{AdminStore, CallType, alarm::Policy};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, fields, table};
 
 /// A call type as the service shows it, with its escalation policy.
 #[derive(Serialize)]
-pub struct CallTypeRow {
+pub(super) struct CallTypeRow {
     pub id: i64,
     pub name: String,
     pub internal_name: String,
@@ -55,7 +53,7 @@ impl From<&CallType> for CallTypeRow {
 }
 
 /// `section 0 s · house 60 s · group:Leitung 180 s`, or `none`.
-pub fn policy_text(policy: &Policy) -> String {
+pub(super) fn policy_text(policy: &Policy) -> String {
     if policy.is_none() {
         return "none".to_string();
     }
@@ -67,7 +65,7 @@ pub fn policy_text(policy: &Policy) -> String {
         .join(" · ")
 }
 
-pub fn call_type_table(rows: &[&CallTypeRow]) -> String {
+pub(super) fn call_type_table(rows: &[&CallTypeRow]) -> String {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|t| {
@@ -107,7 +105,7 @@ pub fn call_type_table(rows: &[&CallTypeRow]) -> String {
 }
 
 /// `call-types show NAME`: every field, and the policy level by level.
-pub async fn show(store: &dyn AdminStore, out: Output, name: &str) -> Outcome {
+pub(super) async fn show(store: &dyn AdminStore, out: Output, name: &str) -> Outcome {
     let name = name.trim();
     let types = store.call_types().await?.types;
     let call_type = types.iter().find(|t| t.name == name).ok_or_else(|| {

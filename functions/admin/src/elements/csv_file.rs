@@ -104,7 +104,7 @@ fn header_columns<R: std::io::Read>(
 
 #[cfg(test)]
 mod tests {
-    use nurse_call_core::domain::text::MAX_TEXT_CHARS;
+    use nurse_call_core::MAX_TEXT_CHARS;
 
     use super::*;
 

@@ -4,12 +4,11 @@
 
 use maud::{Markup, html};
 
-use nurse_call_core::domain::report::alarms::Times;
-use nurse_call_core::domain::report::{AlarmGroup, AlarmReport, AlarmStats};
+use nurse_call_core::report::{AlarmGroup, AlarmReport, AlarmStats, alarms::Times};
 
 use super::duration::minutes;
 
-pub fn section(alarms: &AlarmReport) -> Markup {
+pub(super) fn section(alarms: &AlarmReport) -> Markup {
     html! {
         section.keep {
             h2 { "Alarmierung des Personals" }
@@ -79,7 +78,7 @@ fn table(first_column: &str, groups: &[AlarmGroup]) -> Markup {
 }
 
 /// `median · p90 · max (n)` in `m:ss`, or a dash when no call has that time.
-pub fn times(times: &Times) -> String {
+pub(super) fn times(times: &Times) -> String {
     match (times.median_seconds, times.p90_seconds, times.max_seconds) {
         (Some(median), Some(p90), Some(max)) => format!(
             "{} · {} · {} ({})",

@@ -7,7 +7,7 @@ use maud::{Markup, html};
 use super::duration::minutes;
 
 /// Calls per local hour of day: 24 columns with a value axis.
-pub fn hours(by_hour: &[usize; 24]) -> Markup {
+pub(super) fn hours(by_hour: &[usize; 24]) -> Markup {
     const WIDTH: f64 = 680.0;
     const HEIGHT: f64 = 220.0;
     const LEFT: f64 = 36.0;
@@ -46,7 +46,7 @@ pub fn hours(by_hour: &[usize; 24]) -> Markup {
 }
 
 /// One row of the response chart.
-pub struct ResponseRow<'a> {
+pub(super) struct ResponseRow<'a> {
     pub label: &'a str,
     /// `#rrggbb` of the call type.
     pub color: &'a str,
@@ -56,7 +56,7 @@ pub struct ResponseRow<'a> {
 
 /// Median (solid) and p90 (light) response per row, with the threshold as a
 /// dashed line; values in minutes.
-pub fn responses(rows: &[ResponseRow<'_>], threshold_seconds: i64) -> Markup {
+pub(super) fn responses(rows: &[ResponseRow<'_>], threshold_seconds: i64) -> Markup {
     const WIDTH: f64 = 680.0;
     const LABEL: f64 = 140.0;
     const RIGHT: f64 = 60.0;

@@ -3,7 +3,7 @@
 //! in a German locale opens it by double-click with umlauts and columns
 //! intact; quoting by the `csv` crate.
 
-use nurse_call_core::domain::report::Report;
+use nurse_call_core::report::Report;
 
 use super::rows::CallRow;
 use crate::failure::Failure;
@@ -13,7 +13,7 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// German-locale spreadsheets split on `;` (`,` is their decimal comma).
 const SEPARATOR: u8 = b';';
 
-pub fn render(report: &Report) -> Result<Vec<u8>, Failure> {
+pub(super) fn render(report: &Report) -> Result<Vec<u8>, Failure> {
     let mut writer = ::csv::WriterBuilder::new()
         .delimiter(SEPARATOR)
         .from_writer(UTF8_BOM.to_vec());
@@ -63,9 +63,9 @@ const HEADER: [&str; 21] = [
 mod tests {
     use chrono::{Duration, NaiveDate, TimeZone, Utc};
 
-    use nurse_call_core::domain::call_types::default_call_types;
-    use nurse_call_core::domain::model::Call;
-    use nurse_call_core::domain::report::{Options, Period, compute};
+    use nurse_call_core::Call;
+    use nurse_call_core::default_call_types;
+    use nurse_call_core::report::{Options, Period, compute};
 
     use super::*;
 

@@ -2,7 +2,7 @@
 //! and tables, and in its charts' labels.
 
 /// `m:ss min` below an hour, `h:mm:ss h` from an hour on.
-pub fn minutes(seconds: i64) -> String {
+pub(super) fn minutes(seconds: i64) -> String {
     if seconds < 3600 {
         format!("{}:{:02} min", seconds / 60, seconds % 60)
     } else {

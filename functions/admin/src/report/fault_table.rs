@@ -4,11 +4,11 @@
 
 use maud::{Markup, html};
 
-use nurse_call_core::domain::report::FaultReport;
+use nurse_call_core::report::FaultReport;
 
 use super::alarm_tables::times;
 
-pub fn section(faults: &FaultReport) -> Markup {
+pub(super) fn section(faults: &FaultReport) -> Markup {
     html! {
         section.keep {
             h2 { "Störungen" }

@@ -5,9 +5,11 @@
 use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use nurse_call_core::domain::model::CallType;
-use nurse_call_core::domain::report::{Answer, Group, Report, Stats};
-use nurse_call_core::domain::wire_time::format_local;
+use nurse_call_core::{
+    CallType,
+    report::{Answer, Group, Report, Stats},
+    wire_time::format_local,
+};
 
 use super::Days;
 use super::alarm_tables;
@@ -20,7 +22,7 @@ const STYLE: &str = include_str!("report.css");
 /// The colour of calls whose type an admin has removed since.
 const UNKNOWN_COLOR: &str = "#808080";
 
-pub fn render(report: &Report, call_types: &[CallType], days: &Days) -> String {
+pub(super) fn render(report: &Report, call_types: &[CallType], days: &Days) -> String {
     let zone = report.options.zone;
     let threshold = report.options.threshold.num_seconds();
     let color_of = |name: &str| {

@@ -3,8 +3,10 @@
 
 use serde::Serialize;
 
-use nurse_call_core::domain::report::{AlarmReport, FaultReport, Group, Report, Stats};
-use nurse_call_core::domain::wire_time::format_local;
+use nurse_call_core::{
+    report::{AlarmReport, FaultReport, Group, Report, Stats},
+    wire_time::format_local,
+};
 
 use super::Days;
 use super::rows::CallRow;
@@ -39,7 +41,7 @@ struct PeriodRecord {
     to: String,
 }
 
-pub fn render(report: &Report, days: &Days) -> String {
+pub(super) fn render(report: &Report, days: &Days) -> String {
     let zone = report.options.zone;
     let document = Document {
         period: PeriodRecord {

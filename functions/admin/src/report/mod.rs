@@ -4,7 +4,7 @@
 //! faults; as one HTML file with charts,
 //! as CSV (one row per call, the audit export) or as JSON.
 //!
-//! The figures come from [`nurse_call_core::domain::report`] (definitions there and
+//! The figures come from [`nurse_call_core::report`] (definitions there and
 //! in docs/report.md); this module reads the store and writes the formats.
 
 mod alarm_tables;
@@ -21,15 +21,13 @@ use std::path::PathBuf;
 use chrono::{Duration, NaiveDate};
 use clap::{Args, ValueEnum};
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::domain::report::{self, Options, Period};
-use nurse_call_core::store::admin::AdminStore;
+use nurse_call_core::{AdminStore, Scope, report, report::Options, report::Period};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, write_stdout};
 
 #[derive(Debug, Args)]
-pub struct Command {
+pub(crate) struct Command {
     /// First day of the report (YYYY-MM-DD, a local day of the installation).
     #[arg(long, value_name = "DATE", value_parser = parse_day)]
     from: NaiveDate,
@@ -53,7 +51,7 @@ pub struct Command {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Html,
     Csv,
     Json,
@@ -62,7 +60,7 @@ pub enum Format {
 impl Command {
     /// `--json` is every command's switch to JSON, so here it means
     /// `--format json`; with another `--format` the two contradict.
-    pub fn check_format(&self, json: bool) -> Result<(), String> {
+    pub(crate) fn check_format(&self, json: bool) -> Result<(), String> {
         match (self.format, json) {
             (None, false) => Err("report needs --format html|csv|json (or --json)".to_string()),
             (Some(format), true) if format != Format::Json => Err(format!(
@@ -87,7 +85,7 @@ fn parse_day(text: &str) -> Result<NaiveDate, String> {
         .ok_or_else(|| format!("{text} is not a date in the format YYYY-MM-DD"))
 }
 
-pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
+pub(crate) async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
     let zone = out.zone();
     let period = Period::days(command.from, command.to, zone).ok_or_else(|| {
         Failure::refused(format!(
@@ -136,7 +134,7 @@ pub async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outco
 
 /// The days asked for, as the reader named them.
 #[derive(Debug, Clone, Copy)]
-pub struct Days {
+pub(crate) struct Days {
     pub first: NaiveDate,
     pub last: NaiveDate,
 }

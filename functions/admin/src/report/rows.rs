@@ -6,12 +6,14 @@
 use chrono_tz::Tz;
 use serde::Serialize;
 
-use nurse_call_core::domain::report::{Answer, ReportedCall};
-use nurse_call_core::domain::wire_time::format_local;
+use nurse_call_core::{
+    report::{Answer, ReportedCall},
+    wire_time::format_local,
+};
 
 /// The columns of the CSV export, in order; also a JSON call record.
 #[derive(Debug, Serialize)]
-pub struct CallRow<'a> {
+pub(super) struct CallRow<'a> {
     pub id: i64,
     /// Local wire time (`YYYY-MM-DD HH:MM:SS`).
     pub opened_at: String,
@@ -46,7 +48,7 @@ pub struct CallRow<'a> {
 }
 
 impl<'a> CallRow<'a> {
-    pub fn new(reported: &'a ReportedCall, zone: Tz) -> Self {
+    pub(super) fn new(reported: &'a ReportedCall, zone: Tz) -> Self {
         let call = &reported.call;
         let alarm = reported.alarm.as_ref();
         CallRow {

@@ -13,7 +13,7 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use hmac::{Hmac, Mac};
-pub use serde_json::{Value, json};
+pub(crate) use serde_json::{Value, json};
 
 /// Variables of the caller's environment that would pick another store, or
 /// another zone than the tests' Europe/Berlin.
@@ -31,7 +31,7 @@ const STORE_VARIABLES: [&str; 10] = [
 ];
 
 /// Where the server and the admin command keep the data.
-pub enum Backend {
+pub(crate) enum Backend {
     /// The embedded store in a temp folder.
     Sqlite(tempfile::TempDir),
     /// moto, with table names of this test's own.
@@ -41,7 +41,7 @@ pub enum Backend {
 impl Backend {
     /// An embedded store made with `nurse-call-admin init`, as an admin
     /// makes one (the admin command works on no store it did not find).
-    pub fn sqlite() -> Self {
+    pub(crate) fn sqlite() -> Self {
         let backend = Backend::Sqlite(tempfile::tempdir().expect("temp data folder"));
         backend.admin(&["init"]).success();
         backend
@@ -50,7 +50,7 @@ impl Backend {
     /// Table names of this test's own, none of them made yet: the server
     /// ([`Backend::server`]) or [`Backend::open`] make them, as the stack
     /// does in AWS.
-    pub fn dynamodb() -> Self {
+    pub(crate) fn dynamodb() -> Self {
         Backend::Dynamo {
             endpoint: store_conformance::moto::endpoint(),
             prefix: store_conformance::moto::unique_prefix(),
@@ -80,7 +80,7 @@ impl Backend {
     }
 
     /// Runs `nurse-call-admin` on this store with `args`.
-    pub fn admin(&self, args: &[&str]) -> Run {
+    pub(crate) fn admin(&self, args: &[&str]) -> Run {
         let mut command = Command::new(env!("CARGO_BIN_EXE_nurse-call-admin"));
         self.configure(&mut command);
         command.args(args);
@@ -89,7 +89,7 @@ impl Backend {
 
     /// Starts `nurse-call-admin` on this store with `args`, stdout and stderr
     /// piped, for tests of how it writes.
-    pub fn spawn_admin(&self, args: &[&str]) -> Child {
+    pub(crate) fn spawn_admin(&self, args: &[&str]) -> Child {
         let mut command = Command::new(env!("CARGO_BIN_EXE_nurse-call-admin"));
         self.configure(&mut command);
         command
@@ -102,7 +102,7 @@ impl Backend {
     }
 
     /// Like [`Backend::admin`], with these environment variables set.
-    pub fn admin_with_env(&self, args: &[&str], variables: &[(&str, &str)]) -> Run {
+    pub(crate) fn admin_with_env(&self, args: &[&str], variables: &[(&str, &str)]) -> Run {
         let mut command = Command::new(env!("CARGO_BIN_EXE_nurse-call-admin"));
         self.configure(&mut command);
         command.envs(variables.iter().copied()).args(args);
@@ -111,19 +111,19 @@ impl Backend {
 
     /// Like [`Backend::admin`], expecting success; returns stdout as JSON
     /// (pass `--json`).
-    pub fn admin_json(&self, args: &[&str]) -> Value {
+    pub(crate) fn admin_json(&self, args: &[&str]) -> Value {
         self.admin(args).success().json()
     }
 
     /// Starts the local server in production mode on this store.
-    pub fn server(&self) -> Server {
+    pub(crate) fn server(&self) -> Server {
         Server::start(self)
     }
 
     /// The same store opened in this process, made ready as the local
     /// server makes it (tables created, call types seeded): for what no
     /// command writes, such as alarms as the engine leaves them.
-    pub async fn open(&self) -> Arc<dyn nurse_call_core::store::Backend> {
+    pub(crate) async fn open(&self) -> Arc<dyn nurse_call_core::Backend> {
         let choice = match self {
             Backend::Sqlite(dir) => nurse_call_wiring::StoreChoice::Embedded {
                 data_dir: dir.path().to_path_buf(),
@@ -134,7 +134,7 @@ impl Backend {
             },
         };
         choice
-            .open_prepared(nurse_call_core::config::CallRetention::default())
+            .open_prepared(nurse_call_core::CallRetention::default())
             .await
             .expect("the store opens")
     }
@@ -142,7 +142,7 @@ impl Backend {
 
 /// `nurse-call-admin` with `args` only, in working folder `cwd`: no store
 /// option, none from the environment.
-pub fn admin_without_store(cwd: &Path, args: &[&str]) -> Run {
+pub(crate) fn admin_without_store(cwd: &Path, args: &[&str]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_nurse-call-admin"));
     for name in STORE_VARIABLES {
         command.env_remove(name);
@@ -153,7 +153,7 @@ pub fn admin_without_store(cwd: &Path, args: &[&str]) -> Run {
 
 /// A finished admin run.
 #[derive(Debug)]
-pub struct Run {
+pub(crate) struct Run {
     pub args: String,
     pub code: Option<i32>,
     pub stdout: String,
@@ -162,7 +162,7 @@ pub struct Run {
 
 impl Run {
     /// Runs `command` with no input.
-    pub fn of(mut command: Command) -> Run {
+    pub(crate) fn of(mut command: Command) -> Run {
         let args = format!("{:?}", command.get_args().collect::<Vec<_>>());
         let output = command
             .stdin(Stdio::null())
@@ -176,14 +176,14 @@ impl Run {
         }
     }
 
-    pub fn success(self) -> Run {
+    pub(crate) fn success(self) -> Run {
         assert_eq!(self.code, Some(0), "admin {} failed: {self:#?}", self.args);
         self
     }
 
     /// Asserts a failure with exit status `code` and a message on stderr
     /// containing `text`; nothing on stdout.
-    pub fn fails(self, code: i32, text: &str) -> Run {
+    pub(crate) fn fails(self, code: i32, text: &str) -> Run {
         assert_eq!(
             self.code,
             Some(code),
@@ -201,7 +201,7 @@ impl Run {
         self
     }
 
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:#?}"))
     }
@@ -229,7 +229,7 @@ fn server_binary() -> PathBuf {
 }
 
 /// A running local server in production mode; killed when dropped.
-pub struct Server {
+pub(crate) struct Server {
     child: Child,
     base: String,
     client: reqwest::Client,
@@ -290,7 +290,7 @@ impl Server {
     }
 
     /// POSTs `body` as JSON; returns the status and the body as JSON.
-    pub async fn post(&self, path: &str, body: String) -> (u16, Value) {
+    pub(crate) async fn post(&self, path: &str, body: String) -> (u16, Value) {
         let response = self
             .client
             .post(format!("{}{path}", self.base))
@@ -303,7 +303,7 @@ impl Server {
         (status, response.json().await.expect("a JSON body"))
     }
 
-    pub async fn get(&self, path: &str) -> (u16, Value) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, Value) {
         let response = self
             .client
             .get(format!("{}{path}", self.base))
@@ -315,7 +315,7 @@ impl Server {
     }
 
     /// `POST /api/v1/element` for `target`, signed by `consumer` with `secret`.
-    pub async fn update_element(&self, consumer: &str, secret: &str, target: &str) -> u16 {
+    pub(crate) async fn update_element(&self, consumer: &str, secret: &str, target: &str) -> u16 {
         let body = signed_body(consumer, secret, target, r#"{"battery":80}"#);
         self.post("/api/v1/element", body).await.0
     }
@@ -330,7 +330,7 @@ impl Drop for Server {
 
 /// A request body signed as DECISIONS §2 says: hex HMAC-SHA256 of
 /// `<target>.<consumer>.<data>` keyed with the secret (`data` compact JSON).
-pub fn signed_body(consumer: &str, secret: &str, target: &str, data: &str) -> String {
+pub(crate) fn signed_body(consumer: &str, secret: &str, target: &str, data: &str) -> String {
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("any key");
     mac.update(format!("{target}.{consumer}.{data}").as_bytes());
     let hash = hex::encode(mac.finalize().into_bytes());

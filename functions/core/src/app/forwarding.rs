@@ -15,7 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 use crate::store::webhooks::EndpointsRead;
 
 /// How long an endpoint fails before displays say so.
-pub const SHOWN_AFTER: Duration = Duration::seconds(60);
+pub(crate) const SHOWN_AFTER: Duration = Duration::seconds(60);
 
 /// An endpoint that fails, and since when.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +52,7 @@ impl Forwarding {
 
 /// How old the endpoints' stored state may be when a display reads: a
 /// display re-reads every 60 s, so the line shows at most 70 s late.
-pub const READ_EVERY: Duration = Duration::seconds(10);
+pub(crate) const READ_EVERY: Duration = Duration::seconds(10);
 
 /// Which endpoints fail as the dispatcher stored it (each endpoint's
 /// `failing_since`, written when its attempts start or stop failing), for

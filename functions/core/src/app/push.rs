@@ -20,7 +20,7 @@ use crate::wire::live::LiveMessage;
 
 /// Largest payload sent (DECISIONS §15: at most 3 KB; push services take
 /// 4,096 bytes after encryption, which adds 86).
-pub const MAX_PAYLOAD_BYTES: usize = 3 * 1024;
+pub(crate) const MAX_PAYLOAD_BYTES: usize = 3 * 1024;
 
 /// What a push is about: the person is alerted, or their alert stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,7 +53,7 @@ pub trait PushSink: Send + Sync {
 
 /// The pushes of a written step: one per `Alert` and `Cancel` effect, in
 /// the order the engine made them.
-pub fn jobs_of_step(
+pub(crate) fn jobs_of_step(
     scope: &Scope,
     call: &Call,
     next: &Step,
@@ -153,11 +153,16 @@ mod scope_key {
 
     use crate::domain::model::Scope;
 
-    pub fn serialize<S: Serializer>(scope: &Scope, serializer: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        scope: &Scope,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(scope.as_str())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Scope, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Scope, D::Error> {
         String::deserialize(deserializer).map(|key| Scope::from_key(&key))
     }
 }

@@ -38,10 +38,8 @@ mod attention;
 mod reads;
 mod round;
 
-pub use attention::ATTENTION_EVERY;
-
 /// Events read from the outbox per page, and pages per round at most.
-pub const ROUND: usize = 200;
+pub(crate) const ROUND: usize = 200;
 const PAGES: usize = 5;
 
 /// Every [`LOOK_BACK_EVERY`] the outbox is read again from where the cursor
@@ -68,16 +66,16 @@ const SWEEP_EVERY: chrono::Duration = chrono::Duration::seconds(10);
 
 /// How long the endpoints read stay in use: a new or changed endpoint is
 /// seen within this (its events wait in the outbox meanwhile).
-pub const ENDPOINTS_KEPT: chrono::Duration = chrono::Duration::seconds(1);
+pub(crate) const ENDPOINTS_KEPT: chrono::Duration = chrono::Duration::seconds(1);
 
 /// While no endpoint is enabled the outbox is not read each round, only
 /// emptied this often (a store that keeps events regardless, DynamoDB).
-pub const DRAIN_EVERY: chrono::Duration = chrono::Duration::seconds(60);
+pub(crate) const DRAIN_EVERY: chrono::Duration = chrono::Duration::seconds(60);
 
 /// How much older than an endpoint an event may be and still go to it:
 /// an endpoint gets the events of changes from its creation on (the
 /// admin's and the server's clocks may differ a little).
-pub const CREATED_GRACE: chrono::Duration = chrono::Duration::seconds(5);
+pub(crate) const CREATED_GRACE: chrono::Duration = chrono::Duration::seconds(5);
 
 /// Sends one attempt and says what came of it, within
 /// [`schedule::ATTEMPT_TIMEOUT`](crate::domain::webhooks::schedule::ATTEMPT_TIMEOUT).

@@ -25,20 +25,20 @@ use crate::domain::model::CallType;
 use crate::domain::raw::Raw;
 
 /// The largest id and priority: 2^53 - 1, exact in JavaScript.
-pub const MAX_SAFE: i64 = (1 << 53) - 1;
+pub(crate) const MAX_SAFE: i64 = (1 << 53) - 1;
 /// Generated ids lie in 2^52 ..= 2^53 - 1, far above the ids the seeding and
 /// the admin command give (1, 2, 3 …).
 const GENERATED_FROM: i64 = 1 << 52;
 /// The priority of a type that has no seeded one: less urgent than Notruf
 /// and Flucht (1), WC (2) and Normalruf (3).
-pub const FALLBACK_PRIORITY: i64 = 5;
-pub const FALLBACK_COLOR: &str = "#808080";
-pub const FALLBACK_INTERVAL: i64 = 60;
-pub const FALLBACK_MAXLOOPS: i64 = 0;
-pub const FALLBACK_URGENCY: &str = "NORMAL";
-pub const FALLBACK_KIND: &str = crate::domain::model::CALL_KIND;
+pub(crate) const FALLBACK_PRIORITY: i64 = 5;
+pub(crate) const FALLBACK_COLOR: &str = "#808080";
+pub(crate) const FALLBACK_INTERVAL: i64 = 60;
+pub(crate) const FALLBACK_MAXLOOPS: i64 = 0;
+pub(crate) const FALLBACK_URGENCY: &str = "NORMAL";
+pub(crate) const FALLBACK_KIND: &str = crate::domain::model::CALL_KIND;
 /// What `used` says of an item that is skipped (no usable name).
-pub const SKIPPED: &str = "skipped";
+pub(crate) const SKIPPED: &str = "skipped";
 
 /// A call-type item as stored: each field as the store found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,7 +253,7 @@ fn assign_ids(named: &BTreeMap<String, CallTypeItem>, seeded: &HashMap<String, C
 /// An id of `name`'s own: from the SHA-256 of the name, in the generated
 /// range, the next free one when that is taken. SHA-256 rather than the
 /// standard library's hasher, whose output may change between Rust releases.
-pub fn generated_id(name: &str, taken: &HashSet<i64>) -> i64 {
+pub(crate) fn generated_id(name: &str, taken: &HashSet<i64>) -> i64 {
     let digest = Sha256::digest(name.as_bytes());
     let first = u64::from_be_bytes(digest[..8].try_into().expect("eight bytes"));
     let span = (MAX_SAFE - GENERATED_FROM + 1) as u64;

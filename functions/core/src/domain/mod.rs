@@ -12,15 +12,15 @@
 //! ([`push`]). Nothing here
 //! reads a store or speaks HTTP.
 
-pub mod alarm;
-pub mod call_type_items;
-pub mod call_types;
+pub(crate) mod alarm;
+pub(crate) mod call_type_items;
+pub(crate) mod call_types;
 pub mod credentials;
-pub mod model;
-pub mod push;
-pub mod raw;
+pub(crate) mod model;
+pub(crate) mod push;
+pub(crate) mod raw;
 pub mod report;
-pub mod supervision;
-pub mod text;
-pub mod webhooks;
+pub(crate) mod supervision;
+pub(crate) mod text;
+pub(crate) mod webhooks;
 pub mod wire_time;

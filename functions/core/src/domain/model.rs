@@ -51,7 +51,7 @@ fn multi_form_names(data_json: &str, address: &str) -> bool {
 
 /// The largest call id (DECISIONS §5: safe in JavaScript). A number beyond
 /// it, or below 1, names no call.
-pub const MAX_CALL_ID: i64 = (1 << 53) - 1;
+pub(crate) const MAX_CALL_ID: i64 = (1 << 53) - 1;
 
 /// A call on an element: open while `closed_at` is `None`.
 #[derive(Debug, Clone, PartialEq)]
@@ -248,7 +248,7 @@ pub const FAULT_KIND: &str = "FAULT";
 
 /// The `type` of an ordinary call, and of a call type item whose `type` is
 /// missing or unreadable (DECISIONS §7).
-pub const CALL_KIND: &str = "CALL";
+pub(crate) const CALL_KIND: &str = "CALL";
 
 impl CallType {
     /// Whether its calls are staff present in the room (they answer the

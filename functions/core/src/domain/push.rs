@@ -20,10 +20,10 @@ pub const PUSH_TTL_SECONDS: u64 = 60;
 
 /// Longest subscription endpoint taken (the browsers' push services use a
 /// few hundred characters).
-pub const MAX_ENDPOINT_CHARS: usize = 2048;
+pub(crate) const MAX_ENDPOINT_CHARS: usize = 2048;
 
 /// Most subscriptions (devices) one person may register.
-pub const MAX_SUBSCRIPTIONS_PER_STAFF: usize = 10;
+pub(crate) const MAX_SUBSCRIPTIONS_PER_STAFF: usize = 10;
 
 /// The installation's VAPID key pair: P-256, both halves base64url without
 /// padding, as browsers and push services take them: the public key as
@@ -65,7 +65,7 @@ pub struct PushSubscription {
 
 /// Why a subscription's field is refused: the 422's message per field.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SubscriptionFault {
+pub(crate) struct SubscriptionFault {
     pub key: &'static str,
     pub message: String,
 }
@@ -74,7 +74,7 @@ pub struct SubscriptionFault {
 /// `https` URL (or `http` to this machine, for tests), `keys.p256dh` an
 /// uncompressed P-256 point, `keys.auth` 16 bytes, both base64url as the
 /// browser's `PushSubscription.toJSON()` gives them.
-pub fn check_subscription(
+pub(crate) fn check_subscription(
     endpoint: &str,
     p256dh: &str,
     auth: &str,

@@ -173,7 +173,7 @@ impl Endpoint {
 }
 
 /// The `{id}` segment of a responses path (not yet checked to be a number).
-pub fn response_call_id(path: &str) -> Option<&str> {
+pub(crate) fn response_call_id(path: &str) -> Option<&str> {
     path.strip_prefix(RESPONSES_PREFIX)?
         .strip_suffix(RESPONSES_SUFFIX)
         .filter(|id| !id.is_empty() && !id.contains('/'))

@@ -43,7 +43,7 @@ pub enum ApiError {
 }
 
 /// Seconds a client is asked to wait after a 503.
-pub const RETRY_AFTER_SECONDS: u32 = 1;
+pub(crate) const RETRY_AFTER_SECONDS: u32 = 1;
 
 impl ApiError {
     pub fn status(&self) -> u16 {

@@ -13,7 +13,7 @@ pub type ApiResponse = http::Response<String>;
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
 /// Checks size, content type and encoding, in that order, and returns the body text.
-pub fn json_body(request: &ApiRequest) -> Result<&str, ApiError> {
+pub(crate) fn json_body(request: &ApiRequest) -> Result<&str, ApiError> {
     let body = request.body();
     if body.len() > MAX_BODY_BYTES {
         return Err(ApiError::PayloadTooLarge);
@@ -41,7 +41,7 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
 }
 
 /// The value of query parameter `name`, percent-decoded; the first one wins.
-pub fn query_param(request: &ApiRequest, name: &str) -> Option<String> {
+pub(crate) fn query_param(request: &ApiRequest, name: &str) -> Option<String> {
     let query = request.uri().query()?;
     url::form_urlencoded::parse(query.as_bytes())
         .find(|(key, _)| key == name)
@@ -49,7 +49,7 @@ pub fn query_param(request: &ApiRequest, name: &str) -> Option<String> {
 }
 
 /// A JSON response with the given status.
-pub fn json_response(status: u16, body: String) -> ApiResponse {
+pub(crate) fn json_response(status: u16, body: String) -> ApiResponse {
     http::Response::builder()
         .status(status)
         .header(header::CONTENT_TYPE, "application/json")

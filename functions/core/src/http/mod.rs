@@ -7,11 +7,11 @@
 //! the three pages' among them, with the script helpers the pages share
 //! ([`page_helpers`]) and their HTML, JS and icons in `assets/`.
 
-pub mod auth;
-pub mod endpoint;
-pub mod error;
-pub mod handlers;
-pub mod io;
-pub mod page_helpers;
-pub mod router;
+pub(crate) mod auth;
+pub(crate) mod endpoint;
+pub(crate) mod error;
+pub(crate) mod handlers;
+pub(crate) mod io;
+pub(crate) mod page_helpers;
+pub(crate) mod router;
 pub mod routes;

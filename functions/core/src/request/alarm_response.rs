@@ -19,7 +19,7 @@ use crate::signing::credentials::Credentials;
 
 /// A structurally valid answer of an alarm server.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AlarmResponseRequest {
+pub(crate) struct AlarmResponseRequest {
     pub credentials: Credentials,
     /// The address the call is on.
     pub target: String,
@@ -31,7 +31,9 @@ pub struct AlarmResponseRequest {
 
 /// Parses an alarm server's answer; the errors are keyed as DECISIONS §3
 /// says (`address`, `consumer`, `hash`, `data`, `data.call`, …).
-pub fn parse_alarm_response(envelope: &Envelope) -> Result<AlarmResponseRequest, FieldErrors> {
+pub(crate) fn parse_alarm_response(
+    envelope: &Envelope,
+) -> Result<AlarmResponseRequest, FieldErrors> {
     let mut errors = FieldErrors::new();
     let target = v::required_text(&mut errors, "address", envelope.get("target"));
     let signer = signer(&mut errors, envelope);
@@ -78,7 +80,7 @@ fn call_id(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option
 /// A response: required, one of `accepted`, `declined`, `read` (exactly so
 /// spelt). The staff page's `response` and the alarm server's
 /// `data.response` share it.
-pub fn response_choice(
+pub(crate) fn response_choice(
     errors: &mut FieldErrors,
     key: &str,
     value: Option<&Value>,

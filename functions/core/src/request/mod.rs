@@ -4,8 +4,8 @@
 //! ([`signed`]), the display and element requests ([`parse`]) and an alarm
 //! server's answer to a call ([`alarm_response`]).
 
-pub mod alarm_response;
-pub mod envelope;
-pub mod parse;
-pub mod signed;
-pub mod validation;
+pub(crate) mod alarm_response;
+pub(crate) mod envelope;
+pub(crate) mod parse;
+pub(crate) mod signed;
+pub(crate) mod validation;

@@ -13,18 +13,18 @@ use crate::signing::compact::compact_json;
 use crate::signing::credentials::Credentials;
 
 /// The most items a multi-form element request may carry.
-pub const MAX_MULTI_ITEMS: usize = 100;
+pub(crate) const MAX_MULTI_ITEMS: usize = 100;
 
 /// battery, position and reachable as sent (absent fields stay `None`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct StatusFields {
+pub(crate) struct StatusFields {
     pub battery: Option<f64>,
     pub position: Option<String>,
     pub reachable: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum DisplayAction {
+pub(crate) enum DisplayAction {
     Open {
         event: String,
         created_at: Option<DateTime<Utc>>,
@@ -34,7 +34,7 @@ pub enum DisplayAction {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct DisplayRequest {
+pub(crate) struct DisplayRequest {
     pub credentials: Credentials,
     pub target: String,
     pub action: DisplayAction,
@@ -45,7 +45,7 @@ pub struct DisplayRequest {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum ElementRequest {
+pub(crate) enum ElementRequest {
     Single {
         credentials: Credentials,
         target: String,
@@ -59,7 +59,7 @@ pub enum ElementRequest {
 }
 
 impl ElementRequest {
-    pub fn credentials(&self) -> &Credentials {
+    pub(crate) fn credentials(&self) -> &Credentials {
         match self {
             ElementRequest::Single { credentials, .. }
             | ElementRequest::Multi { credentials, .. } => credentials,
@@ -93,7 +93,7 @@ fn status_fields(
 
 /// Parses a display request (spec 2.2). `zone` reads `created_at` and
 /// `closed_at`, which must lie near `now`, the service's clock (DECISIONS §5).
-pub fn parse_display(
+pub(crate) fn parse_display(
     envelope: &Envelope,
     zone: Tz,
     now: DateTime<Utc>,
@@ -168,7 +168,7 @@ pub fn parse_display(
 
 /// Parses an element request (spec 2.4): `data` an object is the single form,
 /// an array the multi form.
-pub fn parse_element(envelope: &Envelope) -> Result<ElementRequest, FieldErrors> {
+pub(crate) fn parse_element(envelope: &Envelope) -> Result<ElementRequest, FieldErrors> {
     let mut errors = FieldErrors::new();
     let multi = matches!(envelope.get("data"), Some(Value::Array(_)));
     let target = if multi {

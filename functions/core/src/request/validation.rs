@@ -63,68 +63,72 @@ impl Serialize for FieldErrors {
 }
 
 /// The message texts. `key` is the field key as it appears in `errors`.
-pub mod message {
-    pub fn required(key: &str) -> String {
+pub(crate) mod message {
+    pub(crate) fn required(key: &str) -> String {
         format!("{key} muss ausgefüllt werden.")
     }
-    pub fn event_required(key: &str) -> String {
+    pub(crate) fn event_required(key: &str) -> String {
         format!("{key} muss ausgefüllt werden, wenn data.closed nicht true ist.")
     }
-    pub fn invalid_choice(key: &str) -> String {
+    pub(crate) fn invalid_choice(key: &str) -> String {
         format!("Der gewählte Wert für {key} ist ungültig.")
     }
-    pub fn ambiguous_choice(key: &str) -> String {
+    pub(crate) fn ambiguous_choice(key: &str) -> String {
         format!("Der gewählte Wert für {key} ist nicht eindeutig.")
     }
-    pub fn string(key: &str) -> String {
+    pub(crate) fn string(key: &str) -> String {
         format!("{key} muss eine Zeichenkette sein.")
     }
-    pub fn max_chars(key: &str, max: usize) -> String {
+    pub(crate) fn max_chars(key: &str, max: usize) -> String {
         format!("{key} darf maximal {max} Zeichen haben.")
     }
-    pub fn no_control_characters(key: &str) -> String {
+    pub(crate) fn no_control_characters(key: &str) -> String {
         format!("{key} darf keine Steuerzeichen enthalten.")
     }
-    pub fn uuid(key: &str) -> String {
+    pub(crate) fn uuid(key: &str) -> String {
         format!("{key} muss ein UUID sein.")
     }
-    pub fn integer(key: &str) -> String {
+    pub(crate) fn integer(key: &str) -> String {
         format!("{key} muss eine ganze Zahl sein.")
     }
-    pub fn number(key: &str) -> String {
+    pub(crate) fn number(key: &str) -> String {
         format!("{key} muss eine Zahl sein.")
     }
-    pub fn between(key: &str, min: u32, max: u32) -> String {
+    pub(crate) fn between(key: &str, min: u32, max: u32) -> String {
         format!("{key} muss zwischen {min} und {max} liegen.")
     }
-    pub fn boolean(key: &str) -> String {
+    pub(crate) fn boolean(key: &str) -> String {
         format!("{key} muss wahr oder falsch sein.")
     }
-    pub fn time_between(key: &str, earliest: &str, latest: &str) -> String {
+    pub(crate) fn time_between(key: &str, earliest: &str, latest: &str) -> String {
         format!("{key} muss zwischen {earliest} und {latest} liegen.")
     }
-    pub fn date_format(key: &str) -> String {
+    pub(crate) fn date_format(key: &str) -> String {
         format!("{key} muss dem Format Y-m-d H:i:s entsprechen.")
     }
-    pub fn object(key: &str) -> String {
+    pub(crate) fn object(key: &str) -> String {
         format!("{key} muss ein Objekt sein.")
     }
-    pub fn object_or_array(key: &str) -> String {
+    pub(crate) fn object_or_array(key: &str) -> String {
         format!("{key} muss ein Objekt oder ein Array sein.")
     }
-    pub fn min_items(key: &str, min: usize) -> String {
+    pub(crate) fn min_items(key: &str, min: usize) -> String {
         format!("{key} muss mindestens {min} Element haben.")
     }
-    pub fn max_items(key: &str, max: usize) -> String {
+    pub(crate) fn max_items(key: &str, max: usize) -> String {
         format!("{key} darf maximal {max} Elemente haben.")
     }
-    pub fn prohibited_in_multi_form(key: &str) -> String {
+    pub(crate) fn prohibited_in_multi_form(key: &str) -> String {
         format!("{key} darf im Mehrfachformat nicht angegeben werden.")
     }
 }
 
 /// An optional integer (`null` = absent); `1.0` and `"1"` are not integers.
-pub fn optional_integer(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<i64> {
+pub(crate) fn optional_integer(
+    errors: &mut FieldErrors,
+    key: &str,
+    value: Option<&Value>,
+) -> Option<i64> {
     match present(value) {
         None => None,
         Some(Value::Number(n)) if n.as_i64().is_some() => n.as_i64(),
@@ -142,7 +146,11 @@ fn present(value: Option<&Value>) -> Option<&Value> {
 }
 
 /// A required string of at most [`MAX_TEXT_CHARS`] characters, not blank.
-pub fn required_text(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<String> {
+pub(crate) fn required_text(
+    errors: &mut FieldErrors,
+    key: &str,
+    value: Option<&Value>,
+) -> Option<String> {
     match present(value) {
         None => {
             errors.add(key, message::required(key));
@@ -160,7 +168,11 @@ pub fn required_text(errors: &mut FieldErrors, key: &str, value: Option<&Value>)
 /// control characters (Unicode Cc: `\u0000`–`\u001f`, DEL, C1): an address
 /// or a position is one line of text on a display, and `"A\u0000"` must not
 /// be a second element that looks like `"A"`.
-pub fn optional_text(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<String> {
+pub(crate) fn optional_text(
+    errors: &mut FieldErrors,
+    key: &str,
+    value: Option<&Value>,
+) -> Option<String> {
     match present(value)? {
         Value::String(s) if s.chars().count() > MAX_TEXT_CHARS => {
             errors.add(key, message::max_chars(key, MAX_TEXT_CHARS));
@@ -179,7 +191,11 @@ pub fn optional_text(errors: &mut FieldErrors, key: &str, value: Option<&Value>)
 }
 
 /// An optional JSON boolean (no `"true"`, no `1`: the spec says boolean).
-pub fn optional_bool(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<bool> {
+pub(crate) fn optional_bool(
+    errors: &mut FieldErrors,
+    key: &str,
+    value: Option<&Value>,
+) -> Option<bool> {
     match present(value)? {
         Value::Bool(b) => Some(*b),
         _ => {
@@ -190,7 +206,11 @@ pub fn optional_bool(errors: &mut FieldErrors, key: &str, value: Option<&Value>)
 }
 
 /// An optional battery level: a JSON number from 0 to 100 inclusive.
-pub fn optional_battery(errors: &mut FieldErrors, key: &str, value: Option<&Value>) -> Option<f64> {
+pub(crate) fn optional_battery(
+    errors: &mut FieldErrors,
+    key: &str,
+    value: Option<&Value>,
+) -> Option<f64> {
     match present(value)? {
         Value::Number(n) => match n.as_f64() {
             // `+ 0.0` turns -0 into 0, so `-0` is stored and shown as 0.
@@ -209,12 +229,12 @@ pub fn optional_battery(errors: &mut FieldErrors, key: &str, value: Option<&Valu
 
 /// How far before the service's clock a sent time may lie (DECISIONS §5): a
 /// central system may send the calls it buffered during an outage.
-pub const TIME_MAX_PAST: Duration = Duration::days(7);
+pub(crate) const TIME_MAX_PAST: Duration = Duration::days(7);
 
 /// How far after the service's clock a sent time may lie (DECISIONS §5):
 /// room for a client's clock running a little ahead, but a call dated in the
 /// future would never be closed by a close without `closed_at`.
-pub const TIME_MAX_FUTURE: Duration = Duration::minutes(5);
+pub(crate) const TIME_MAX_FUTURE: Duration = Duration::minutes(5);
 
 /// An optional wire time `YYYY-MM-DD HH:MM:SS` in the installation's zone,
 /// within [`TIME_MAX_PAST`] before and [`TIME_MAX_FUTURE`] after `now`.
@@ -224,7 +244,7 @@ pub const TIME_MAX_FUTURE: Duration = Duration::minutes(5);
 /// clock, so a request dated 1970 is refused with its other field errors at
 /// once and before the signature or the store are looked at. `now` is the
 /// caller's: the domain has no clock.
-pub fn optional_time(
+pub(crate) fn optional_time(
     errors: &mut FieldErrors,
     key: &str,
     value: Option<&Value>,

@@ -7,7 +7,7 @@ use crate::signing::signature::signing_string;
 
 /// What a request is signed with, and what was signed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Credentials {
+pub(crate) struct Credentials {
     /// The consumer id exactly as sent.
     pub consumer: String,
     pub hash: String,
@@ -20,7 +20,7 @@ pub struct Credentials {
 
 impl Credentials {
     /// `data_json` is the compacted `data` (see [`crate::signing::compact`]).
-    pub fn new(
+    pub(crate) fn new(
         target: &str,
         consumer: String,
         hash: String,

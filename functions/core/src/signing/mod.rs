@@ -5,9 +5,9 @@
 //! the stores keep only the hash ([`tokens`]), and the secrets the service
 //! signs with, kept sealed with the installation's key ([`sealing`]).
 
-pub mod compact;
-pub mod credentials;
-pub mod replay;
+pub(crate) mod compact;
+pub(crate) mod credentials;
+pub(crate) mod replay;
 pub mod sealing;
 pub mod secrets;
 pub mod signature;

@@ -24,10 +24,10 @@ use chrono::{DateTime, Utc};
 use crate::domain::model::Consumer;
 
 /// How far `signed_at` may be from the server's clock, either way.
-pub const WINDOW_SECONDS: i64 = 300;
+pub(crate) const WINDOW_SECONDS: i64 = 300;
 
 /// The top-level key of the signed request time.
-pub const FIELD: &str = "signed_at";
+pub(crate) const FIELD: &str = "signed_at";
 
 /// Why a request whose hash verified is refused for its signed time; the
 /// HTTP layer answers each with its 400 (`crate::http::error`).
@@ -40,7 +40,7 @@ pub enum Refusal {
 }
 
 /// Appends `.<signed_at>` to a spec signing string, when the request has one.
-pub fn extend_signing_string(signing_string: &mut String, signed_at: Option<i64>) {
+pub(crate) fn extend_signing_string(signing_string: &mut String, signed_at: Option<i64>) {
     if let Some(seconds) = signed_at {
         signing_string.push('.');
         signing_string.push_str(&seconds.to_string());
@@ -49,7 +49,7 @@ pub fn extend_signing_string(signing_string: &mut String, signed_at: Option<i64>
 
 /// Step 3b of the checks, after the hash verified: the consumer's requirement
 /// and the window.
-pub fn check(
+pub(crate) fn check(
     consumer: &Consumer,
     signed_at: Option<i64>,
     now: DateTime<Utc>,
@@ -66,7 +66,7 @@ pub fn check(
 
 /// The instant a request stands for: its signed time when it has one (never
 /// later than `now`), else `now`.
-pub fn request_time(signed_at: Option<i64>, now: DateTime<Utc>) -> DateTime<Utc> {
+pub(crate) fn request_time(signed_at: Option<i64>, now: DateTime<Utc>) -> DateTime<Utc> {
     signed_at
         .and_then(|seconds| DateTime::from_timestamp(seconds, 0))
         .map_or(now, |signed| signed.min(now))

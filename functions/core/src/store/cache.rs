@@ -20,7 +20,7 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
 /// Beyond this many cached consumers the cache starts over (bounded memory).
 const MAX_CONSUMERS: usize = 10_000;
 
-pub struct Cache {
+pub(crate) struct Cache {
     ttl: Duration,
     call_types: Mutex<Option<(Instant, Vec<CallType>)>>,
     /// Known consumers only: an unknown id is asked again next time, so a
@@ -29,7 +29,7 @@ pub struct Cache {
 }
 
 impl Cache {
-    pub fn new(ttl: Duration) -> Self {
+    pub(crate) fn new(ttl: Duration) -> Self {
         Cache {
             ttl,
             call_types: Mutex::new(None),
@@ -42,7 +42,7 @@ impl Cache {
     }
 
     /// The consumer `id`, from the cache while fresh, else from `store`.
-    pub async fn consumer(
+    pub(crate) async fn consumer(
         &self,
         store: &dyn Store,
         id: &str,
@@ -68,7 +68,7 @@ impl Cache {
 
     /// The call types, from the cache while fresh, else from `store` through
     /// `log`, which logs their fallbacks (once per refresh).
-    pub async fn call_types(
+    pub(crate) async fn call_types(
         &self,
         store: &dyn Store,
         log: &FallbackLog,

@@ -22,7 +22,7 @@ use crate::domain::call_type_items::Fallback;
 use crate::domain::model::CallType;
 use crate::store::{Store, StoreError};
 
-pub struct FallbackLog {
+pub(crate) struct FallbackLog {
     period: Duration,
     /// When each fallback was last logged; only those within `period`.
     logged: Mutex<HashMap<Fallback, Instant>>,
@@ -30,7 +30,7 @@ pub struct FallbackLog {
 
 impl FallbackLog {
     /// Logs each fallback at most once per `period` (the cache's lifetime).
-    pub fn new(period: Duration) -> Self {
+    pub(crate) fn new(period: Duration) -> Self {
         FallbackLog {
             period,
             logged: Mutex::new(HashMap::new()),
@@ -38,7 +38,7 @@ impl FallbackLog {
     }
 
     /// The call types from `store`, their fallbacks logged.
-    pub async fn read(&self, store: &dyn Store) -> Result<Vec<CallType>, StoreError> {
+    pub(crate) async fn read(&self, store: &dyn Store) -> Result<Vec<CallType>, StoreError> {
         let read = store.call_types().await?;
         self.report(&read.fallbacks, Instant::now());
         Ok(read.types)

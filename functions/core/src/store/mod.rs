@@ -15,14 +15,14 @@
 //! (the open-call uniqueness rule and all-or-nothing element batches are
 //! enforced by the store, because only it can do so under concurrency).
 
-pub mod admin;
-pub mod alarms;
-pub mod cache;
-pub mod fallbacks;
-pub mod push;
-pub mod webhooks;
+pub(crate) mod admin;
+pub(crate) mod alarms;
+pub(crate) mod cache;
+pub(crate) mod fallbacks;
+pub(crate) mod push;
+pub(crate) mod webhooks;
 
-pub use alarms::FirstAlarm;
+pub(crate) use alarms::FirstAlarm;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

@@ -1,9 +1,9 @@
 //! The JSON the service answers with: call records (spec 2.3), elements
 //! (DECISIONS §4) and call type objects, with times as wire times.
 
-pub mod live;
-pub mod staff;
-pub mod webhooks;
+pub(crate) mod live;
+pub(crate) mod staff;
+pub(crate) mod webhooks;
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -14,7 +14,7 @@ use crate::domain::model::{Call, CallType, Element};
 use crate::domain::wire_time::format_local;
 
 /// `{"success":true,"data":…}`
-pub fn success<T: Serialize>(data: &T) -> String {
+pub(crate) fn success<T: Serialize>(data: &T) -> String {
     #[derive(Serialize)]
     struct Success<'a, T> {
         success: bool,
@@ -225,7 +225,7 @@ fn battery_number<S: Serializer>(battery: &Option<f64>, serializer: S) -> Result
 }
 
 /// The call type list of spec 4.3: name → internal name, in id order.
-pub struct CallTypeNames<'a>(pub &'a [CallType]);
+pub(crate) struct CallTypeNames<'a>(pub &'a [CallType]);
 
 impl Serialize for CallTypeNames<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -10,7 +10,7 @@ use crate::domain::wire_time::format_local;
 
 /// A duty on the wire, its times in the installation's zone.
 #[derive(Debug, Serialize)]
-pub struct DutyRecord<'a> {
+pub(crate) struct DutyRecord<'a> {
     /// Empty: the whole house.
     pub sections: &'a [String],
     pub since: String,
@@ -18,7 +18,7 @@ pub struct DutyRecord<'a> {
 }
 
 impl<'a> DutyRecord<'a> {
-    pub fn new(duty: &'a Duty, zone: Tz) -> Self {
+    pub(crate) fn new(duty: &'a Duty, zone: Tz) -> Self {
         DutyRecord {
             sections: &duty.sections,
             since: format_local(duty.since, zone),
@@ -31,7 +31,7 @@ impl<'a> DutyRecord<'a> {
 /// when signed off); never a token. `GET /api/v1/staff/me`'s `data`, and
 /// each of a visitor's staff in `GET /api/v1/sandbox/state`.
 #[derive(Debug, Serialize)]
-pub struct StaffRecord<'a> {
+pub(crate) struct StaffRecord<'a> {
     pub id: &'a str,
     pub name: &'a str,
     pub groups: &'a [String],
@@ -39,7 +39,7 @@ pub struct StaffRecord<'a> {
 }
 
 impl<'a> StaffRecord<'a> {
-    pub fn new(staff: &'a Staff, duty: Option<&'a Duty>, zone: Tz) -> Self {
+    pub(crate) fn new(staff: &'a Staff, duty: Option<&'a Duty>, zone: Tz) -> Self {
         StaffRecord {
             id: &staff.id,
             name: &staff.name,
@@ -50,7 +50,7 @@ impl<'a> StaffRecord<'a> {
 
     /// A sandbox visitor's staff who are not revoked, in the order given,
     /// each with their duty now.
-    pub fn list(staff: &'a [Staff], duties: &'a [Duty], zone: Tz) -> Vec<Self> {
+    pub(crate) fn list(staff: &'a [Staff], duties: &'a [Duty], zone: Tz) -> Vec<Self> {
         staff
             .iter()
             .filter(|member| !member.revoked)

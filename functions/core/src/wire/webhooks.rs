@@ -20,7 +20,7 @@ use crate::wire::{AlarmRecord, CallRecord, ElementRecord};
 /// handset or pager, read when it is sent (an admin may have changed it
 /// since the write; `null` for someone without one).
 /// `types`: the call types now (`type` is `null` for a type an admin removed).
-pub fn event_of(
+pub(crate) fn event_of(
     kept: &OutboxEvent,
     zone: Tz,
     devices: &HashMap<String, String>,

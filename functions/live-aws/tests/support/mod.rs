@@ -7,13 +7,11 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_smithy_mocks::{Rule, RuleMode, mock_client};
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::store::cache::DEFAULT_TTL;
-use nurse_call_core::{AppState, Mode, Settings};
+use nurse_call_core::{AppState, DEFAULT_TTL, Mode, Settings, default_call_types};
 use nurse_call_dynamodb::item::{Item, call_type_item};
 use nurse_call_dynamodb::{DynamoStore, MAX_ATTEMPTS, RequestCounter, TableNames};
 
-pub const CONNECTIONS_TABLE: &str = "t-connections";
+pub(crate) const CONNECTIONS_TABLE: &str = "t-connections";
 
 /// The production retry mode (standard, [`MAX_ATTEMPTS`]) with a short
 /// backoff, so that retries cost the tests no seconds.
@@ -24,13 +22,13 @@ fn retries() -> aws_sdk_dynamodb::config::retry::RetryConfig {
         .with_max_backoff(Duration::from_millis(5))
 }
 
-pub fn dynamodb(rules: &[&Rule]) -> aws_sdk_dynamodb::Client {
+pub(crate) fn dynamodb(rules: &[&Rule]) -> aws_sdk_dynamodb::Client {
     mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, rules, |config| {
         config.retry_config(retries())
     })
 }
 
-pub fn management(rules: &[&Rule]) -> aws_sdk_apigatewaymanagement::Client {
+pub(crate) fn management(rules: &[&Rule]) -> aws_sdk_apigatewaymanagement::Client {
     mock_client!(
         aws_sdk_apigatewaymanagement,
         RuleMode::MatchAny,
@@ -39,7 +37,7 @@ pub fn management(rules: &[&Rule]) -> aws_sdk_apigatewaymanagement::Client {
     )
 }
 
-pub fn settings(mode: Mode) -> Settings {
+pub(crate) fn settings(mode: Mode) -> Settings {
     Settings {
         mode,
         time_zone: "Europe/Berlin".parse().unwrap(),
@@ -51,7 +49,7 @@ pub fn settings(mode: Mode) -> Settings {
 }
 
 /// The Lambda functions' state on `client`: tables `t-…`, cached call types.
-pub fn state(client: &aws_sdk_dynamodb::Client, mode: Mode) -> AppState {
+pub(crate) fn state(client: &aws_sdk_dynamodb::Client, mode: Mode) -> AppState {
     let store = DynamoStore::new(
         client.clone(),
         TableNames::with_prefix("t-"),
@@ -60,17 +58,17 @@ pub fn state(client: &aws_sdk_dynamodb::Client, mode: Mode) -> AppState {
     AppState::new(Arc::new(store), settings(mode)).with_cache(DEFAULT_TTL)
 }
 
-pub fn s(value: &str) -> AttributeValue {
+pub(crate) fn s(value: &str) -> AttributeValue {
     AttributeValue::S(value.to_string())
 }
 
 /// The call types table as seeded.
-pub fn call_type_items() -> Vec<Item> {
+pub(crate) fn call_type_items() -> Vec<Item> {
     default_call_types().iter().map(call_type_item).collect()
 }
 
 /// A connection item as `$connect` puts it.
-pub fn connection_item(scope: &str, id: &str, sections: &[&str]) -> Item {
+pub(crate) fn connection_item(scope: &str, id: &str, sections: &[&str]) -> Item {
     Item::from([
         ("scope".to_string(), s(scope)),
         ("connection_id".to_string(), s(id)),

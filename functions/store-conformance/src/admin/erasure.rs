@@ -2,11 +2,7 @@
 //! everything of the address goes, its calls' alarms and audit included,
 //! and nothing else.
 
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::model::{Call, HashMismatch, Scope};
-use nurse_call_core::store::Backend;
-use nurse_call_core::store::admin::Erased;
-use nurse_call_core::store::alarms::AlarmWrite;
+use nurse_call_core::{AlarmWrite, Backend, Call, Erased, HashMismatch, Scope, alarm::AuditEvent};
 
 use crate::support::{close, new_call, open, t};
 
@@ -169,11 +165,7 @@ async fn everything(
     store: &dyn Backend,
     scope: &Scope,
     address: &str,
-) -> (
-    Option<nurse_call_core::domain::model::Element>,
-    Vec<Call>,
-    Vec<Call>,
-) {
+) -> (Option<nurse_call_core::Element>, Vec<Call>, Vec<Call>) {
     let snapshot = store.snapshot(scope, address).await.unwrap();
     let mut calls: Vec<Call> = store
         .recent_calls(scope, 10_000)

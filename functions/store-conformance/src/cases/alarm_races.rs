@@ -7,10 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::Barrier;
 
-use nurse_call_core::domain::alarm::Staff;
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::store::Backend;
-use nurse_call_core::store::alarms::AlarmWrite;
+use nurse_call_core::{AlarmWrite, Backend, Scope, alarm::Staff};
 
 use crate::Harness;
 use crate::alarm_support::*;

@@ -5,8 +5,7 @@
 
 use chrono::Duration;
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::store::alarms::AlarmWrite;
+use nurse_call_core::{AlarmWrite, Scope};
 
 use crate::Harness;
 use crate::alarm_support::*;

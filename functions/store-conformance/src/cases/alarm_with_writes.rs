@@ -5,11 +5,11 @@
 //! alarm and leaves the end to a look. Either way the call returned says
 //! which alarm was written, and nothing half of it is kept.
 
-use nurse_call_core::domain::alarm::engine::quiet_end;
-use nurse_call_core::domain::alarm::{Alarm, AlarmStatus};
-use nurse_call_core::domain::model::{Call, ElementPolicy, NewCall, Scope};
-use nurse_call_core::store::alarms::DueAlarm;
-use nurse_call_core::store::{AddressSnapshot, ElementWrite, FirstAlarm, OpenOutcome};
+use nurse_call_core::{
+    AddressSnapshot, Call, DueAlarm, ElementPolicy, ElementWrite, FirstAlarm, NewCall, OpenOutcome,
+    Scope,
+    alarm::{Alarm, AlarmStatus, quiet_end},
+};
 
 use crate::Harness;
 use crate::alarm_support::*;

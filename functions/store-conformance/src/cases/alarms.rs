@@ -4,10 +4,10 @@
 
 use chrono::Duration;
 
-use nurse_call_core::domain::alarm::{Alarm, AlarmStatus};
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::store::alarms::{AlarmWrite, DueAlarm, KeptAlarm};
-use nurse_call_core::store::{AddressSnapshot, ElementWrite, OpenOutcome};
+use nurse_call_core::{
+    AddressSnapshot, AlarmWrite, DueAlarm, ElementWrite, KeptAlarm, OpenOutcome, Scope,
+    alarm::{Alarm, AlarmStatus},
+};
 
 use crate::Harness;
 use crate::alarm_support::*;
@@ -62,7 +62,7 @@ pub async fn open_call_keeps_a_pending_alarm_due_at_once(harness: Harness) {
             &ElementWrite::new(
                 &scope,
                 &change,
-                nurse_call_core::domain::model::ElementPolicy::CreateMissing,
+                nurse_call_core::ElementPolicy::CreateMissing,
                 &AddressSnapshot::default(),
             ),
         )
@@ -286,7 +286,7 @@ pub async fn every_read_of_calls_carries_their_alarm(harness: Harness) {
         write(store, &kept_alarm, &alarm, &[]).await,
         AlarmWrite::Written
     );
-    let written = nurse_call_core::domain::model::Call {
+    let written = nurse_call_core::Call {
         alarm: Some(alarm.clone()),
         ..written
     };

@@ -1,8 +1,6 @@
 //! Call types: seeded once, listed by id, never overwritten by a later seed.
 
-use nurse_call_core::domain::alarm::Policy;
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::CallType;
+use nurse_call_core::{CallType, alarm::Policy, default_call_types};
 
 use crate::Harness;
 
@@ -64,7 +62,7 @@ pub async fn seed_call_types_never_overwrites(harness: Harness) {
         notification_interval: 999,
         notification_maxloops: 99,
         notification_sound: "other.mp3".to_string(),
-        escalation: nurse_call_core::domain::alarm::Policy::fallback(),
+        escalation: nurse_call_core::alarm::Policy::fallback(),
         ..stored_wc.clone()
     };
     let new_type = CallType {
@@ -79,7 +77,7 @@ pub async fn seed_call_types_never_overwrites(harness: Harness) {
         notification_interval: 0,
         notification_maxloops: 0,
         notification_sound: String::new(),
-        escalation: nurse_call_core::domain::alarm::Policy::none(),
+        escalation: nurse_call_core::alarm::Policy::none(),
     };
     store
         .seed_call_types(&[rewritten_wc, new_type.clone()])

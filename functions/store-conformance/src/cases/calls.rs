@@ -1,8 +1,9 @@
 //! Calls: opened once per (scope, address, event), closed by id.
 
-use nurse_call_core::domain::alarm::Alarm;
-use nurse_call_core::domain::model::{Call, Element, ElementChange, ElementPolicy, Scope};
-use nurse_call_core::store::{AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome};
+use nurse_call_core::{
+    AddressSnapshot, Call, CloseOutcome, Element, ElementChange, ElementPolicy, ElementWrite,
+    OpenOutcome, Scope, alarm::Alarm,
+};
 
 use crate::Harness;
 use crate::support::*;

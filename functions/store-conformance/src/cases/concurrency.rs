@@ -6,9 +6,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use nurse_call_core::domain::model::{Call, Element, ElementChange, ElementPolicy, Scope};
-use nurse_call_core::store::{
-    AddressSnapshot, Backend, ElementBatch, ElementWrite, ElementsOutcome, OpenOutcome,
+use nurse_call_core::{
+    AddressSnapshot, Backend, Call, Element, ElementBatch, ElementChange, ElementPolicy,
+    ElementWrite, ElementsOutcome, OpenOutcome, Scope,
 };
 use tokio::sync::Barrier;
 

@@ -3,7 +3,7 @@
 
 use chrono::Duration;
 
-use nurse_call_core::domain::model::{Consumer, ElementPolicy, Scope};
+use nurse_call_core::{Consumer, ElementPolicy, Scope};
 
 use crate::Harness;
 use crate::support::*;

@@ -2,7 +2,7 @@
 //! read consistently, and element versions. Displays themselves are admin
 //! records: their contract is in [`crate::admin`].
 
-use nurse_call_core::domain::model::{ElementChange, ElementPolicy, Scope};
+use nurse_call_core::{ElementChange, ElementPolicy, Scope};
 
 use crate::Harness;
 use crate::support::*;

@@ -1,7 +1,9 @@
 //! Elements: registration, status changes, all-or-nothing batches.
 
-use nurse_call_core::domain::model::{Element, ElementChange, ElementPolicy, Scope};
-use nurse_call_core::store::{AddressSnapshot, ElementWrite, ElementsOutcome, OpenOutcome};
+use nurse_call_core::{
+    AddressSnapshot, Element, ElementChange, ElementPolicy, ElementWrite, ElementsOutcome,
+    OpenOutcome, Scope,
+};
 
 use crate::Harness;
 use crate::support::*;

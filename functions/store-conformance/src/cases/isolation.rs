@@ -2,8 +2,7 @@
 
 use chrono::Duration;
 
-use nurse_call_core::domain::model::{ElementPolicy, Scope};
-use nurse_call_core::store::ElementsOutcome;
+use nurse_call_core::{ElementPolicy, ElementsOutcome, Scope};
 
 use crate::Harness;
 use crate::support::*;

@@ -1,8 +1,6 @@
 //! The sandbox page's lists: recent calls and recent elements of a scope.
 
-use nurse_call_core::domain::model::{ElementPolicy, Scope};
-
-use nurse_call_core::store::{AddressSnapshot, ElementWrite};
+use nurse_call_core::{AddressSnapshot, ElementPolicy, ElementWrite, Scope};
 
 use crate::Harness;
 use crate::support::*;
@@ -80,7 +78,7 @@ pub async fn recent_elements_orders_most_recently_updated_first(harness: Harness
         .expect("open_call failed");
     register(store, &other, "e.z", t(99)).await;
 
-    let order = |elements: Vec<nurse_call_core::domain::model::Element>| -> Vec<String> {
+    let order = |elements: Vec<nurse_call_core::Element>| -> Vec<String> {
         elements.into_iter().map(|e| e.address).collect()
     };
     assert_eq!(

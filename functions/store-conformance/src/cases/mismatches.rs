@@ -3,8 +3,7 @@
 
 use chrono::Duration;
 
-use nurse_call_core::domain::model::{HashMismatch, Scope};
-use nurse_call_core::store::Backend;
+use nurse_call_core::{Backend, HashMismatch, Scope};
 
 use crate::Harness;
 use crate::support::*;

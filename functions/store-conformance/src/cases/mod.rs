@@ -1,4 +1,4 @@
-//! The cases, one `pub async fn` per behaviour of the [`Store`](nurse_call_core::store::Store)
+//! The cases, one `pub async fn` per behaviour of the [`Store`](nurse_call_core::Store)
 //! contract. Each expects a fresh, empty store with the default call types seeded.
 
 mod alarm_races;

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use chrono::Duration;
 use tokio::sync::Barrier;
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::domain::push::{PushSubscription, VapidKeys};
-use nurse_call_core::store::push::PushStore;
+use nurse_call_core::{
+    PushStore, Scope,
+    push::{PushSubscription, VapidKeys},
+};
 
 use crate::Harness;
 use crate::alarm_support::*;

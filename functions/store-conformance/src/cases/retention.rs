@@ -12,7 +12,7 @@ pub async fn purge_closed_calls_removes_only_calls_closed_before_the_cutoff(harn
     let store = harness.store.as_ref();
     let cutoff = t(1000);
     let scopes = [
-        nurse_call_core::domain::model::Scope::installation(),
+        nurse_call_core::Scope::installation(),
         sandbox("55555555-5555-4555-8555-555555555555"),
     ];
     let mut expired = Vec::new();

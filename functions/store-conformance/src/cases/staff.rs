@@ -4,8 +4,7 @@
 
 use chrono::Duration;
 
-use nurse_call_core::domain::model::Scope;
-use nurse_call_core::signing::tokens::token_hash;
+use nurse_call_core::{Scope, tokens::token_hash};
 
 use crate::Harness;
 use crate::alarm_support::*;
@@ -61,7 +60,7 @@ pub async fn staff_of_lists_a_scope_by_name_then_id(harness: Harness) {
         create(store, member).await;
     }
     assert!(store.revoke_staff(&cem.id).await.unwrap());
-    let revoked_cem = nurse_call_core::domain::alarm::Staff {
+    let revoked_cem = nurse_call_core::alarm::Staff {
         revoked: true,
         ..cem.clone()
     };
@@ -210,9 +209,8 @@ pub async fn duties_are_replaced_ended_and_expire(harness: Harness) {
     // Ending by itself: at `until` the duty is over.
     let short = duty(&anna, &[], t(0), t(100));
     store.put_duty(&short).await.unwrap();
-    let anna_on_duty = |duties: Vec<nurse_call_core::domain::alarm::Duty>| {
-        duties.iter().any(|d| d.staff_id == anna.id)
-    };
+    let anna_on_duty =
+        |duties: Vec<nurse_call_core::alarm::Duty>| duties.iter().any(|d| d.staff_id == anna.id);
     assert!(anna_on_duty(duties(store, &scope, t(99)).await));
     assert!(
         !anna_on_duty(duties(store, &scope, t(100)).await),

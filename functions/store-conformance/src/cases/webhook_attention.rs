@@ -8,12 +8,10 @@ use std::sync::Arc;
 use chrono::Duration;
 use tokio::sync::Barrier;
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::model::Element;
-use nurse_call_core::domain::supervision::Thresholds;
-use nurse_call_core::domain::webhooks::EventType;
-use nurse_call_core::domain::webhooks::attention::{AttentionChange, attention_changes};
-use nurse_call_core::store::webhooks::WebhookStore;
+use nurse_call_core::{
+    Element, Thresholds, WebhookStore, clock,
+    webhooks::{AttentionChange, EventType, attention_changes},
+};
 
 use crate::Harness;
 use crate::support::*;

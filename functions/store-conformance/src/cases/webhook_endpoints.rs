@@ -3,7 +3,7 @@
 
 use chrono::Duration;
 
-use nurse_call_core::domain::webhooks::{Endpoint, EventType};
+use nurse_call_core::webhooks::{Endpoint, EventType};
 
 use crate::Harness;
 use crate::support::t;

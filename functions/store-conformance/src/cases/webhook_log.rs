@@ -3,7 +3,7 @@
 
 use chrono::Duration;
 
-use nurse_call_core::store::webhooks::AttemptEnd;
+use nurse_call_core::AttemptEnd;
 
 use crate::Harness;
 use crate::support::t;

@@ -7,14 +7,15 @@ use std::sync::Arc;
 
 use tokio::sync::Barrier;
 
-use nurse_call_core::clock;
-use nurse_call_core::domain::alarm::StaffRef;
-use nurse_call_core::domain::alarm::{Alarm, Staff};
-use nurse_call_core::domain::model::{Call, Scope};
-use nurse_call_core::domain::webhooks::EventType;
-use nurse_call_core::domain::webhooks::outbox::{CallFacts, OutboxEvent, events_of_write};
-use nurse_call_core::store::alarms::AlarmWrite;
-use nurse_call_core::store::webhooks::{Attempt, AttemptEnd};
+use nurse_call_core::{
+    AlarmWrite, Attempt, AttemptEnd, Call, Scope,
+    alarm::{Alarm, Staff, StaffRef},
+    clock,
+    webhooks::{
+        EventType,
+        outbox::{CallFacts, OutboxEvent, events_of_write},
+    },
+};
 
 use crate::Harness;
 use crate::alarm_support::*;
@@ -350,11 +351,11 @@ pub async fn concurrent_alarm_writes_keep_only_the_winners_events(harness: Harne
 
 /// Reads the call's alarm and writes `alarm` with `lines` over it.
 async fn write_or_panic(
-    store: &dyn nurse_call_core::store::Backend,
+    store: &dyn nurse_call_core::Backend,
     scope: &Scope,
     call: &Call,
-    alarm: &nurse_call_core::domain::alarm::Alarm,
-    lines: &[nurse_call_core::domain::alarm::audit::AuditEvent],
+    alarm: &nurse_call_core::alarm::Alarm,
+    lines: &[nurse_call_core::alarm::AuditEvent],
 ) {
     let read = kept(store, scope, call.id).await;
     assert_eq!(

@@ -5,18 +5,16 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
-use nurse_call_core::Store;
-use nurse_call_core::domain::alarm::audit::AuditEvent;
-use nurse_call_core::domain::alarm::{Duty, Policy, Roster, Situation, Staff, Step, step};
-use nurse_call_core::domain::call_types::default_call_types;
-use nurse_call_core::domain::model::{Call, ElementChange, ElementPolicy, NewCall, Scope};
-use nurse_call_core::store::admin::AdminStore;
-use nurse_call_core::store::alarms::KeptAlarm;
-use nurse_call_core::store::{AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome};
+use nurse_call_core::{
+    AddressSnapshot, AdminStore, Call, CloseOutcome, ElementChange, ElementPolicy, ElementWrite,
+    KeptAlarm, NewCall, OpenOutcome, Scope, Store,
+    alarm::{AuditEvent, Duty, Policy, Roster, Situation, Staff, Step, step},
+    default_call_types,
+};
 use nurse_call_dynamodb::{DynamoStore, TableNames, Timeouts};
 use store_conformance::moto;
 
-pub async fn store() -> DynamoStore {
+pub(crate) async fn store() -> DynamoStore {
     let store = DynamoStore::connect_with(
         Some(&moto::endpoint()),
         TableNames::with_prefix(&moto::unique_prefix()),
@@ -28,16 +26,16 @@ pub async fn store() -> DynamoStore {
     store
 }
 
-pub fn t0() -> DateTime<Utc> {
+pub(crate) fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 25, 8, 0, 0).unwrap()
 }
 
 /// `t0` plus `seconds` and a fraction (alarms keep their times exactly).
-pub fn at(seconds: i64) -> DateTime<Utc> {
+pub(crate) fn at(seconds: i64) -> DateTime<Utc> {
     t0() + Duration::seconds(seconds) + Duration::milliseconds(250)
 }
 
-pub fn person(id: &str, name: &str, scope: &Scope) -> Staff {
+pub(crate) fn person(id: &str, name: &str, scope: &Scope) -> Staff {
     Staff {
         id: id.into(),
         scope: scope.clone(),
@@ -50,7 +48,7 @@ pub fn person(id: &str, name: &str, scope: &Scope) -> Staff {
     }
 }
 
-pub fn duty(staff: &Staff, sections: &[&str], until: DateTime<Utc>) -> Duty {
+pub(crate) fn duty(staff: &Staff, sections: &[&str], until: DateTime<Utc>) -> Duty {
     Duty {
         staff_id: staff.id.clone(),
         scope: staff.scope.clone(),
@@ -80,7 +78,7 @@ fn write(scope: &Scope, address: &str, at: DateTime<Utc>) -> ElementWrite {
 }
 
 /// Opens a Notruf of section `S1` on `address` at `opened`.
-pub async fn open(
+pub(crate) async fn open(
     store: &DynamoStore,
     scope: &Scope,
     address: &str,
@@ -109,7 +107,7 @@ pub async fn open(
 }
 
 /// Closes the open calls of `address` at `closed` (a fresh snapshot).
-pub async fn close(
+pub(crate) async fn close(
     store: &DynamoStore,
     scope: &Scope,
     address: &str,
@@ -128,7 +126,7 @@ pub async fn close(
 
 /// The engine's step of `kept` at `now` with the seeded Notruf policy
 /// (section 0 s, house 60 s, Leitung 180 s), `staff` and `duties`.
-pub fn step_at(
+pub(crate) fn step_at(
     kept: &KeptAlarm,
     staff: &[Staff],
     duties: &[Duty],

@@ -27,7 +27,7 @@ use crate::store::StoreError;
 use crate::store::alarms::DueAlarm;
 
 /// Alarms a round of the timers steps at the same time.
-pub const STEPS_AT_ONCE: usize = 16;
+pub(crate) const STEPS_AT_ONCE: usize = 16;
 
 impl AlarmRunner<'_> {
     /// Looks at the alarms of `call_ids` of `scope` in the background, after

@@ -17,10 +17,10 @@
 //!
 //! The Web Push jobs of the alerts are [`super::push`]'s.
 
-pub mod looks;
-pub mod start;
-pub mod step;
-pub mod timer;
+pub(crate) mod looks;
+pub(crate) mod start;
+pub(crate) mod step;
+pub(crate) mod timer;
 
 use crate::app::AppState;
 

@@ -27,7 +27,7 @@ use crate::store::{AddressSnapshot, FirstAlarm, StoreError};
 /// The first step of `call`'s alarm (`open_before`: the calls open on its
 /// address before it; a presence among them stops it at once), with the
 /// roster read for it; without one, the pending alarm for a look to step.
-pub fn first_step(
+pub(crate) fn first_step(
     call: &NewCall,
     open_before: &[Call],
     types: &[CallType],

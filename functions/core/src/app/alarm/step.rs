@@ -28,7 +28,7 @@ use crate::wire::live::{AlarmNews, LiveAudience, LiveEvent, LiveMessage};
 
 /// How often one look reads and steps again after a conflicting write
 /// before it gives up (the next look, or the timers, try again).
-pub const MAX_ATTEMPTS: usize = 5;
+pub(crate) const MAX_ATTEMPTS: usize = 5;
 
 /// Re-alert interval and most alerts of a call whose type an admin removed
 /// (DECISIONS §7's fallbacks for those fields).
@@ -86,7 +86,7 @@ pub(crate) struct Known {
 impl Known {
     /// When a presence among `open_before` (the calls open on `call`'s
     /// address before it opened) opened at or after it.
-    pub fn presence_since(
+    pub(crate) fn presence_since(
         call: &Call,
         open_before: &[Call],
         types: &[CallType],
@@ -100,7 +100,12 @@ impl Known {
     }
 
     /// A call just opened, with the calls open on its address before.
-    pub fn opened(scope: &Scope, call: &Call, open_before: &[Call], types: &[CallType]) -> Self {
+    pub(crate) fn opened(
+        scope: &Scope,
+        call: &Call,
+        open_before: &[Call],
+        types: &[CallType],
+    ) -> Self {
         let alarm = Alarm::pending(call.opened_at);
         let mut call = call.clone();
         call.alarm = Some(alarm.clone());

@@ -16,7 +16,7 @@ use crate::domain::webhooks::attention::attention_changes;
 
 /// How often the elements are looked at: a battery going low is a
 /// technician's matter of hours, and silence (`stale`) of a day.
-pub const ATTENTION_EVERY: chrono::Duration = chrono::Duration::seconds(10);
+pub(crate) const ATTENTION_EVERY: chrono::Duration = chrono::Duration::seconds(10);
 
 impl Dispatcher {
     /// Sweeps when due and wanted.

@@ -24,7 +24,7 @@ use advance::advance;
 
 /// How often an unattended call is looked at again for somebody who came
 /// on duty meanwhile (a duty's sign-on also looks at once).
-pub const UNATTENDED_RECHECK_SECONDS: i64 = 30;
+pub(crate) const UNATTENDED_RECHECK_SECONDS: i64 = 30;
 
 /// What the engine knows about one call now.
 #[derive(Debug, Clone, Copy)]

@@ -10,14 +10,15 @@
 //!
 //! A supplementary path (ZVEI 33021): nothing here ever closes a call.
 
-pub mod audit;
-pub mod engine;
-pub mod policy;
-pub mod staff;
-pub mod state;
-pub mod timer;
+pub(crate) mod audit;
+pub(crate) mod engine;
+pub(crate) mod policy;
+pub(crate) mod staff;
+pub(crate) mod state;
+pub(crate) mod timer;
 
-pub use engine::{CancelReason, Effect, Refusal, Situation, Step, respond, step};
-pub use policy::{Audience, Level, Policy};
+pub(crate) use engine::{CancelReason, Refusal};
+pub use engine::{Effect, Situation, Step, respond, step};
+pub use policy::Policy;
 pub use staff::{Duty, Roster, Staff};
 pub use state::{Alarm, AlarmStatus, Answer, Recipient, Response, StaffRef};

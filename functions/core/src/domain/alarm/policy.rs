@@ -67,9 +67,9 @@ struct LevelJson {
 }
 
 /// The longest wait a level may have: a week. A later one is a typo.
-pub const MAX_AFTER: i64 = 7 * 24 * 3600;
+pub(crate) const MAX_AFTER: i64 = 7 * 24 * 3600;
 /// More levels than anybody configures; keeps a call's alarm small.
-pub const MAX_LEVELS: usize = 10;
+pub(crate) const MAX_LEVELS: usize = 10;
 
 impl Policy {
     /// The policy of `levels` when they are valid (see [`Policy::parse`]).

@@ -28,7 +28,7 @@ pub const MAX_DELAY_SECONDS: u32 = 900;
 
 /// How early a timer may arrive and still count as due: a queue's delay is
 /// whole seconds, and its clock is not ours.
-pub const EARLY_TOLERANCE_MS: i64 = 500;
+pub(crate) const EARLY_TOLERANCE_MS: i64 = 500;
 
 /// A timer: step the alarm of `call` in `scope` at `due`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,7 +51,7 @@ impl Timer {
 
 /// What to do with a timer at `now`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimerAction {
+pub(crate) enum TimerAction {
     /// Due (or late): step the alarm now.
     Step,
     /// Not due yet: send it on, delayed by this many seconds (at most
@@ -60,7 +60,7 @@ pub enum TimerAction {
 }
 
 /// Whether `timer` is due at `now`, or how long to send it on for.
-pub fn action(timer: &Timer, now: DateTime<Utc>) -> TimerAction {
+pub(crate) fn action(timer: &Timer, now: DateTime<Utc>) -> TimerAction {
     let left_ms = (timer.due - now).num_milliseconds();
     if left_ms <= EARLY_TOLERANCE_MS {
         return TimerAction::Step;
@@ -96,7 +96,7 @@ pub fn timer_of_change(
 /// timer's time (taken a moment early); `None` when the step wrote (its
 /// stream record schedules the next) or the alarm moved on or stopped (a
 /// duplicate or stale timer).
-pub fn after_step(
+pub(crate) fn after_step(
     timer: &Timer,
     wrote: bool,
     next_at: Option<DateTime<Utc>>,

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 
 use super::event::EventType;
-pub use super::facts::ElementFacts;
+pub(crate) use super::facts::ElementFacts;
 use super::facts::{Facts, OutboxEvent};
 use crate::domain::model::{Element, Scope};
 use crate::domain::supervision::{Thresholds, attention_reasons};

@@ -8,9 +8,9 @@ use url::{Host, Url};
 use super::event::{Event, EventType};
 
 /// Random bytes in a new secret, shown as `whsec_` and their base64.
-pub const SECRET_BYTES: usize = 24;
+pub(crate) const SECRET_BYTES: usize = 24;
 /// The prefix of a Standard Webhooks secret.
-pub const SECRET_PREFIX: &str = "whsec_";
+pub(crate) const SECRET_PREFIX: &str = "whsec_";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {

@@ -12,14 +12,15 @@
 //! and the delivery log (issue 27) sit around these, as the alarm runner
 //! sits around the alarm engine.
 
-pub mod attention;
-pub mod endpoint;
-pub mod event;
-pub mod facts;
+pub(crate) mod attention;
+pub(crate) mod endpoint;
+pub(crate) mod event;
+pub(crate) mod facts;
 pub mod outbox;
-pub mod schedule;
-pub mod signing;
+pub(crate) mod schedule;
+pub(crate) mod signing;
 
-pub use endpoint::{Endpoint, UrlProblem, check_url};
-pub use event::{Event, EventType};
-pub use schedule::{GiveUp, Next, Outcome};
+pub use endpoint::{Endpoint, check_url};
+pub(crate) use event::Event;
+pub use event::EventType;
+pub use schedule::Outcome;

@@ -30,7 +30,7 @@ use crate::domain::model::{Call, Scope};
 
 /// Whose events endpoints get: the installation's. A sandbox visitor's
 /// calls (DECISIONS §8) are theirs alone and never leave the service.
-pub fn is_forwarded(scope: &Scope) -> bool {
+pub(crate) fn is_forwarded(scope: &Scope) -> bool {
     *scope == Scope::installation()
 }
 

@@ -15,13 +15,13 @@ use super::event::EventType;
 pub const ATTEMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long an event that is not an alarm event is tried.
-pub fn retry_window() -> Duration {
+pub(crate) fn retry_window() -> Duration {
     Duration::hours(24)
 }
 
 /// The backoff after the `failed`-th failed attempt (1-based): 1, 2, 4, 8,
 /// 16 s, then every 30 s.
-pub fn backoff(failed: u32) -> Duration {
+pub(crate) fn backoff(failed: u32) -> Duration {
     let seconds = match failed {
         0 | 1 => 1,
         2 => 2,
@@ -62,7 +62,7 @@ impl Outcome {
 
 /// What becomes of a delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Next {
+pub(crate) enum Next {
     Delivered,
     RetryAt(DateTime<Utc>),
     GivenUp(GiveUp),
@@ -70,7 +70,7 @@ pub enum Next {
 
 /// Why a delivery is given up (the delivery log says so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GiveUp {
+pub(crate) enum GiveUp {
     /// The receiver answered with a status that is not retried.
     Refused(u16),
     /// An alarm event whose alert is no longer current.
@@ -80,7 +80,7 @@ pub enum GiveUp {
 }
 
 impl GiveUp {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GiveUp::Refused(_) => "refused",
             GiveUp::AlertEnded => "alert_ended",
@@ -92,7 +92,7 @@ impl GiveUp {
 /// Whether an event written at `created_at` is still to be sent at `now`:
 /// checked before every attempt, so that a receiver back after an hour gets
 /// what is still due and nothing that is not.
-pub fn still_due(
+pub(crate) fn still_due(
     kind: EventType,
     created_at: DateTime<Utc>,
     now: DateTime<Utc>,
@@ -113,7 +113,7 @@ pub fn still_due(
 
 /// After the `attempts`-th attempt (1-based) of an event written at
 /// `created_at`, made at `attempted_at`, which came to `outcome`.
-pub fn after_attempt(
+pub(crate) fn after_attempt(
     kind: EventType,
     created_at: DateTime<Utc>,
     attempts: u32,
@@ -135,35 +135,6 @@ pub fn after_attempt(
         Ok(()) => Next::RetryAt(retry_at),
         Err(why) => Next::GivenUp(why),
     }
-}
-
-/// Of the deliveries waiting, the ones that may go now: per endpoint, a
-/// call's earliest waiting event only (a later one waits until it is
-/// delivered or given up, so a receiver never sees "closed" before
-/// "alert"); events of no call all. `key` gives a delivery's endpoint, call
-/// and its place in the outbox.
-pub fn next_in_line<T, E>(waiting: &[T], key: impl Fn(&T) -> (E, Option<i64>, i64)) -> Vec<&T>
-where
-    E: Eq + std::hash::Hash,
-{
-    use std::collections::HashMap;
-    let mut first: HashMap<(E, i64), (i64, usize)> = HashMap::new();
-    let mut free = Vec::new();
-    for (index, delivery) in waiting.iter().enumerate() {
-        match key(delivery) {
-            (endpoint, Some(call), place) => {
-                let entry = first.entry((endpoint, call)).or_insert((place, index));
-                if place < entry.0 {
-                    *entry = (place, index);
-                }
-            }
-            (_, None, _) => free.push(index),
-        }
-    }
-    let mut chosen: Vec<usize> = first.into_values().map(|(_, index)| index).collect();
-    chosen.extend(free);
-    chosen.sort_unstable();
-    chosen.into_iter().map(|index| &waiting[index]).collect()
 }
 
 #[cfg(test)]
@@ -299,36 +270,6 @@ mod tests {
             }
             if !outcome.delivered() && !outcome.retryable() {
                 prop_assert!(matches!(next, Next::GivenUp(GiveUp::Refused(_))));
-            }
-        }
-
-        /// Exactly one waiting delivery per endpoint and call may go, the
-        /// earliest; every delivery of no call may go.
-        #[test]
-        fn one_per_call_and_endpoint_goes_first(
-            waiting in proptest::collection::vec(
-                (0usize..3, proptest::option::of(0i64..4), 0i64..1_000),
-                0..40,
-            ),
-        ) {
-            let chosen = next_in_line(&waiting, |w| (w.0, w.1, w.2));
-            for w in &waiting {
-                match w.1 {
-                    None => prop_assert!(chosen.contains(&w)),
-                    Some(call) => {
-                        let group: Vec<_> = waiting
-                            .iter()
-                            .filter(|o| o.0 == w.0 && o.1 == Some(call))
-                            .collect();
-                        let earliest = group.iter().map(|o| o.2).min().unwrap();
-                        let chosen_of_group: Vec<_> = chosen
-                            .iter()
-                            .filter(|o| o.0 == w.0 && o.1 == Some(call))
-                            .collect();
-                        prop_assert_eq!(chosen_of_group.len(), 1);
-                        prop_assert_eq!(chosen_of_group[0].2, earliest);
-                    }
-                }
             }
         }
     }

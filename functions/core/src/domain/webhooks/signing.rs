@@ -10,7 +10,7 @@ use standardwebhooks::Webhook;
 
 /// The three headers of an attempt, in the library's names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SignedHeaders {
+pub(crate) struct SignedHeaders {
     pub id: String,
     pub timestamp: i64,
     pub signature: String,
@@ -18,7 +18,7 @@ pub struct SignedHeaders {
 
 impl SignedHeaders {
     /// As name and value pairs, for any HTTP client.
-    pub fn pairs(&self) -> [(&'static str, String); 3] {
+    pub(crate) fn pairs(&self) -> [(&'static str, String); 3] {
         [
             (standardwebhooks::HEADER_WEBHOOK_ID, self.id.clone()),
             (
@@ -36,7 +36,7 @@ impl SignedHeaders {
 /// Why an attempt could not be signed: a stored secret that is not base64
 /// (a hand edit), or none at all. Never holds the secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SigningError {
+pub(crate) enum SigningError {
     #[error("the endpoint has no active secret")]
     NoSecret,
     #[error("secret {position} of the endpoint is not a whsec_ base64 secret")]
@@ -44,7 +44,7 @@ pub enum SigningError {
 }
 
 /// Signs `body` of event `id` at `timestamp` with every secret in `secrets`.
-pub fn sign(
+pub(crate) fn sign(
     id: &str,
     timestamp: i64,
     body: &str,

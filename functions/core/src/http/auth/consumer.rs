@@ -13,7 +13,10 @@ use crate::signing::signature::{self, HashDebug};
 /// consumer gets the same answer as a wrong hash; the sandbox adds `debug`
 /// for a known consumer. A verified request then meets the consumer's
 /// replay rule ([`replay::check`]).
-pub async fn consumer(state: &AppState, credentials: &Credentials) -> Result<Consumer, ApiError> {
+pub(crate) async fn consumer(
+    state: &AppState,
+    credentials: &Credentials,
+) -> Result<Consumer, ApiError> {
     let id = credentials.consumer.to_ascii_lowercase();
     let now = clock::now();
     let consumer = state

@@ -23,13 +23,15 @@ mod visitor;
 
 use http::{HeaderMap, header};
 
-pub use consumer::consumer;
-pub use reader::{Reader, SandboxProof, display_reader, live_reader};
-pub use staff::{staff, staff_by_token};
-pub use visitor::{COOKIE_NAME, consumer_by_proof, consumer_from_cookie, proof, sandbox_visitor};
+pub(crate) use consumer::consumer;
+pub(crate) use reader::display_reader;
+pub use reader::{Reader, SandboxProof, live_reader};
+pub(crate) use staff::staff;
+pub use visitor::proof;
+pub(crate) use visitor::{COOKIE_NAME, consumer_from_cookie, sandbox_visitor};
 
 /// The bearer token of `Authorization: Bearer <token>`, if any.
-pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.trim().split_once(' ')?;
     scheme

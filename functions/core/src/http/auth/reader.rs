@@ -70,7 +70,10 @@ impl Reader {
 
 /// The reader of an HTTP request: the display of `Authorization: Bearer`,
 /// else in sandbox mode the test page's visitor (its cookie).
-pub async fn display_reader(state: &AppState, request: &ApiRequest) -> Result<Reader, ApiError> {
+pub(crate) async fn display_reader(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<Reader, ApiError> {
     reader_of(state, bearer_token(request.headers()), request.headers()).await
 }
 

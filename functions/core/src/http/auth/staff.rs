@@ -11,7 +11,7 @@ use super::bearer_token;
 
 /// The staff member of the request's bearer token; a missing, unknown or
 /// revoked token is the 401 of DECISIONS §11.
-pub async fn staff(state: &AppState, request: &ApiRequest) -> Result<Staff, ApiError> {
+pub(crate) async fn staff(state: &AppState, request: &ApiRequest) -> Result<Staff, ApiError> {
     let token = bearer_token(request.headers()).ok_or(ApiError::Unauthorized)?;
     staff_by_token(state, token)
         .await?
@@ -20,7 +20,10 @@ pub async fn staff(state: &AppState, request: &ApiRequest) -> Result<Staff, ApiE
 
 /// The usable (not revoked) staff member whose token is `token`, if any;
 /// refusals are logged by the member's id, never by the token.
-pub async fn staff_by_token(state: &AppState, token: &str) -> Result<Option<Staff>, ApiError> {
+pub(crate) async fn staff_by_token(
+    state: &AppState,
+    token: &str,
+) -> Result<Option<Staff>, ApiError> {
     let Some(store) = &state.alarms else {
         return Ok(None);
     };

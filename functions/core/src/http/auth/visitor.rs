@@ -14,7 +14,7 @@ use crate::request::validation::{FieldErrors, is_uuid, message};
 use crate::signing::signature::{self, sign_sha256};
 
 /// The cookie that keeps the visitor's consumer id and proof.
-pub const COOKIE_NAME: &str = "nc_sandbox";
+pub(crate) const COOKIE_NAME: &str = "nc_sandbox";
 
 /// The proof of holding a consumer's secret, used by the cookie and the state query.
 pub fn proof(consumer: &Consumer) -> String {
@@ -27,7 +27,10 @@ pub fn proof(consumer: &Consumer) -> String {
 /// The visitor a sandbox request is from: `?consumer=…&hash=…` when given,
 /// else the page's cookie; neither is a 422 `consumer` and `hash`, a wrong
 /// proof a 400 `invalid_hash`.
-pub async fn sandbox_visitor(state: &AppState, request: &ApiRequest) -> Result<Consumer, ApiError> {
+pub(crate) async fn sandbox_visitor(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<Consumer, ApiError> {
     match query_param(request, "consumer") {
         Some(_) => consumer_from_query(state, request).await,
         None => match consumer_from_cookie(state, request.headers()).await? {
@@ -61,7 +64,7 @@ async fn consumer_from_query(state: &AppState, request: &ApiRequest) -> Result<C
 
 /// The sandbox consumer of the test page's cookie, if it holds a valid
 /// proof ([`consumer_by_proof`]).
-pub async fn consumer_from_cookie(
+pub(crate) async fn consumer_from_cookie(
     state: &AppState,
     headers: &HeaderMap,
 ) -> Result<Option<Consumer>, ApiError> {
@@ -77,7 +80,7 @@ pub async fn consumer_from_cookie(
 /// The sandbox consumer `id` if `proof` is its [`proof`] (the cookie's pair,
 /// and the live socket's `consumer` and `hash` where the cookie does not
 /// reach, DECISIONS §8); `None` for anything else, expired consumers too.
-pub async fn consumer_by_proof(
+pub(crate) async fn consumer_by_proof(
     state: &AppState,
     id: &str,
     proof: &str,

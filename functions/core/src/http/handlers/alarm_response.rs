@@ -18,7 +18,10 @@ use crate::http::io::{ApiRequest, ApiResponse};
 use crate::request::alarm_response::{AlarmResponseRequest, parse_alarm_response};
 use crate::request::validation::{FieldErrors, message};
 
-pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn handle(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<ApiResponse, ApiError> {
     // Step 1: the body. Step 2: its structure, every field error at once.
     let envelope = super::envelope(request)?;
     let parsed = parse_alarm_response(&envelope)?;

@@ -10,7 +10,7 @@ use crate::wire::{CallTypeNames, success};
 /// How long clients and caches may keep the list (DECISIONS §4).
 const CACHE_CONTROL: &str = "max-age=60";
 
-pub async fn list(state: &AppState) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn list(state: &AppState) -> Result<ApiResponse, ApiError> {
     let types = state.call_types().await?;
     let mut response = json_response(200, success(&CallTypeNames(&types)));
     response.headers_mut().insert(

@@ -17,7 +17,10 @@ use crate::signing::replay;
 use crate::store::{AddressSnapshot, CloseOutcome, ElementWrite, OpenOutcome};
 use crate::wire::{CallRecord, success};
 
-pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn handle(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<ApiResponse, ApiError> {
     // Step 1: the body.
     let envelope = super::envelope(request)?;
     // The service's clock, read once: the times sent must lie near it (step

@@ -45,7 +45,7 @@ fn render(live_url: Option<&str>) -> String {
 
 /// `GET /display`, in both modes: the page itself needs no credentials; what
 /// it reads does.
-pub async fn page(state: &AppState, _request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn page(state: &AppState, _request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     let live_url = state.settings.live_url.as_deref();
     Ok(http::Response::builder()
         .status(200)

@@ -15,7 +15,7 @@ use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
 use crate::wire::{CallRecord, ElementRecord, success};
 
 /// `GET /api/v1/display/calls[?section=S]`.
-pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     let reader = auth::display_reader(state, request).await?;
     let section = query_param(request, "section").filter(|s| !s.is_empty());
     let types = state.call_types().await?;
@@ -65,7 +65,7 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
 /// A webhook endpoint that has failed for 60 s, as displays and staff
 /// pages get it (DECISIONS §16).
 #[derive(Serialize)]
-pub struct FailingEndpoint {
+pub(crate) struct FailingEndpoint {
     name: String,
     since: String,
 }
@@ -73,7 +73,10 @@ pub struct FailingEndpoint {
 /// The webhook endpoints failing for 60 s or more at `now`, longest first;
 /// none where nothing sends webhooks. Where another process delivers (the
 /// Lambda functions), read from the store at most every 10 s.
-pub async fn failing_endpoints(state: &AppState, now: DateTime<Utc>) -> Vec<FailingEndpoint> {
+pub(crate) async fn failing_endpoints(
+    state: &AppState,
+    now: DateTime<Utc>,
+) -> Vec<FailingEndpoint> {
     state.refresh_forwarding(now).await;
     let zone = state.settings.time_zone;
     state
@@ -91,7 +94,7 @@ pub async fn failing_endpoints(state: &AppState, now: DateTime<Utc>) -> Vec<Fail
 
 /// Most urgent first (call type `priority` ascending; a call type an admin
 /// has since removed sorts last), then the oldest first, then by id.
-pub fn sort_for_display(calls: &mut [Call], types: &[CallType]) {
+pub(crate) fn sort_for_display(calls: &mut [Call], types: &[CallType]) {
     let priority = |call: &Call| {
         types
             .iter()
@@ -109,7 +112,10 @@ pub fn sort_for_display(calls: &mut [Call], types: &[CallType]) {
 /// `GET /api/v1/display/elements[?attention=true]`: with `attention=true` the
 /// elements that need attention (DECISIONS §12), else every element of the
 /// scope; each with its reasons.
-pub async fn elements(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn elements(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<ApiResponse, ApiError> {
     let reader = auth::display_reader(state, request).await?;
     let only_attention = match query_param(request, "attention").as_deref() {
         None | Some("false") => false,

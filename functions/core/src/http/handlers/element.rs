@@ -15,7 +15,10 @@ use crate::request::validation::{FieldErrors, message};
 use crate::store::{ElementBatch, ElementsOutcome};
 use crate::wire::{ElementRecord, success};
 
-pub async fn handle(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn handle(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<ApiResponse, ApiError> {
     let envelope = super::envelope(request)?;
     let parsed = parse_element(&envelope)?;
     let consumer = auth::consumer(state, parsed.credentials()).await?;

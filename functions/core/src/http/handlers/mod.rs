@@ -8,19 +8,19 @@
 //! [`sandbox_staff`]), the corridor display ([`display_page`]) and the
 //! staff's phone app ([`staff_page`]).
 
-pub mod alarm_response;
-pub mod call_types;
-pub mod display;
-pub mod display_page;
-pub mod display_read;
-pub mod element;
-pub mod openapi;
-pub mod sandbox;
-pub mod sandbox_staff;
-pub mod staff;
-pub mod staff_calls;
-pub mod staff_page;
-pub mod staff_push;
+pub(crate) mod alarm_response;
+pub(crate) mod call_types;
+pub(crate) mod display;
+pub(crate) mod display_page;
+pub(crate) mod display_read;
+pub(crate) mod element;
+pub(crate) mod openapi;
+pub(crate) mod sandbox;
+pub(crate) mod sandbox_staff;
+pub(crate) mod staff;
+pub(crate) mod staff_calls;
+pub(crate) mod staff_page;
+pub(crate) mod staff_push;
 
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, json_body};

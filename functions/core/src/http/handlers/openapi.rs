@@ -9,7 +9,7 @@ use crate::http::io::{ApiResponse, json_response};
 /// The document as served: `openapi.json`, generated from `docs/openapi.yaml`.
 pub const DOCUMENT: &str = include_str!("openapi.json");
 
-pub fn document() -> ApiResponse {
+pub(crate) fn document() -> ApiResponse {
     json_response(200, DOCUMENT.to_string())
 }
 

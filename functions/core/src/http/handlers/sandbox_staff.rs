@@ -28,7 +28,7 @@ use crate::wire::success;
 const MAX_GROUPS: usize = 10;
 
 /// The refusal beyond [`Staff::SANDBOX_LIMIT`], keyed `staff`.
-pub fn limit_message() -> String {
+pub(crate) fn limit_message() -> String {
     format!(
         "Es können höchstens {} Mitarbeitende je Testzugang angelegt werden.",
         Staff::SANDBOX_LIMIT
@@ -36,7 +36,10 @@ pub fn limit_message() -> String {
 }
 
 /// `POST /api/v1/sandbox/staff`.
-pub async fn create(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn create(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<ApiResponse, ApiError> {
     let consumer = auth::sandbox_visitor(state, request).await?;
     let envelope = crate::http::handlers::envelope(request)?;
     let (name, groups) = fields(envelope.get("name"), envelope.get("groups"))?;

@@ -18,10 +18,10 @@ use crate::wire::staff::StaffRecord;
 use crate::wire::success;
 
 /// Most sections one duty may name.
-pub const MAX_DUTY_SECTIONS: usize = 100;
+pub(crate) const MAX_DUTY_SECTIONS: usize = 100;
 
 /// `GET /api/v1/staff/me`.
-pub async fn me(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn me(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     let staff = auth::staff(state, request).await?;
     let duty = duty_of(state, &staff).await?;
     Ok(json_response(
@@ -35,7 +35,7 @@ pub async fn me(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, A
 }
 
 /// `PUT` (sign on) or `DELETE` (sign off) `/api/v1/staff/duty`.
-pub async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     let staff = auth::staff(state, request).await?;
     let store = state.alarms.as_ref().ok_or(ApiError::Internal)?;
     let duty = if request.method() == Method::PUT {
@@ -71,7 +71,7 @@ pub async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiResponse,
 }
 
 /// The staff member's duty now, if any.
-pub async fn duty_of(state: &AppState, staff: &Staff) -> Result<Option<Duty>, ApiError> {
+pub(crate) async fn duty_of(state: &AppState, staff: &Staff) -> Result<Option<Duty>, ApiError> {
     let store = state.alarms.as_ref().ok_or(ApiError::Internal)?;
     let now = clock::now();
     Ok(store

@@ -23,7 +23,7 @@ use crate::request::validation::FieldErrors;
 use crate::wire::{CallRecord, StaffRecord, success};
 
 /// `GET /api/v1/staff/calls`.
-pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     let staff = auth::staff(state, request).await?;
     let duty = duty_of(state, &staff).await?;
     let types = state.call_types().await?;
@@ -83,7 +83,10 @@ pub async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiResponse
 /// 200 with the call; 404 for a call that is not the person's scope's (or
 /// none, or one without alarm); 409 `already_accepted` naming who, or
 /// `call_closed`.
-pub async fn respond(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn respond(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<ApiResponse, ApiError> {
     let staff = auth::staff(state, request).await?;
     let call_id = response_call_id(request.uri().path())
         .and_then(|id| id.parse::<i64>().ok())

@@ -31,7 +31,7 @@ use crate::http::page_helpers::{escape_html, with_helpers};
 
 /// The service worker's scope: the page's own path, which is not below the
 /// script's folder (`/staff/`), hence `Service-Worker-Allowed`.
-pub const SCOPE: &str = "/staff";
+pub(crate) const SCOPE: &str = "/staff";
 
 /// The icons, made by `scripts/staff-icons` (PNG, RGB).
 const ICON_192: &[u8] = include_bytes!("../assets/staff_icon_192.png");
@@ -137,7 +137,7 @@ fn builder(content_type: &str) -> http::response::Builder {
 }
 
 /// `GET /staff`.
-pub async fn page(state: &AppState, _request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn page(state: &AppState, _request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     let live_url = state.settings.live_url.as_deref();
     Ok(builder("text/html; charset=utf-8")
         .header(header::CACHE_CONTROL, "no-store")
@@ -149,7 +149,7 @@ pub async fn page(state: &AppState, _request: &ApiRequest) -> Result<ApiResponse
 }
 
 /// `GET /staff/manifest.webmanifest`.
-pub async fn manifest_file(
+pub(crate) async fn manifest_file(
     _state: &AppState,
     _request: &ApiRequest,
 ) -> Result<ApiResponse, ApiError> {
@@ -161,7 +161,7 @@ pub async fn manifest_file(
 
 /// `GET /staff/sw.js`: revalidated on every check (`no-cache`), so that a
 /// new version reaches the phones with the next page load.
-pub async fn service_worker(
+pub(crate) async fn service_worker(
     _state: &AppState,
     _request: &ApiRequest,
 ) -> Result<ApiResponse, ApiError> {

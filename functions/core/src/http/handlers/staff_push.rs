@@ -31,7 +31,10 @@ struct PushKeyRecord<'a> {
 /// start); until it has, there is none, and the answer is 404: the page
 /// then says that this server sends no notifications, rather than have a
 /// phone subscribe for pushes that would never come.
-pub async fn push_key(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn push_key(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<ApiResponse, ApiError> {
     auth::staff(state, request).await?;
     let store = state.push.as_ref().ok_or(ApiError::Internal)?;
     let keys = store.vapid_keys().await?.ok_or(ApiError::NotFound)?;
@@ -51,7 +54,7 @@ struct SubscriptionRecord<'a> {
 
 /// `POST` (register this browser) or `DELETE` (unregister it)
 /// `/api/v1/staff/push-subscriptions`.
-pub async fn subscriptions(
+pub(crate) async fn subscriptions(
     state: &AppState,
     request: &ApiRequest,
 ) -> Result<ApiResponse, ApiError> {

@@ -4,7 +4,7 @@
 
 use http::{HeaderValue, header};
 
-use super::identity::{is_https, new_consumer, set_cookie};
+use super::identity::{is_https, new_sandbox_consumer, set_cookie};
 use super::test_page::{PAGE_POLICY, base_url, render_page};
 use crate::app::AppState;
 use crate::clock;
@@ -20,11 +20,11 @@ use crate::wire::{CallRecord, ElementRecord, success};
 const PAGE_LIMIT: usize = 200;
 
 /// `POST /api/v1/sandbox/consumers`: 201 with a new pair, and the page's cookie.
-pub async fn create_consumer(
+pub(crate) async fn create_consumer(
     state: &AppState,
     request: &ApiRequest,
 ) -> Result<ApiResponse, ApiError> {
-    let consumer = new_consumer();
+    let consumer = new_sandbox_consumer();
     state.sandbox.create_consumer(&consumer).await?;
     tracing::info!(consumer = %consumer.id, "sandbox consumer created");
     #[derive(serde::Serialize)]
@@ -44,7 +44,7 @@ pub async fn create_consumer(
 /// `GET /api/v1/sandbox/state`: this consumer's calls (open first, newest
 /// first, with type), elements, recent hash mismatches (newest first) and
 /// staff (by name, with their duty).
-pub async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn state(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     let consumer = sandbox_visitor(state, request).await?;
     let scope = Scope::consumer(&consumer.id);
     let now = clock::now();
@@ -126,12 +126,12 @@ impl<'a> MismatchRecord<'a> {
 }
 
 /// `GET /`: the test page. A first visit (or an expired cookie) creates a pair.
-pub async fn page(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
+pub(crate) async fn page(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     let https = is_https(request.headers());
     let (consumer, fresh) = match consumer_from_cookie(state, request.headers()).await? {
         Some(consumer) => (consumer, false),
         None => {
-            let consumer = new_consumer();
+            let consumer = new_sandbox_consumer();
             state.sandbox.create_consumer(&consumer).await?;
             tracing::info!(consumer = %consumer.id, "sandbox consumer created for a page visit");
             (consumer, true)

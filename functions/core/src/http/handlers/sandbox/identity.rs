@@ -13,7 +13,7 @@ use crate::signing::secrets::new_consumer_secret;
 
 /// Makes a fresh sandbox consumer (UUID v4, a secret as a production
 /// consumer's: [`new_consumer_secret`]).
-pub fn new_consumer() -> Consumer {
+pub fn new_sandbox_consumer() -> Consumer {
     let secret = new_consumer_secret().expect("the OS random source is available");
     let now = clock::now();
     Consumer {

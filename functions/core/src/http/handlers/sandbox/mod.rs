@@ -17,5 +17,5 @@ mod endpoints;
 mod identity;
 mod test_page;
 
-pub use endpoints::{create_consumer, page, state};
-pub use identity::new_consumer;
+pub(crate) use endpoints::{create_consumer, page, state};
+pub use identity::new_sandbox_consumer;

@@ -200,7 +200,7 @@ pub(super) fn render_page(
 mod tests {
     use super::*;
     use crate::clock;
-    use crate::http::handlers::sandbox::new_consumer;
+    use crate::http::handlers::sandbox::new_sandbox_consumer;
 
     #[test]
     fn badge_text_contrasts_with_its_colour() {
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn the_page_has_the_shared_script_helpers_once_and_every_placeholder_filled() {
-        let consumer = new_consumer();
+        let consumer = new_sandbox_consumer();
         let html = render_page(
             &consumer,
             "http://x",
