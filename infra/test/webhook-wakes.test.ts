@@ -229,7 +229,7 @@ describe('the Rust side: the wake-up passed on, the sweep in every round', () =>
   });
 
   it('each round of the forward function sweeps for element.attention when due, at most every ATTENTION_EVERY (10 s): the schedule\'s minute is no more often', () => {
-    const every = /pub const ATTENTION_EVERY: chrono::Duration = chrono::Duration::seconds\((\d+)\);/.exec(
+    const every = /pub(?:\(crate\))? const ATTENTION_EVERY: chrono::Duration = chrono::Duration::seconds\((\d+)\);/.exec(
       rustSource('core/src/app/webhooks/attention.rs'),
     );
     assert.ok(every, 'ATTENTION_EVERY of functions/core/src/app/webhooks/attention.rs');
