@@ -26,6 +26,9 @@ use crate::store::webhooks::EndpointsRead;
 use crate::store::{SandboxStore, Store, StoreError};
 use crate::wire::live::LiveHub;
 
+/// The state every handler gets: the store (as each of its traits), the
+/// installation's settings, the live feed and the adapters of alarms, pushes
+/// and webhooks. Cheap to clone: every part is shared.
 #[derive(Clone)]
 pub struct AppState {
     /// What the API's handlers use.
@@ -37,6 +40,7 @@ pub struct AppState {
     cache: Option<Arc<Cache>>,
     /// Logs the call types' fallbacks once per cache refresh.
     fallback_log: Arc<FallbackLog>,
+    /// The installation's settings, read once when the process starts.
     pub settings: Settings,
     /// The in-process live feed of the local server; `None` in the Lambda
     /// functions, where DynamoDB Streams feed the displays instead.
@@ -69,6 +73,8 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// A state over `store` alone: no cache, live feed, alarms, pushes or
+    /// forwarding until the `with_…` methods add them.
     pub fn new(store: Arc<dyn SandboxStore>, settings: Settings) -> Self {
         AppState {
             store: store.clone(),
@@ -230,6 +236,8 @@ impl AppState {
         }
     }
 
+    /// Whether this installation is the test server: only then are the sandbox
+    /// endpoints and the test page served and the visitor's cookie accepted.
     pub fn is_sandbox(&self) -> bool {
         self.settings.mode == Mode::Sandbox
     }
@@ -247,7 +255,6 @@ impl AppState {
         }
     }
 
-    /// A consumer by id (cached when the state has a cache).
     /// The alarm store, or an internal error where this service has none
     /// ([`AppState::alarms`]).
     pub(crate) fn alarm_store(&self) -> Result<&Arc<dyn AlarmStore>, StoreError> {
@@ -256,6 +263,7 @@ impl AppState {
             .ok_or_else(|| StoreError::Internal("this service has no alarm store".into()))
     }
 
+    /// A consumer by id (cached when the state has a cache).
     pub async fn consumer(&self, id: &str) -> Result<Option<Consumer>, StoreError> {
         match &self.cache {
             Some(cache) => cache.consumer(self.store.as_ref(), id).await,

@@ -15,7 +15,10 @@ use crate::domain::supervision::Thresholds;
 /// Set at deploy time; a request never chooses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// A real installation: one scope for the house, only registered elements.
     Production,
+    /// The test server: every visitor (consumer) has a scope of its own, and
+    /// the elements it names are created.
     Sandbox,
 }
 
@@ -45,6 +48,7 @@ impl fmt::Display for Mode {
 /// The per-installation settings every handler needs.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// A real installation or the test server (`SERVICE_MODE`).
     pub mode: Mode,
     /// Times on the wire are local times of this zone (DECISIONS §5).
     pub time_zone: Tz,
@@ -71,7 +75,11 @@ pub struct StaffSettings {
 }
 
 impl StaffSettings {
+    /// `DUTY_HOURS` when unset, as text for the local server's flag; the same
+    /// 12 hours as [`StaffSettings::default`]'s duty.
     pub const DEFAULT_DUTY_HOURS: &'static str = "12";
+    /// `VAPID_SUBJECT` when unset: a placeholder, not a contact the push
+    /// services can write to.
     pub const DEFAULT_VAPID_SUBJECT: &'static str = "mailto:admin@localhost";
 }
 
@@ -85,6 +93,7 @@ impl Default for StaffSettings {
 }
 
 impl Settings {
+    /// `SERVICE_TIME_ZONE` when unset (an IANA name).
     pub const DEFAULT_TIME_ZONE: &'static str = "Europe/Berlin";
 
     /// Reads `SERVICE_MODE`, `SERVICE_TIME_ZONE`, `CALL_RETENTION_DAYS`,
@@ -151,6 +160,7 @@ pub struct CallRetention {
 }
 
 impl CallRetention {
+    /// `CALL_RETENTION_DAYS` when unset: 400 days, a year and a month.
     pub const DEFAULT_DAYS: u32 = 400;
     /// A century: far beyond any retention duty, and keeps the date
     /// arithmetic far from chrono's limits.
@@ -165,6 +175,7 @@ impl CallRetention {
         }
     }
 
+    /// The retention in whole days, 1 to [`CallRetention::MAX_DAYS`].
     pub fn as_days(&self) -> u32 {
         self.days
     }
@@ -210,7 +221,6 @@ impl fmt::Display for CallRetention {
     }
 }
 
-/// `LOW_BATTERY_PERCENT`: a number from 0 to 100 (a battery below it is low).
 /// An environment variable's value, trimmed; unset and empty (or only
 /// blanks) are the same: `None`. How every function and command reads the
 /// stack's variables, so that a blank one left in a template means unset.
@@ -225,6 +235,7 @@ pub fn non_blank(value: Option<String>) -> Option<String> {
         .filter(|value| !value.is_empty())
 }
 
+/// `LOW_BATTERY_PERCENT`: a number from 0 to 100 (a battery below it is low).
 pub fn parse_low_battery_percent(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(percent) if (0.0..=100.0).contains(&percent) => Ok(percent),

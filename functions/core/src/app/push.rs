@@ -26,7 +26,9 @@ pub(crate) const MAX_PAYLOAD_BYTES: usize = 3 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PushKind {
+    /// `call.alert`: the person is alerted to the call, or re-alerted.
     Alert,
+    /// `call.cancelled`: the person's alert for the call stops.
     Cancel,
 }
 
@@ -34,10 +36,15 @@ pub enum PushKind {
 /// message of the AWS path's delivery queue (DECISIONS §17).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PushJob {
+    /// Whose staff and call it is; in the JSON the scope's key.
     #[serde(with = "scope_key")]
     pub scope: Scope,
+    /// The person: every browser they subscribed gets the push.
     pub staff_id: String,
+    /// The call it is about: the push's `Topic`, so a newer push of the call
+    /// replaces one still waiting at the push service.
     pub call_id: i64,
+    /// An alert or its cancel.
     pub kind: PushKind,
     /// The JSON sent, at most [`MAX_PAYLOAD_BYTES`].
     pub payload: String,
@@ -48,6 +55,7 @@ pub struct PushJob {
 /// Where pushes go: takes a job at once and never waits (an adapter queues
 /// it); dropped jobs are the adapter's to log loudly.
 pub trait PushSink: Send + Sync {
+    /// Takes `job` to send later; returns at once.
     fn send(&self, job: PushJob);
 }
 

@@ -82,6 +82,8 @@ pub(crate) const CREATED_GRACE: chrono::Duration = chrono::Duration::seconds(5);
 /// The local server's is an HTTP client.
 #[async_trait]
 pub trait Sender: Send + Sync {
+    /// POSTs `body` (JSON) to the endpoint's `url` with `headers`, the Standard
+    /// Webhooks `webhook-id`, `webhook-timestamp` and `webhook-signature`.
     async fn send(&self, url: &str, headers: Vec<(&'static str, String)>, body: String) -> Outcome;
 }
 
@@ -140,6 +142,9 @@ struct Memory {
     attention_swept_at: Option<DateTime<Utc>>,
 }
 
+/// Takes the outbox's events to the webhook endpoints, round by round (the
+/// local server's task, in AWS the `forward` function), remembering where
+/// each delivery stands; one per process.
 pub struct Dispatcher {
     store: Arc<dyn WebhookStore>,
     /// Which endpoints fail, for the displays.
@@ -170,6 +175,11 @@ struct Job {
 }
 
 impl Dispatcher {
+    /// A dispatcher of `store`'s outbox, sending with `sender` and signing
+    /// with the secrets `sealer` opens;
+    /// `zone` for the events' wire times, `concurrency` attempts on their way
+    /// at most (at least 1), `supervision` for the `element.attention` sweep.
+    /// Its memory starts empty: the outbox and the delivery log restore it.
     pub fn new(
         store: Arc<dyn WebhookStore>,
         sender: Arc<dyn Sender>,

@@ -8,8 +8,12 @@ use http::Method;
 /// One endpoint of the interface (docs/openapi.yaml).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
+    /// A central system opens a call or closes an address's calls (spec 4.1).
     Display,
+    /// A central system reports battery, position and reachability of its
+    /// elements (spec 4.2).
     Element,
+    /// The configured call types and their internal names (spec 4.3).
     CallTypes,
     /// Sandbox only (DECISIONS §8).
     SandboxConsumers,
@@ -55,6 +59,8 @@ const RESPONSES_PREFIX: &str = "/api/v1/staff/calls/";
 const RESPONSES_SUFFIX: &str = "/responses";
 
 impl Endpoint {
+    /// Every endpoint once, in declaration order: what [`Endpoint::from_path`]
+    /// searches, and the order of [`crate::http::routes::ALL`].
     pub const ALL: [Endpoint; 21] = [
         Endpoint::Display,
         Endpoint::Element,
@@ -79,6 +85,8 @@ impl Endpoint {
         Endpoint::StaffServiceWorker,
     ];
 
+    /// The endpoint's path as the interface document names it;
+    /// [`Endpoint::StaffResponses`]' is the template with `{id}`.
     pub fn path(self) -> &'static str {
         match self {
             Endpoint::Display => "/api/v1/display",
@@ -150,6 +158,8 @@ impl Endpoint {
         }
     }
 
+    /// Whether only the test server serves it: a production installation
+    /// answers 404, whatever the method.
     pub fn sandbox_only(self) -> bool {
         matches!(
             self,

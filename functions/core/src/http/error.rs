@@ -6,6 +6,9 @@ use crate::request::validation::FieldErrors;
 use crate::signing::signature::HashDebug;
 use crate::wire::StaffRecord;
 
+/// Why a request failed, as the API answers it: a status, a `code` and a
+/// German message ([`ApiError::body`]). Handlers return it; the router
+/// turns it into the response.
 #[derive(Debug)]
 pub enum ApiError {
     /// 422, `messages` an object of field errors.
@@ -46,6 +49,7 @@ pub enum ApiError {
 pub(crate) const RETRY_AFTER_SECONDS: u32 = 1;
 
 impl ApiError {
+    /// The HTTP status it is answered with.
     pub fn status(&self) -> u16 {
         match self {
             ApiError::Validation(_) => 422,

@@ -6,7 +6,11 @@ use http::{HeaderMap, HeaderValue, header};
 
 use crate::http::error::{ApiError, RETRY_AFTER_SECONDS};
 
+/// A request as every handler takes it, its body read whole (from a Lambda
+/// event or the local server's request).
 pub type ApiRequest = http::Request<Bytes>;
+/// A response as every handler gives it: the body is text (JSON, a page,
+/// a script).
 pub type ApiResponse = http::Response<String>;
 
 /// The largest body accepted (413 above).

@@ -33,7 +33,10 @@ pub enum Sealed {
     /// The installation's VAPID private key (one per installation).
     VapidPrivateKey,
     /// A secret of the webhook endpoint with this id.
-    WebhookSecret { endpoint: String },
+    WebhookSecret {
+        /// The endpoint's id: the secret opens for this endpoint only.
+        endpoint: String,
+    },
 }
 
 impl Sealed {

@@ -95,12 +95,17 @@ pub fn verify(consumer: Option<&Consumer>, message: &str, provided: &str) -> boo
 pub struct HashDebug {
     /// The consumer's newest secret, the one a visitor of the test page holds.
     pub secret: String,
+    /// The signing string the server built from the request.
     pub string: String,
+    /// Lowercase hex HMAC-SHA256 of `string` with `secret`: the right `hash`.
     pub expected: String,
+    /// The `hash` the request sent, as sent.
     pub provided: String,
 }
 
 impl HashDebug {
+    /// The debug of `provided` over `message`, with the consumer's newest
+    /// secret; `None` for a consumer without secrets.
     pub fn new(consumer: &Consumer, message: &str, provided: &str) -> Option<Self> {
         let secret = consumer.secrets.last()?.clone();
         let expected = sign_sha256(&secret, message);

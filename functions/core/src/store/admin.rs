@@ -58,6 +58,8 @@ impl Erased {
     }
 }
 
+/// What the admin command and the housekeeping do with a store beyond
+/// [`Store`] (see the module); never used by the API.
 #[async_trait]
 pub trait AdminStore: Store {
     /// Inserts the call types that do not exist yet (by name); never

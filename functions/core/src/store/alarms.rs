@@ -24,6 +24,7 @@ use crate::store::{AddressSnapshot, Store, StoreError};
 /// A new call's alarm as its open writes it ([`Store::open_call_with_alarm`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FirstAlarm {
+    /// The alarm stored beside the call: pending, or after its first step.
     pub alarm: Alarm,
     /// The audit lines of the step that made `alarm` (none when pending).
     pub audit: Vec<AuditEvent>,
@@ -44,10 +45,14 @@ impl FirstAlarm {
 /// stored it; one more with every [`AlarmStore::write_alarm`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeptAlarm {
+    /// Whose call it is.
     pub scope: Scope,
     /// The call as kept (open or closed), with `alarm` set.
     pub call: Call,
+    /// The alarm as read (the same as `call.alarm`): what the engine steps.
     pub alarm: Alarm,
+    /// The alarm's version as read: [`AlarmStore::write_alarm`] writes only
+    /// while it is still this.
     pub version: i64,
 }
 
@@ -64,11 +69,16 @@ pub enum AlarmWrite {
 /// An alarm due at `next_at` (a level or a re-alert), as the index lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DueAlarm {
+    /// Whose call it is.
     pub scope: Scope,
+    /// The call whose alarm is due.
     pub call_id: i64,
+    /// When its next step falls due (UTC).
     pub next_at: DateTime<Utc>,
 }
 
+/// What alarm routing keeps (see the module): staff, duties, each call's
+/// alarm and audit, and the index of alarms due.
 #[async_trait]
 pub trait AlarmStore: Store {
     /// Stores a new staff member (admin, sandbox).

@@ -47,6 +47,8 @@ pub enum StoreError {
 /// The element and the open calls of one address, read together.
 #[derive(Debug, Clone, Default)]
 pub struct AddressSnapshot {
+    /// The address's element; `None` while none is registered (a sandbox
+    /// address not seen yet).
     pub element: Option<Element>,
     /// Open calls on the address, oldest first.
     pub open_calls: Vec<Call>,
@@ -123,6 +125,8 @@ pub struct ElementBatch {
 }
 
 impl ElementBatch {
+    /// The batch of `changes` in `scope`, which the handler has merged to one
+    /// per address.
     pub fn new(scope: &Scope, changes: &[ElementChange], policy: ElementPolicy) -> Self {
         ElementBatch {
             scope: scope.clone(),

@@ -9,6 +9,8 @@ use async_trait::async_trait;
 use crate::domain::push::{PushSubscription, VapidKeys};
 use crate::store::StoreError;
 
+/// What Web Push keeps (see the module): the installation's VAPID key pair
+/// and the staff's browser subscriptions.
 #[async_trait]
 pub trait PushStore: Send + Sync {
     /// The installation's key pair, if one was made.

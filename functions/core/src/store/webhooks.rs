@@ -62,14 +62,18 @@ pub enum AttemptEnd {
 /// log (kept 30 days, `nurse-call-admin webhooks deliveries`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
+    /// The event's `webhook-id`: the same on every attempt and endpoint.
     pub event_id: String,
+    /// The id of the endpoint it went to.
     pub endpoint_id: String,
     /// The event's type and call, so that the log reads on its own after
     /// the event has left the outbox.
     pub event_type: String,
+    /// `None` for an element's event (`element.attention`).
     pub call_id: Option<i64>,
     /// 1 for the first attempt.
     pub number: u32,
+    /// When it was made, or the event given up without one (UTC).
     pub at: DateTime<Utc>,
     /// The receiver's status, `None` for a network error or a timeout (or
     /// an event given up before this attempt was made).
@@ -77,6 +81,7 @@ pub struct Attempt {
     /// `delivered`, `status 503`, `network error: …`, `timed out`, … in
     /// words, never with a secret or a signature.
     pub outcome: String,
+    /// Whether the delivery goes on, and when.
     pub end: AttemptEnd,
 }
 
@@ -87,6 +92,8 @@ impl Attempt {
     }
 }
 
+/// What outbound webhooks keep (see the module): the endpoints, the outbox
+/// and the delivery log; beside the alarms, whose writes fill the outbox.
 #[async_trait]
 pub trait WebhookStore: AlarmStore {
     /// Stores a new endpoint.

@@ -25,33 +25,72 @@ use crate::wire::{CallRecord, ElementRecord, StaffRecord};
 #[derive(Debug, Serialize)]
 #[serde(tag = "type")]
 pub enum LiveMessage<'a> {
+    /// A call was opened.
     #[serde(rename = "call.opened")]
-    CallOpened { version: i64, call: CallRecord<'a> },
+    CallOpened {
+        /// The call's version ([`Call::version`]): a display keeps the newest.
+        version: i64,
+        /// The call as displays show it, with its alarm.
+        call: CallRecord<'a>,
+    },
+    /// A call was closed.
     #[serde(rename = "call.closed")]
-    CallClosed { version: i64, call: CallRecord<'a> },
+    CallClosed {
+        /// The call's version ([`Call::version`]): a display keeps the newest.
+        version: i64,
+        /// The call as displays show it, with its alarm.
+        call: CallRecord<'a>,
+    },
+    /// An element changed: its battery, position or reachability, or it is new.
     #[serde(rename = "element.updated")]
     ElementUpdated {
+        /// The element's version: a display keeps the newest per address.
         version: i64,
+        /// The element as displays list it.
         element: ElementRecord<'a>,
     },
     /// A level after the first started (DECISIONS §14).
     #[serde(rename = "call.escalated")]
-    CallEscalated { version: i64, call: CallRecord<'a> },
+    CallEscalated {
+        /// The call's version ([`Call::version`]): a display keeps the newest.
+        version: i64,
+        /// The call as displays show it, with its alarm.
+        call: CallRecord<'a>,
+    },
     /// Somebody accepted ("Ich komme").
     #[serde(rename = "call.accepted")]
-    CallAccepted { version: i64, call: CallRecord<'a> },
+    CallAccepted {
+        /// The call's version ([`Call::version`]): a display keeps the newest.
+        version: i64,
+        /// The call as displays show it, with its alarm.
+        call: CallRecord<'a>,
+    },
     /// Somebody declined: staff pages only.
     #[serde(rename = "call.declined")]
-    CallDeclined { version: i64, call: CallRecord<'a> },
+    CallDeclined {
+        /// The call's version ([`Call::version`]): a display keeps the newest.
+        version: i64,
+        /// The call as displays show it, with its alarm.
+        call: CallRecord<'a>,
+    },
     /// Nobody can be reached.
     #[serde(rename = "call.unattended")]
-    CallUnattended { version: i64, call: CallRecord<'a> },
+    CallUnattended {
+        /// The call's version ([`Call::version`]): a display keeps the newest.
+        version: i64,
+        /// The call as displays show it, with its alarm.
+        call: CallRecord<'a>,
+    },
     /// To one staff member: this call alerts you (again, for a re-alert).
     #[serde(rename = "call.alert")]
     CallAlert {
+        /// The call's version ([`Call::version`]): a display keeps the newest.
         version: i64,
+        /// The level that alerts them, 1 for the first.
         level: usize,
+        /// Whether it is a re-alert of that level.
         repeat: bool,
+        /// The call as displays show it, with its alarm.
         call: CallRecord<'a>,
     },
     /// To one staff member: your alert for this call stops (`reason`:
@@ -59,9 +98,13 @@ pub enum LiveMessage<'a> {
     /// accepted, for `accepted`).
     #[serde(rename = "call.cancelled")]
     CallCancelled {
+        /// The call's version ([`Call::version`]): a display keeps the newest.
         version: i64,
+        /// Why it stops, one of the four above.
         reason: &'static str,
+        /// Who accepted; `None` unless `reason` is `accepted`.
         accepted_by: Option<StaffRecord>,
+        /// The call as displays show it, with its alarm.
         call: CallRecord<'a>,
     },
 }
@@ -169,6 +212,7 @@ impl<'a> LiveMessage<'a> {
         }
     }
 
+    /// `element.updated` with `element`, its times local to `zone`.
     pub fn element(element: &'a Element, zone: Tz) -> Self {
         LiveMessage::ElementUpdated {
             version: element.version,
@@ -176,6 +220,7 @@ impl<'a> LiveMessage<'a> {
         }
     }
 
+    /// The JSON text sent on the socket (and as a Web Push's payload).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("live messages always serialise")
     }
@@ -186,6 +231,7 @@ impl<'a> LiveMessage<'a> {
 pub enum AlarmNews {
     /// A level started, or any other change displays see.
     Escalated,
+    /// Somebody accepted the call.
     Accepted,
     /// Staff pages only.
     Declined,
@@ -208,6 +254,7 @@ pub fn is_ping(frame: &str) -> bool {
 /// A change ready to send: its scope and section decide who gets it.
 #[derive(Debug)]
 pub struct LiveEvent {
+    /// Whose change it is: only connections of this scope get it.
     pub scope: Scope,
     /// The call's section; `None` for elements and calls without one.
     pub section: Option<String>,
@@ -230,7 +277,9 @@ pub enum LiveAudience {
 /// An event on its way, with who gets it.
 #[derive(Debug)]
 pub struct Delivery {
+    /// The change and its message.
     pub event: LiveEvent,
+    /// Which connections of the event's scope get it.
     pub audience: LiveAudience,
 }
 
@@ -249,11 +298,14 @@ impl LiveHub {
     /// Events a reader may fall behind before it is dropped.
     pub const CAPACITY: usize = 1024;
 
+    /// A hub with no reader yet (the local server makes one when it starts).
     pub fn new() -> Self {
         let (sender, _) = broadcast::channel(Self::CAPACITY);
         LiveHub { sender }
     }
 
+    /// A new reader, of what is published from now on: a connection subscribes
+    /// before it reads its snapshot.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Delivery>> {
         self.sender.subscribe()
     }
@@ -276,6 +328,8 @@ impl LiveHub {
         let _ = self.sender.send(Arc::new(Delivery { event, audience }));
     }
 
+    /// Sends `call.opened` or `call.closed` of `call` to every connection of
+    /// `scope` that sees its section.
     pub fn publish_call(
         &self,
         scope: &Scope,
@@ -291,6 +345,8 @@ impl LiveHub {
         });
     }
 
+    /// Sends `element.updated` to every connection of `scope` (an element
+    /// has no section).
     pub fn publish_element(&self, scope: &Scope, element: &Element, zone: Tz) {
         self.publish(LiveEvent {
             scope: scope.clone(),

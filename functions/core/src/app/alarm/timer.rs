@@ -18,9 +18,19 @@ use crate::store::StoreError;
 pub enum TimerTaken {
     /// Done with: the alarm was stepped (its write's stream record
     /// schedules the next timer), or the timer was a duplicate or stale.
-    Done { stepped: bool },
+    Done {
+        /// Whether this take wrote a step; `false` for a call gone, or a
+        /// duplicate or stale timer.
+        stepped: bool,
+    },
     /// Not due yet: send `timer` again, delayed by `delay_seconds`.
-    SendOn { timer: Timer, delay_seconds: u32 },
+    SendOn {
+        /// The timer taken, unchanged.
+        timer: Timer,
+        /// Seconds to delay it by, 1 to
+        /// [`MAX_DELAY_SECONDS`](crate::alarm::MAX_DELAY_SECONDS).
+        delay_seconds: u32,
+    },
 }
 
 impl AlarmRunner<'_> {

@@ -23,7 +23,10 @@ pub struct Reader {
     /// The staff member's id on a staff page's live socket: it gets the
     /// staff pages' messages and those addressed to them.
     pub staff_id: Option<String>,
+    /// Who it is, in words: the display's name (its page shows it), the staff
+    /// member's, or `Sandbox` for the test page's visitor.
     pub name: String,
+    /// Whose calls and elements it reads.
     pub scope: Scope,
     /// Empty = every section.
     pub sections: Vec<String>,
@@ -104,7 +107,10 @@ async fn reader_of(
 /// (the WebSocket API in AWS), which the page's cookie does not reach.
 #[derive(Debug, Clone, Copy)]
 pub struct SandboxProof<'a> {
+    /// The visitor's consumer id (the socket's `consumer` query parameter).
     pub consumer: &'a str,
+    /// Hex HMAC of that id with the consumer's secret (the `hash` query
+    /// parameter), as the test page's cookie holds it.
     pub hash: &'a str,
 }
 
