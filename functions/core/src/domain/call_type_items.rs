@@ -43,16 +43,27 @@ pub(crate) const SKIPPED: &str = "skipped";
 /// A call-type item as stored: each field as the store found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallTypeItem {
+    /// `name`, the table's key; an item without a non-blank text is skipped.
     pub name: Raw,
+    /// `id`: a whole number from 1 to 2^53 - 1 that no other item claims.
     pub id: Raw,
+    /// `internal_name`: any text, may be empty.
     pub internal_name: Raw,
+    /// `urgency`: one word (`NORMAL`, `URGENT`, `EMERGENCY` as seeded).
     pub urgency: Raw,
+    /// `priority`: a whole number from 1 (the most urgent).
     pub priority: Raw,
+    /// The attribute `type`: one word (`CALL`, `PRESENCE`, `FAULT` as seeded).
     pub kind: Raw,
+    /// `color`: `#rrggbb`.
     pub color: Raw,
+    /// `notify`: true or false (SQLite's 0 and 1 arrive as such).
     pub notify: Raw,
+    /// `notification_interval`: whole seconds, 0 or more.
     pub notification_interval: Raw,
+    /// `notification_maxloops`: a whole number, 0 or more.
     pub notification_maxloops: Raw,
+    /// `notification_sound`: any text, may be empty.
     pub notification_sound: Raw,
     /// The escalation policy's JSON text (DECISIONS §14).
     pub escalation: Raw,
@@ -121,6 +132,8 @@ pub struct Fallback {
 /// that made them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CallTypesRead {
+    /// The call types of the items with a usable name, ordered by id (then
+    /// name).
     pub types: Vec<CallType>,
     /// Ordered by item, then field.
     pub fallbacks: Vec<Fallback>,

@@ -20,11 +20,14 @@ use crate::domain::wire_time::from_stored;
 /// A credential item as stored: usable, or malformed by a hand edit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stored<T> {
+    /// Read without a fault: the credential works.
     Usable(T),
+    /// Refused as if unknown; why is logged.
     Malformed(Malformed),
 }
 
 impl<T> Stored<T> {
+    /// The credential, or `None` for a malformed one (treated as unknown).
     pub fn usable(self) -> Option<T> {
         match self {
             Stored::Usable(value) => Some(value),
@@ -41,6 +44,7 @@ pub struct Malformed {
     pub kind: &'static str,
     /// The consumer's id or the display's id (`display_id`), as stored.
     pub id: String,
+    /// The attribute (column) at fault: `secrets`, `sections`, `revoked`, …
     pub field: &'static str,
     /// E.g. `text, not a list`, `an empty list`, `a list with a number in it`.
     pub problem: String,

@@ -13,10 +13,12 @@ pub struct Scope(String);
 impl Scope {
     const INSTALLATION: &'static str = "installation";
 
+    /// The scope of production, shared by every consumer of the installation.
     pub fn installation() -> Self {
         Scope(Self::INSTALLATION.to_string())
     }
 
+    /// A sandbox visitor's own scope: their consumer id, lowercase.
     pub fn consumer(consumer_id: &str) -> Self {
         Scope(consumer_id.to_ascii_lowercase())
     }
@@ -58,15 +60,26 @@ pub(crate) const MAX_CALL_ID: i64 = (1 << 53) - 1;
 pub struct Call {
     /// Unique within the stack and at most 2^53 - 1 (safe in JavaScript).
     pub id: i64,
+    /// The address of the element it is on (the request's `target`).
     pub address: String,
     /// The call type name (`data.event`).
     pub event: String,
+    /// As sent, else the element's last known position (DECISIONS §5); `None`
+    /// when neither.
     pub position: Option<String>,
+    /// The section code as sent (`data.section`); `None` when not sent.
     pub section: Option<String>,
+    /// Bed detection attributes as sent (`data.attribute`; old central systems
+    /// only).
     pub attribute: Option<String>,
+    /// `data.code` when sent, else the element's code, else empty.
     pub element_code: String,
+    /// The element's name at the open (may identify a person), else empty.
     pub element_name: String,
+    /// `data.created_at`, else when the open came in (UTC).
     pub opened_at: DateTime<Utc>,
+    /// The close's `data.closed_at`, else when the close came in (UTC); `None`
+    /// while open.
     pub closed_at: Option<DateTime<Utc>>,
     /// The consumer whose signed request opened the call (audit, DECISIONS
     /// §13); `None` for calls stored before it was kept. Never on the wire.
@@ -92,13 +105,21 @@ impl Call {
 /// A call about to be opened; the store assigns the id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewCall {
+    /// The address of the element it is on (the request's `target`).
     pub address: String,
+    /// The call type name (`data.event`).
     pub event: String,
+    /// As sent, else the element's last known position; `None` when neither.
     pub position: Option<String>,
+    /// The section code as sent; `None` when not sent.
     pub section: Option<String>,
+    /// Bed detection attributes as sent (old central systems only).
     pub attribute: Option<String>,
+    /// `data.code` when sent, else the element's code, else empty.
     pub element_code: String,
+    /// The element's name (may identify a person), else empty.
     pub element_name: String,
+    /// `data.created_at`, else when the request came in (UTC).
     pub opened_at: DateTime<Utc>,
     /// The consumer of the signed request that opens it (audit, DECISIONS §13).
     pub opened_by: Option<String>,
@@ -128,6 +149,7 @@ impl NewCall {
 /// A radio element or call point, addressed by its address.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Element {
+    /// The address central systems name it by (`target`); its key in the scope.
     pub address: String,
     /// Provisioned by an admin; empty for elements a sandbox created.
     pub code: String,
@@ -135,8 +157,12 @@ pub struct Element {
     pub name: String,
     /// Percent, 0..=100.
     pub battery: Option<f64>,
+    /// Where it is, as last sent (e.g. `Zimmer 103, Bett 2`); `None` until sent.
     pub position: Option<String>,
+    /// Whether it last reported itself reachable; `None` until it said.
     pub reachable: Option<bool>,
+    /// When a status field last arrived, or when it was created (UTC): what
+    /// `stale` is measured from.
     pub updated_at: DateTime<Utc>,
     /// Grows by one with every change the store writes (DECISIONS §11): a
     /// display keeps the newest version per address and ignores older news.
@@ -181,10 +207,15 @@ impl Element {
 /// The status fields one request sends for one element. Only sent fields change.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElementChange {
+    /// The element's address (`target`).
     pub address: String,
+    /// Percent, 0..=100; `None`: not sent.
     pub battery: Option<f64>,
+    /// The element's new position; `None`: not sent.
     pub position: Option<String>,
+    /// Whether it is reachable now; `None`: not sent.
     pub reachable: Option<bool>,
+    /// When the request came in (UTC): the element's new `updated_at`.
     pub at: DateTime<Utc>,
 }
 
@@ -222,19 +253,27 @@ pub enum ElementPolicy {
 /// A configured call type (DECISIONS §7), edited by admins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallType {
+    /// Unique in the stack: the `type` object's `id` (seeded 1 to 10).
     pub id: i64,
+    /// The `event` value central systems send (spec 2.5); the table's key.
     pub name: String,
     /// The name a connected central system uses; may be empty.
     pub internal_name: String,
+    /// One word; seeded `NORMAL`, `URGENT`, `EMERGENCY`; chooses a display's tone.
     pub urgency: String,
+    /// 1 is the most urgent; displays list the most urgent calls first.
     pub priority: i64,
+    /// The item's `type`: `CALL`, [`PRESENCE_KIND`] or [`FAULT_KIND`] as seeded.
     pub kind: String,
     /// `#rrggbb`
     pub color: String,
+    /// Whether displays sound a tone for its calls.
     pub notify: bool,
     /// Seconds.
     pub notification_interval: i64,
+    /// Most tones on a display, and most alerts per person; 0: no limit.
     pub notification_maxloops: i64,
+    /// A sound file name for display apps (spec 2.3); may be empty.
     pub notification_sound: String,
     /// Who is alerted when (DECISIONS §14); empty: no alarm.
     pub escalation: crate::domain::alarm::Policy,
@@ -268,11 +307,15 @@ impl CallType {
 pub struct Consumer {
     /// UUID, lowercase.
     pub id: String,
+    /// What admins call it (`consumers create --name`); `sandbox visitor` for
+    /// the sandbox's.
     pub name: String,
     /// One or two active secrets (rotation); the newest is last.
     pub secrets: Vec<String>,
     /// HMAC-SHA1 is accepted only for legacy central systems that need it.
     pub allow_sha1: bool,
+    /// When it was created (UTC); the Unix epoch when the item's value is
+    /// missing or unreadable.
     pub created_at: DateTime<Utc>,
     /// Sandbox consumers expire (DECISIONS §8); production ones do not.
     pub expires_at: Option<DateTime<Utc>>,
@@ -372,6 +415,8 @@ impl Consumer {
     /// How long a sandbox visitor's consumer and data are kept.
     pub const SANDBOX_LIFETIME_DAYS: i64 = 30;
 
+    /// Whether a sandbox consumer's `expires_at` is `now` or earlier; a
+    /// production consumer never expires.
     pub fn is_expired(&self, now: DateTime<Utc>) -> bool {
         self.expires_at.is_some_and(|expiry| expiry <= now)
     }
@@ -384,6 +429,7 @@ impl Consumer {
 pub struct Display {
     /// UUID v4, lowercase.
     pub id: String,
+    /// What admins call it (`displays create --name`); its page shows it.
     pub name: String,
     /// Section codes shown; empty = every section.
     pub sections: Vec<String>,
@@ -391,7 +437,10 @@ pub struct Display {
     pub scope: Scope,
     /// Lowercase hex SHA-256 of the token.
     pub token_hash: String,
+    /// When an admin created it (UTC); the Unix epoch when the item's value is
+    /// missing or unreadable.
     pub created_at: DateTime<Utc>,
+    /// Revoked by an admin: its token no longer authenticates.
     pub revoked: bool,
 }
 

@@ -34,8 +34,12 @@ pub(crate) const MAX_SUBSCRIPTIONS_PER_STAFF: usize = 10;
 /// at once.
 #[derive(Clone, PartialEq, Eq)]
 pub struct VapidKeys {
+    /// The uncompressed point, 65 bytes: what browsers subscribe with.
     pub public_key: String,
+    /// The scalar, 32 bytes; as stored in AWS production sealed with the
+    /// installation's key (`kms:…`), opened before it signs.
     pub private_key: String,
+    /// When the pair was made (UTC).
     pub created_at: DateTime<Utc>,
 }
 
@@ -52,14 +56,17 @@ impl std::fmt::Debug for VapidKeys {
 /// One browser (device) of a staff member that takes pushes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushSubscription {
+    /// Whose device (a `Staff::id`): their alerts and cancels go to it.
     pub staff_id: String,
+    /// That staff member's scope.
     pub scope: Scope,
     /// The push resource (RFC 8030); unique per browser and service worker.
     pub endpoint: String,
-    /// The browser's ECDH public key (65 bytes, base64url) and auth secret
-    /// (16 bytes, base64url), RFC 8291.
+    /// The browser's ECDH public key (65 bytes, base64url), RFC 8291.
     pub p256dh: String,
+    /// The browser's auth secret (16 bytes, base64url), RFC 8291.
     pub auth: String,
+    /// When the browser subscribed (UTC).
     pub created_at: DateTime<Utc>,
 }
 

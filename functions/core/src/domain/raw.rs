@@ -15,11 +15,14 @@ use std::fmt;
 pub enum Raw {
     /// No such attribute (DynamoDB), or SQL `NULL`.
     Missing,
+    /// Text (DynamoDB `S`, SQLite `TEXT`).
     Text(String),
     /// A number as the store spells it: DynamoDB keeps up to 38 digits as
     /// decimal text, more than any integer type holds.
     Number(String),
+    /// DynamoDB `BOOL`; SQLite's 0 and 1 in a boolean column.
     Bool(bool),
+    /// DynamoDB `L` or `SS`; SQLite: a JSON array kept as text.
     List(Vec<Raw>),
     /// Any other type, by what it is: `a map`, `a number set`, `binary`.
     Other(&'static str),

@@ -87,7 +87,9 @@ pub fn start_of_day(day: NaiveDate, zone: Tz) -> Option<DateTime<Utc>> {
 /// What the report is asked for.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The local days the report covers.
     pub period: Period,
+    /// The installation's time zone: what a day and an hour of day are.
     pub zone: Tz,
     /// Responses longer than this are counted as over the threshold.
     pub threshold: Duration,
@@ -108,15 +110,18 @@ pub enum Answer {
 /// One call of the period as the report sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportedCall {
+    /// The call as stored, with its alarm.
     pub call: Call,
     /// The `type` of its call type (`CALL`, `PRESENCE`, …); empty when an
     /// admin has removed the call type since.
     pub kind: String,
     /// `None` for presences, faults and calls still open with no presence.
     pub response: Option<Duration>,
+    /// What ended its response time; `None` when it has none.
     pub answered_by: Option<Answer>,
     /// `None` while open.
     pub duration: Option<Duration>,
+    /// Whether its response time is longer than [`Options::threshold`].
     pub over_threshold: bool,
     /// `opened_at` to the first presence on its address ([`alarms`]); `None`
     /// for presences, faults and calls no presence answered.
@@ -133,6 +138,7 @@ impl ReportedCall {
         self.kind != PRESENCE_KIND && self.kind != FAULT_KIND
     }
 
+    /// Whether it is a fault: counted in the faults' table, not as a call.
     pub fn is_fault(&self) -> bool {
         self.kind == FAULT_KIND
     }
@@ -145,9 +151,13 @@ pub struct Stats {
     pub count: usize,
     /// Calls still open with no presence: no response time yet.
     pub unanswered: usize,
+    /// Median response time (nearest rank); `None` when no call was answered.
     pub median_seconds: Option<i64>,
+    /// 90th percentile (nearest rank); `None` when no call was answered.
     pub p90_seconds: Option<i64>,
+    /// Slowest response; `None` when no call was answered.
     pub max_seconds: Option<i64>,
+    /// Calls whose response took longer than the threshold.
     pub over_threshold: usize,
 }
 
@@ -185,6 +195,7 @@ pub fn nearest_rank(sorted: &[i64], percent: usize) -> Option<i64> {
 pub struct Group {
     /// The call type's or section's name; `None` for calls without a section.
     pub name: Option<String>,
+    /// Its calls' response figures.
     #[serde(flatten)]
     pub stats: Stats,
 }
@@ -192,7 +203,9 @@ pub struct Group {
 /// The whole report.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// What was asked: period, zone, threshold, section.
     pub options: Options,
+    /// The figures of all the report's calls (not presences, not faults).
     pub total: Stats,
     /// Call types most urgent first (priority, then name); presences and
     /// faults left out.

@@ -19,7 +19,9 @@ pub struct Thresholds {
 }
 
 impl Thresholds {
+    /// `LOW_BATTERY_PERCENT` when not set: a battery below 20 % is low.
     pub const DEFAULT_LOW_BATTERY_PERCENT: f64 = 20.0;
+    /// `STALE_AFTER_HOURS` when not set: a day, EN 50134-2's daily supervision.
     pub const DEFAULT_STALE_AFTER_HOURS: i64 = 24;
 }
 
@@ -36,8 +38,11 @@ impl Default for Thresholds {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttentionReason {
+    /// `battery_low`: it reported a battery below `low_battery_percent`.
     BatteryLow,
+    /// `unreachable`: it reported itself not reachable.
     Unreachable,
+    /// `stale`: no status field arrived for longer than `stale_after`.
     Stale,
 }
 

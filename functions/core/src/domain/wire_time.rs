@@ -4,6 +4,8 @@
 use chrono::{DateTime, Datelike, Duration, NaiveDateTime, SubsecRound, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 
+/// The chrono format of a wire time, `YYYY-MM-DD HH:MM:SS`: local, no
+/// offset, whole seconds.
 pub const WIRE_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
 
 /// Parses a wire time strictly (exactly 19 characters, a real calendar date).

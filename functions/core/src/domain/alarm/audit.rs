@@ -11,6 +11,7 @@ use crate::domain::alarm::state::StaffRef;
 /// One line of a call's audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditEvent {
+    /// When it happened (UTC): the `now` of the step that made it.
     pub at: DateTime<Utc>,
     /// `alert`, `realert`, `cancel`, `escalated`, `accepted`, `declined`,
     /// `read`, `unattended`, `present`, `ended`.

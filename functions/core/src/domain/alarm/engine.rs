@@ -29,6 +29,7 @@ pub(crate) const UNATTENDED_RECHECK_SECONDS: i64 = 30;
 /// What the engine knows about one call now.
 #[derive(Debug, Clone, Copy)]
 pub struct Situation<'a> {
+    /// The call as it stands now; once it has a `closed_at`, the alarm ends.
     pub call: &'a Call,
     /// The call type's policy (an unknown type: [`Policy::fallback`]).
     pub policy: &'a Policy,
@@ -57,32 +58,46 @@ pub enum CancelReason {
 pub enum Effect {
     /// Alert `staff` (on their phone, handset or pager); `repeat` for a re-alert.
     Alert {
+        /// Who to alert.
         staff: StaffRef,
+        /// The first level (1-based) whose audience includes them.
         level: usize,
+        /// A re-alert after `interval` seconds, not their first alert.
         repeat: bool,
     },
     /// Stop `staff`'s ringing alert.
     Cancel {
+        /// Whose alert stops.
         staff: StaffRef,
+        /// Why it stops (the audit line's `detail`).
         reason: CancelReason,
     },
     /// A level after the first started.
     Escalated {
+        /// The level (1-based) that started: 2 or more.
         level: usize,
     },
+    /// Somebody accepted ("Ich komme"); the others' alerts are cancelled in the
+    /// same step.
     Accepted {
+        /// Who accepted.
         by: StaffRef,
     },
+    /// Somebody declined: they are not alerted again for this call.
     Declined {
+        /// Who declined.
         by: StaffRef,
     },
+    /// Somebody marked the call as seen (kept for the report); it stops nothing.
     Read {
+        /// Who read it.
         by: StaffRef,
     },
     /// Nobody can be reached.
     Unattended,
     /// A presence or the close stopped the escalation.
     Stopped {
+        /// Where it stopped: `present` or `ended` (an accept is [`Effect::Accepted`]).
         status: AlarmStatus,
     },
 }
@@ -91,8 +106,12 @@ pub enum Effect {
 /// written (else the caller writes nothing and sends nothing).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
+    /// The alarm as it must be kept; the same as the prior one when nothing
+    /// changed.
     pub alarm: Alarm,
+    /// The messages to send and audit lines to keep, in the order they happened.
     pub effects: Vec<Effect>,
+    /// Whether `alarm` differs from the one stepped.
     pub changed: bool,
 }
 

@@ -177,10 +177,13 @@ impl Policy {
         })
     }
 
+    /// The levels in order of `after` (the first at 0); empty: no alarm.
     pub fn levels(&self) -> &[Level] {
         &self.levels
     }
 
+    /// Whether it has no level: no alarm (presence, or a type configured
+    /// without one).
     pub fn is_none(&self) -> bool {
         self.levels.is_empty()
     }

@@ -22,7 +22,11 @@ pub struct Staff {
     pub device: Option<String>,
     /// Lowercase hex SHA-256 of the token.
     pub token_hash: String,
+    /// When they were created (UTC); a sandbox visitor's staff expire 30 days
+    /// later.
     pub created_at: DateTime<Utc>,
+    /// Revoked by an admin: their token no longer works and no level alerts
+    /// them.
     pub revoked: bool,
 }
 
@@ -30,6 +34,8 @@ impl Staff {
     /// Most staff a sandbox visitor may create.
     pub const SANDBOX_LIMIT: usize = 20;
 
+    /// Whether `group` is one of their groups (exact name), for a
+    /// `group:<name>` level.
     pub fn in_group(&self, group: &str) -> bool {
         self.groups.iter().any(|g| g == group)
     }
@@ -39,15 +45,22 @@ impl Staff {
 /// time: a duty ends by itself after `DUTY_HOURS` (§10).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Duty {
+    /// Whose duty ([`Staff::id`]).
     pub staff_id: String,
+    /// The scope of that staff member, whose calls the duty covers.
     pub scope: Scope,
     /// Section codes; empty = the whole house.
     pub sections: Vec<String>,
+    /// When they signed on (UTC).
     pub since: DateTime<Utc>,
+    /// When it ends by itself (UTC, excluded): `since` + `DUTY_HOURS`, unless
+    /// they sign off before.
     pub until: DateTime<Utc>,
 }
 
 impl Duty {
+    /// Whether the duty runs at `now`: from `since` up to, not including,
+    /// `until`.
     pub fn is_active(&self, now: DateTime<Utc>) -> bool {
         self.since <= now && now < self.until
     }
@@ -65,8 +78,11 @@ impl Duty {
 /// Who can be alerted at one moment: the scope's staff and their duties.
 #[derive(Debug, Clone, Copy)]
 pub struct Roster<'a> {
+    /// The scope's staff, revoked members included (never in an audience).
     pub staff: &'a [Staff],
+    /// The scope's duties; those not active at `now` count for nothing.
     pub duties: &'a [Duty],
+    /// The moment the engine steps to (UTC): its only clock.
     pub now: DateTime<Utc>,
 }
 

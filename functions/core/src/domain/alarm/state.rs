@@ -56,6 +56,8 @@ pub enum Response {
 }
 
 impl Response {
+    /// The response of a wire name (`accepted`, `declined`, `read`); `None` for
+    /// any other text.
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "accepted" => Some(Response::Accepted),
@@ -65,6 +67,7 @@ impl Response {
         }
     }
 
+    /// The wire name, which [`Response::parse`] reads back.
     pub fn as_str(self) -> &'static str {
         match self {
             Response::Accepted => "accepted",
@@ -77,18 +80,23 @@ impl Response {
 /// A staff member as an alarm names them (the name as it was then).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StaffRef {
+    /// Their staff id (UUID v4, lowercase).
     pub id: String,
+    /// Their name then, shown to colleagues and on displays (personal data).
     pub name: String,
 }
 
 /// Someone a level alerted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Recipient {
+    /// Who was alerted.
     pub staff: StaffRef,
     /// The level (1-based) that first alerted them.
     pub level: usize,
     /// How often they were alerted (first alert and re-alerts).
     pub alerts: i64,
+    /// When they were last alerted (UTC); a re-alert is due `interval` seconds
+    /// later.
     pub last_alert_at: DateTime<Utc>,
     /// Whether their alert is still ringing (alerted, not answered, not
     /// cancelled).
@@ -98,14 +106,18 @@ pub struct Recipient {
 /// A response as kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
+    /// Who answered.
     pub staff: StaffRef,
+    /// What they answered.
     pub response: Response,
+    /// When the answer came (UTC).
     pub at: DateTime<Utc>,
 }
 
 /// A call's alarm.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Alarm {
+    /// Where the escalation stands; `alerting` while pending.
     pub status: AlarmStatus,
     /// Levels started so far (1-based: level 1 is the first).
     pub level: usize,
@@ -116,9 +128,12 @@ pub struct Alarm {
     /// When the engine must look at this alarm again (a level or a
     /// re-alert falls due); `None` once stopped. The due index's key.
     pub next_at: Option<DateTime<Utc>>,
+    /// The first "Ich komme", which stopped the escalation; `None` until
+    /// somebody accepts.
     pub accepted: Option<Answer>,
     /// When a presence stopped it.
     pub present_at: Option<DateTime<Utc>>,
+    /// Everyone a level reached, in the order they were first reached.
     pub recipients: Vec<Recipient>,
     /// Every response, in order (the first of each person and kind).
     pub answers: Vec<Answer>,
@@ -162,12 +177,15 @@ impl Alarm {
         self.levels > 0
     }
 
+    /// Whether `staff_id` declined this call (they are not alerted again).
     pub fn declined_by(&self, staff_id: &str) -> bool {
         self.answers
             .iter()
             .any(|a| a.staff.id == staff_id && a.response == Response::Declined)
     }
 
+    /// `staff_id`'s entry among the recipients; `None` when no level reached
+    /// them.
     pub fn recipient(&self, staff_id: &str) -> Option<&Recipient> {
         self.recipients.iter().find(|r| r.staff.id == staff_id)
     }
@@ -177,10 +195,13 @@ impl Alarm {
         self.recipient(staff_id).is_some_and(|r| r.ringing)
     }
 
+    /// The stored form (the call's `alarm` attribute), which
+    /// [`Alarm::from_json`] reads back.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("alarms serialise")
     }
 
+    /// Reads the stored form back; `Err` is serde's reason.
     pub fn from_json(json: &str) -> Result<Self, String> {
         serde_json::from_str(json).map_err(|e| e.to_string())
     }

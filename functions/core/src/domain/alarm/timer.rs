@@ -33,13 +33,16 @@ pub(crate) const EARLY_TOLERANCE_MS: i64 = 500;
 /// A timer: step the alarm of `call` in `scope` at `due`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Timer {
+    /// The call's scope in its stored form ([`Scope::as_str`]).
     pub scope: String,
+    /// The id of the call whose alarm is to be stepped.
     pub call: i64,
     /// When the alarm's next step falls due (its `next_at` when scheduled).
     pub due: DateTime<Utc>,
 }
 
 impl Timer {
+    /// A timer for the alarm of call `call` in `scope`, due at `due`.
     pub fn new(scope: &Scope, call: i64, due: DateTime<Utc>) -> Self {
         Timer {
             scope: scope.as_str().to_string(),

@@ -40,6 +40,7 @@ pub struct CallAlarm {
     pub levels: usize,
     /// `opened_at` to the first acceptance.
     pub to_accept: Option<Duration>,
+    /// Whether nobody could be reached at some moment (`was_unattended`).
     pub unattended: bool,
 }
 
@@ -63,8 +64,11 @@ impl CallAlarm {
 pub struct Times {
     /// Calls that have this time.
     pub count: usize,
+    /// Median (nearest rank); `None` when no call has this time.
     pub median_seconds: Option<i64>,
+    /// 90th percentile (nearest rank); `None` when no call has this time.
     pub p90_seconds: Option<i64>,
+    /// Longest; `None` when no call has this time.
     pub max_seconds: Option<i64>,
 }
 
@@ -86,6 +90,7 @@ impl Times {
 pub struct Escalation {
     /// 2 or more.
     pub level: usize,
+    /// Calls whose alarm started this level (or a later one).
     pub calls: usize,
 }
 
@@ -96,12 +101,16 @@ pub struct AlarmStats {
     pub calls: usize,
     /// Of those, calls with an alarm.
     pub alarmed: usize,
+    /// Time to accept: calls somebody accepted.
     pub to_accept: Times,
+    /// Time to presence (arrival): calls where somebody arrived.
     pub to_presence: Times,
+    /// Time to close: closed calls, alarm or not.
     pub to_close: Times,
     /// Levels 2 up to the most any alarm of the group had, each with the
     /// calls that reached it (0 included).
     pub escalations: Vec<Escalation>,
+    /// Calls whose alarm was ever unattended.
     pub unattended: usize,
 }
 
@@ -136,6 +145,7 @@ impl AlarmStats {
 pub struct AlarmGroup {
     /// The call type's or section's name; `None` for calls without a section.
     pub name: Option<String>,
+    /// Its calls' alarm figures.
     #[serde(flatten)]
     pub stats: AlarmStats,
 }
@@ -144,7 +154,11 @@ pub struct AlarmGroup {
 /// response times.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct AlarmReport {
+    /// The figures of all the report's calls (presences and faults not counted).
     pub total: AlarmStats,
+    /// Per call type, most urgent first, as the response times'.
     pub by_call_type: Vec<AlarmGroup>,
+    /// Per section by name, calls without a section last, as the response
+    /// times'.
     pub by_section: Vec<AlarmGroup>,
 }

@@ -20,6 +20,7 @@ pub struct FaultStats {
     pub count: usize,
     /// Of those, still open.
     pub open: usize,
+    /// Time to close (`opened_at` to `closed_at`) of the closed faults.
     pub to_close: Times,
 }
 
@@ -37,7 +38,9 @@ impl FaultStats {
 /// The figures of one fault type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FaultGroup {
+    /// The fault type's name (its calls' `event`).
     pub name: String,
+    /// Its faults' figures.
     #[serde(flatten)]
     pub stats: FaultStats,
 }
@@ -46,7 +49,9 @@ pub struct FaultGroup {
 /// urgent first (priority, then name), as the calls' types.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct FaultReport {
+    /// The figures of every fault of the period.
     pub total: FaultStats,
+    /// One group per fault type, most urgent first (priority, then name).
     pub by_fault_type: Vec<FaultGroup>,
 }
 

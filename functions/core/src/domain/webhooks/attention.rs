@@ -26,11 +26,14 @@ use crate::domain::supervision::{Thresholds, attention_reasons};
 /// reasons only went away).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttentionChange {
+    /// The element's address: whose mark it is.
     pub address: String,
     /// The mark the sweep read; `None`: the element never had one.
     pub before: Option<Vec<String>>,
     /// The reasons now (wire names), empty when it is fine again.
     pub after: Vec<String>,
+    /// The `element.attention` to keep with the mark; `None` when reasons only
+    /// went away.
     pub event: Option<OutboxEvent>,
 }
 

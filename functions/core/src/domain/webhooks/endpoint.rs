@@ -12,12 +12,16 @@ pub(crate) const SECRET_BYTES: usize = 24;
 /// The prefix of a Standard Webhooks secret.
 pub(crate) const SECRET_PREFIX: &str = "whsec_";
 
+/// A receiver of events an admin registered: an alarm server, a DECT or
+/// pager gateway (DECISIONS §16).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
+    /// `ep_` and a UUID v4 in 32 hex digits, given by `webhooks create`.
     pub id: String,
     /// What displays call it when it fails ("Weiterleitung gestört: <name>");
     /// the URL's host unless the admin names it.
     pub name: String,
+    /// Where each attempt is posted, as [`check_url`] normalised it.
     pub url: String,
     /// The event types it wants; empty: every type.
     pub events: Vec<EventType>,
@@ -26,7 +30,10 @@ pub struct Endpoint {
     /// Active secrets, newest last: one, or two during a rotation, when
     /// every attempt carries a signature of each.
     pub secrets: Vec<String>,
+    /// Set by `webhooks disable`: nothing is sent to it, and events written
+    /// meanwhile never will be.
     pub disabled: bool,
+    /// When it was registered (UTC).
     pub created_at: DateTime<Utc>,
     /// Since when every attempt to it failed (the first failure after its
     /// last success); `None` while it works.

@@ -24,6 +24,7 @@ pub enum EventType {
 }
 
 impl EventType {
+    /// Every type once, in the order of docs/webhooks.md's table.
     pub const ALL: [EventType; 7] = [
         EventType::CallAlert,
         EventType::CallEscalated,
@@ -34,6 +35,8 @@ impl EventType {
         EventType::ElementAttention,
     ];
 
+    /// The wire name (`call.alert`, …): the body's `type`, as stores keep it
+    /// and admins type it.
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::CallAlert => "call.alert",

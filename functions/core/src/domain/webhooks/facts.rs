@@ -22,12 +22,19 @@ pub struct OutboxEvent {
     /// Its place in the outbox as the store gave it (opaque; ordered as
     /// the outbox is): where a reader goes on from. Empty until stored.
     pub position: String,
+    /// Whose change it is; only the installation's are forwarded.
     pub scope: Scope,
+    /// The event type (the body's `type`).
     pub kind: EventType,
     /// When the change happened.
     pub at: DateTime<Utc>,
+    /// The call it belongs to (its events go out in order per endpoint);
+    /// `None` for `element.attention`.
     pub call_id: Option<i64>,
+    /// The call's section, for the endpoints' section filter; `None` without
+    /// one (every endpoint of the type gets it).
     pub section: Option<String>,
+    /// What the body is rendered from when it is sent.
     pub facts: Facts,
 }
 
@@ -59,20 +66,32 @@ pub struct Facts {
 /// A call and its alarm as an event keeps them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallFacts {
+    /// The call's id (unique in the stack; a receiver's key for it).
     pub id: i64,
+    /// The address of the element it is on.
     pub address: String,
+    /// The call type name (`data.event`).
     pub event: String,
+    /// Where the call is, as it keeps it; `None` when unknown.
     pub position: Option<String>,
+    /// The call's section code; `None` without one.
     pub section: Option<String>,
+    /// Bed detection attributes as the central system sent them.
     pub attribute: Option<String>,
+    /// The element's code as the call keeps it; may be empty.
     pub element_code: String,
+    /// The element's name as the call keeps it (may identify a person).
     pub element_name: String,
+    /// When the call was opened (UTC).
     pub opened_at: DateTime<Utc>,
+    /// When it was closed (UTC); `None` while it was open at the write.
     pub closed_at: Option<DateTime<Utc>>,
+    /// Its alarm as written; `None` for a call without one.
     pub alarm: Option<Alarm>,
 }
 
 impl CallFacts {
+    /// What an event keeps of `call`: all but who opened and closed it.
     pub fn of(call: &Call) -> Self {
         CallFacts {
             id: call.id,
@@ -134,10 +153,13 @@ impl Facts {
         }
     }
 
+    /// The stored form (the outbox's `facts`), which [`Facts::from_json`]
+    /// reads back.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("facts serialise")
     }
 
+    /// Reads the stored form back; `Err` is serde's reason.
     pub fn from_json(json: &str) -> Result<Self, String> {
         serde_json::from_str(json).map_err(|e| e.to_string())
     }

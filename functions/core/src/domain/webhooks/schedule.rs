@@ -45,6 +45,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Whether the receiver took the event: any 2xx status.
     pub fn delivered(self) -> bool {
         matches!(self, Outcome::Status(200..=299))
     }
