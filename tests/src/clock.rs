@@ -18,7 +18,9 @@ pub const MAX_FUTURE: Duration = Duration::minutes(5);
 /// so a test can assert a duration to the second.
 #[derive(Debug, Clone, Copy)]
 pub struct WireClock {
+    /// The reading, in whole seconds.
     pub now: DateTime<Utc>,
+    /// The zone the wire times are shown in (the server's).
     pub zone: Tz,
 }
 

@@ -36,10 +36,17 @@ const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long a server may take to exit after SIGTERM.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// `POST`: open a call, or close every call on an address (signed).
 pub const DISPLAY: &str = "/api/v1/display";
+/// `POST`: battery, position and reachability of one element or many
+/// (signed).
 pub const ELEMENT: &str = "/api/v1/element";
+/// `GET`: the configured call types and their internal names.
 pub const CALL_TYPES: &str = "/api/v1/display/call-types";
+/// `POST`: a new sandbox consumer and its secret (sandbox only).
 pub const SANDBOX_CONSUMERS: &str = "/api/v1/sandbox/consumers";
+/// `GET`: a sandbox consumer's calls, elements and hash mismatches (sandbox
+/// only; `?consumer=…&hash=…`).
 pub const SANDBOX_STATE: &str = "/api/v1/sandbox/state";
 
 /// The ten call type names of spec 2.5, in the order the service seeds them.
@@ -187,9 +194,13 @@ pub fn admin_binary() -> PathBuf {
 /// A finished run of the admin command.
 #[derive(Debug, Clone)]
 pub struct AdminRun {
+    /// The arguments it was run with, for failure messages.
     pub args: Vec<String>,
+    /// Its exit code; `None` when a signal ended it.
     pub code: Option<i32>,
+    /// What it wrote to stdout (JSON with `--json`).
     pub stdout: String,
+    /// What it wrote to stderr: errors and hints for people.
     pub stderr: String,
 }
 
@@ -224,6 +235,7 @@ pub struct Seed {
 }
 
 impl Seed {
+    /// A seed without consumers or elements; add them with the builders below.
     pub fn new() -> Self {
         Self::default()
     }
@@ -270,17 +282,25 @@ impl Seed {
 // The server process
 // ---------------------------------------------------------------------------
 
+/// The mode the server runs in (`--mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// The public test service: visitors make their own consumers (DECISIONS §8).
     Sandbox,
+    /// An installation: its consumers are seeded or made by an admin, never
+    /// by visitors.
     Production,
 }
 
 /// How to start a server.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Sandbox or production (`--mode`).
     pub mode: Mode,
+    /// The consumers and elements of the `--seed` file; `None`: no seed file.
     pub seed: Option<Seed>,
+    /// The server's time zone (`--time-zone`, an IANA name); `None`: its
+    /// default, Europe/Berlin.
     pub time_zone: Option<String>,
     /// A data folder the caller owns (restart tests); else a fresh temp folder.
     pub data_dir: Option<PathBuf>,
@@ -295,6 +315,7 @@ pub struct Options {
 }
 
 impl Options {
+    /// A sandbox server: fresh data folder, free port, default time zone.
     pub fn sandbox() -> Self {
         Options {
             mode: Mode::Sandbox,
@@ -307,6 +328,7 @@ impl Options {
         }
     }
 
+    /// A production server seeded with `seed`, otherwise as [`Options::sandbox`].
     pub fn production(seed: Seed) -> Self {
         Options {
             mode: Mode::Production,
@@ -315,16 +337,21 @@ impl Options {
         }
     }
 
+    /// Runs the server in `zone` (an IANA name).
     pub fn time_zone(mut self, zone: &str) -> Self {
         self.time_zone = Some(zone.to_string());
         self
     }
 
+    /// Keeps the data in `dir`, which the caller owns: it outlives the server
+    /// (restart tests).
     pub fn data_dir(mut self, dir: &Path) -> Self {
         self.data_dir = Some(dir.to_path_buf());
         self
     }
 
+    /// Sets a variable of the server's environment, after the harness's own
+    /// (so it may override `RUST_LOG`).
     pub fn env(mut self, name: &str, value: &str) -> Self {
         self.env.push((name.to_string(), value.to_string()));
         self
@@ -370,6 +397,9 @@ impl Server {
         Server::start(Options::production(seed))
     }
 
+    /// Starts `local-server` with `options` and waits up to 20 s for its
+    /// `listening` line. With `BLACKBOX_BASE_URL` set it starts nothing and talks
+    /// to that service, which only plain sandbox options fit.
     pub fn start(options: Options) -> Server {
         if let Some(base) = external::base_url() {
             external::check_options(&options);
@@ -527,6 +557,8 @@ impl Server {
         &self.base
     }
 
+    /// The server's data folder (its SQLite file, the seed file); the test's own
+    /// when it passed one.
     pub fn data_dir(&self) -> &Path {
         self.child("the server's data folder");
         &self.data_dir
@@ -538,6 +570,8 @@ impl Server {
         table_prefix(&self.data_dir)
     }
 
+    /// The server process's id, for signals other than [`Server::terminate`]'s
+    /// and [`Server::kill`]'s.
     pub fn pid(&self) -> u32 {
         self.child("the server's process id").id()
     }
@@ -668,6 +702,9 @@ impl Server {
         }
     }
 
+    /// The server's HTTP client (no proxy, 30 s per request), for requests a test
+    /// sends itself, e.g. many at once from spawned tasks; their answers are not
+    /// checked against docs/openapi.yaml.
     pub fn client(&self) -> &reqwest::Client {
         &self.client
     }
@@ -761,6 +798,8 @@ impl Server {
             .await
     }
 
+    /// GET `path` (with its query, if any); the answer is checked against
+    /// docs/openapi.yaml like every other.
     pub async fn get(&self, path: &str) -> Response {
         self.request(Method::GET, path, None, &[], Vec::new()).await
     }
@@ -941,8 +980,11 @@ impl Drop for StoreLock {
 /// What the client saw: status, headers and the body text.
 #[derive(Debug, Clone)]
 pub struct Response {
+    /// The HTTP status code.
     pub status: u16,
+    /// The headers, every value of a repeated one kept.
     pub headers: HeaderMap,
+    /// The body, decoded as UTF-8.
     pub text: String,
 }
 
@@ -993,6 +1035,8 @@ impl Response {
         body.data.get().to_string()
     }
 
+    /// The first value of header `name` (any case); `None` when it is missing or
+    /// not visible ASCII.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
@@ -1201,11 +1245,14 @@ pub fn envelope(target: Option<&str>, consumer: &str, hash: &str, data: &str) ->
 /// A consumer id and its secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Consumer {
+    /// The consumer id (a lowercase UUID), sent as `consumer` in every body.
     pub id: String,
+    /// The shared secret the bodies are signed with (HMAC-SHA256).
     pub secret: String,
 }
 
 impl Consumer {
+    /// A consumer the test already knows, e.g. one of its seed file.
     pub fn new(id: &str, secret: &str) -> Self {
         Consumer {
             id: id.to_string(),

@@ -30,7 +30,10 @@ pub enum AlarmEvent {
     Queue(Vec<SqsMessage>),
     /// Records of another source (`eventSource`, or `EventSource` as SNS
     /// spells it; empty when they have neither).
-    Other { source: String },
+    Other {
+        /// The first record's `eventSource` (or `EventSource`), for the log.
+        source: String,
+    },
 }
 
 impl AlarmEvent {

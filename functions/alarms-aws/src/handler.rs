@@ -52,18 +52,27 @@ pub struct AlarmHandler {
 /// What a batch did, for its log line and the tests.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// Records (stream) or messages (queue) in the batch, readable or not.
     pub records: usize,
     /// Records (or messages) that could not be read and were skipped
     /// (stream) or reported (queue).
     pub unreadable: usize,
+    /// Timers sent to the timer queue (stream batches).
     pub timers_sent: usize,
+    /// Push jobs sent to the delivery queue (stream batches).
     pub pushes_sent: usize,
+    /// Timers that found their alarm due and stepped it (queue batches).
     pub stepped: usize,
+    /// Early timers sent back to the timer queue to wait on (queue batches).
     pub sent_on: usize,
+    /// Messages given again because their step or their sending on failed; 1
+    /// when a stream batch's messages could not be sent (it is retried whole).
     pub failed: usize,
 }
 
 impl AlarmHandler {
+    /// `timers`, `deliveries` and `webhooks`: the timer, delivery and webhook
+    /// queues ([`crate::queues`]).
     pub fn new(state: AppState, timers: Queue, deliveries: Queue, webhooks: Queue) -> Self {
         AlarmHandler {
             state,

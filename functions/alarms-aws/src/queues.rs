@@ -29,7 +29,9 @@ use nurse_call_core::{
 
 /// The queues' URL variables of the stack (CDK sets them).
 pub const TIMER_QUEUE_URL_VAR: &str = "ALARM_TIMER_QUEUE_URL";
+/// The delivery queue's: push jobs for the `deliver` function.
 pub const DELIVERY_QUEUE_URL_VAR: &str = "DELIVERY_QUEUE_URL";
+/// The webhook queue's: wake-ups of the `forward` function's dispatcher.
 pub const WEBHOOK_QUEUE_URL_VAR: &str = "WEBHOOK_QUEUE_URL";
 
 /// The body of a webhook wake-up, on the webhook queue and, delayed, on the
@@ -51,6 +53,7 @@ const WEBHOOK_GROUP: &str = "outbox";
 /// Entries of one `SendMessageBatch` (SQS's limit).
 const BATCH_LIMIT: usize = 10;
 
+/// One of the function's SQS queues (timer, delivery or webhook), at its URL.
 #[derive(Clone)]
 pub struct Queue {
     client: Client,

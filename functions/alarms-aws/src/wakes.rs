@@ -56,21 +56,35 @@ pub enum Wake {
     /// A call was opened: when its type is a presence, the other open calls
     /// of its address are looked at now.
     Opened {
+        /// Whose call it is (the installation or a sandbox visitor).
         scope: Scope,
+        /// The opened call's id, left out of the calls looked at.
         call: i64,
+        /// The call type's name, which says whether the call is a presence.
         event: String,
+        /// The address whose other open calls a presence answers.
         address: String,
     },
     /// A duty of the scope changed: its running alarms are looked at now.
-    DutyChanged { scope: Scope },
+    DutyChanged {
+        /// The scope whose duties changed.
+        scope: Scope,
+    },
     /// Webhook events wait in the outbox (DECISIONS §16).
     Outbox,
     /// The webhook deliveries want to be woken at `due` (a retry's time).
-    WebhookRetry { due: DateTime<Utc> },
+    WebhookRetry {
+        /// The retry's time, as the wake-up item's `due` says.
+        due: DateTime<Utc>,
+    },
     /// An alarm write's audit lines: what it told whom.
     Audit {
+        /// The call's scope (whose staff's phones get the pushes).
         scope: Scope,
+        /// The call whose alarm was written.
         call: i64,
+        /// The audit item's events: alerts and cancels become pushes, the rest
+        /// nothing.
         events: Vec<AuditEvent>,
     },
 }

@@ -42,6 +42,8 @@ pub struct KmsSealer {
 }
 
 impl KmsSealer {
+    /// Seals with `key_id` through a client from `config`, at `endpoint` when
+    /// given (moto in tests).
     pub fn new(config: &aws_config::SdkConfig, key_id: &str, endpoint: Option<&str>) -> Self {
         let mut builder = aws_sdk_kms::config::Builder::from(config);
         if let Some(endpoint) = endpoint {
@@ -64,6 +66,7 @@ impl KmsSealer {
         Self::new(config, key_id, endpoint.as_deref())
     }
 
+    /// The key it seals with (id, ARN or alias, as configured).
     pub fn key_id(&self) -> &str {
         &self.key_id
     }

@@ -37,6 +37,7 @@ impl<R> Batch<R> {
         self.records.as_ref().map_or(0, Vec::len)
     }
 
+    /// Whether the event has no records at all (readable or not).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

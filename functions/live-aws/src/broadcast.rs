@@ -61,12 +61,17 @@ pub struct Broadcaster {
 /// What one batch did, for the log line and the tests.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// Stream records looked at (those after a stop are left uncounted).
     pub records: usize,
     /// Records that were a change a display shows.
     pub changes: usize,
+    /// Records skipped as unreadable (poison records).
     pub poison: usize,
+    /// Messages API Gateway took for a connection.
     pub delivered: usize,
+    /// Posts that found their connection gone (410); its item is then deleted.
     pub gone: usize,
+    /// Posts that failed after the SDK's retries: logged and dropped.
     pub failed_posts: usize,
 }
 

@@ -45,18 +45,26 @@ use nurse_call_dynamodb::item::{
 pub enum Change {
     /// Opened (no `closed_at`) or closed: the message follows the call's state.
     Call {
+        /// Whose displays get the message (the call item's scope).
         scope: Scope,
         /// Boxed: a call with its alarm is several times an element's size.
         call: Box<Call>,
     },
     /// An open call's alarm changed in a way displays see.
     Alarm {
+        /// Whose displays get the message.
         scope: Scope,
+        /// The call with its changed alarm (boxed as in [`Change::Call`]).
         call: Box<Call>,
+        /// Which alarm message displays get: accepted, unattended or escalated.
         news: AlarmNews,
     },
+    /// An element inserted, or changed in what displays show (its `version`
+    /// grew): `element.updated`.
     Element {
+        /// Whose displays get the message.
         scope: Scope,
+        /// The element as written.
         element: Element,
     },
 }

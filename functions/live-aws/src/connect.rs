@@ -21,7 +21,10 @@ use nurse_call_core::{ApiError, AppState, SandboxProof, clock, error_response, l
 
 use crate::connections::{Connection, Connections};
 
+/// API Gateway's route of a new WebSocket connection: authenticated, then
+/// recorded.
 pub const CONNECT: &str = "$connect";
+/// API Gateway's route of a closed connection: forgotten.
 pub const DISCONNECT: &str = "$disconnect";
 
 /// Everything the two routes need, built once per cold start.
@@ -31,6 +34,8 @@ pub struct ConnectHandler {
 }
 
 impl ConnectHandler {
+    /// `state` authenticates (display tokens, sandbox proofs); `connections`
+    /// records who is connected.
     pub fn new(state: AppState, connections: Connections) -> Self {
         ConnectHandler { state, connections }
     }

@@ -26,6 +26,8 @@ pub const LIFETIME: Duration = Duration::minutes(2 * 60 + 10);
 pub struct Connection {
     /// API Gateway's id of the connection (what `PostToConnection` takes).
     pub id: String,
+    /// Whose messages the reader gets: the installation, or a sandbox visitor
+    /// (the item's partition key).
     pub scope: Scope,
     /// The sections the reader sees; empty = every section.
     pub sections: Vec<String>,
@@ -41,6 +43,8 @@ pub struct Connections {
 }
 
 impl Connections {
+    /// The connections table named `table`, through `client` (the store's, so
+    /// they share one connection pool).
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Connections {
             client,
@@ -48,6 +52,7 @@ impl Connections {
         }
     }
 
+    /// The table's name (logged at cold start).
     pub fn table(&self) -> &str {
         &self.table
     }

@@ -18,6 +18,7 @@ use aws_sdk_apigatewaymanagement::primitives::Blob;
 /// What became of one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Delivery {
+    /// API Gateway took the message for the connection.
     Delivered,
     /// The connection no longer exists (410): its item is to be deleted.
     Gone,
@@ -33,6 +34,8 @@ pub struct Poster {
 }
 
 impl Poster {
+    /// Posts through `client`, which must point at the stage's management URL
+    /// (see [`Poster::from_config`]).
     pub fn new(client: Client) -> Self {
         Poster { client }
     }
@@ -46,6 +49,8 @@ impl Poster {
         Poster::new(Client::from_conf(config))
     }
 
+    /// Sends `message` to connection `connection_id`, with the SDK's retries;
+    /// never an error: the [`Delivery`] says what became of it.
     pub async fn post(&self, connection_id: &str, message: &str) -> Delivery {
         let sent = self
             .client

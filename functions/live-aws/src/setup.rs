@@ -24,8 +24,12 @@ pub const MANAGEMENT_ENDPOINT_VAR: &str = "LIVE_MANAGEMENT_ENDPOINT";
 /// The state (store, settings, cached call types), the connections table and
 /// the shared SDK configuration.
 pub struct Setup {
+    /// The store (DynamoDB), the settings and the cached call types.
     pub state: AppState,
+    /// The connections table, on the store's client.
     pub connections: Connections,
+    /// The SDK configuration every client of the function shares (the poster's
+    /// too).
     pub sdk_config: SdkConfig,
 }
 

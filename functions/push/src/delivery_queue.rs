@@ -52,7 +52,11 @@ pub type DeliveryBatch = Batch<DeliveryMessage>;
 #[derive(Debug, Default, Deserialize)]
 #[serde(from = "Value")]
 pub struct DeliveryMessage {
+    /// SQS's id of the message, reported back when it fails (empty when it has
+    /// none).
     pub message_id: String,
+    /// The push job in the body; `None` when the body is none (the message is
+    /// then reported failed).
     pub job: Option<PushJob>,
 }
 
@@ -67,6 +71,8 @@ impl From<Value> for DeliveryMessage {
     }
 }
 
+/// The `deliver` function's handler, built once per cold start: the
+/// [`Pusher`], and the store whose alarms say whether an alert still rings.
 pub struct DeliveryHandler {
     pusher: Pusher,
     alarms: Arc<dyn AlarmStore>,

@@ -17,6 +17,8 @@ pub struct HttpSender {
 }
 
 impl HttpSender {
+    /// The client described above; `Err` with the reason when reqwest cannot
+    /// build it.
     pub fn new() -> Result<Self, String> {
         crate::tls::use_aws_lc();
         let client = reqwest::Client::builder()

@@ -35,6 +35,7 @@ pub fn staff(n: u32, scope: &Scope, name: &str, groups: &[&str]) -> Staff {
     }
 }
 
+/// `member` on duty for `sections` of their scope from `since` until `until`.
 pub fn duty(member: &Staff, sections: &[&str], since: DateTime<Utc>, until: DateTime<Utc>) -> Duty {
     Duty {
         staff_id: member.id.clone(),
@@ -45,6 +46,8 @@ pub fn duty(member: &Staff, sections: &[&str], since: DateTime<Utc>, until: Date
     }
 }
 
+/// How an alarm names `member` (id and name) in its recipients, answers and
+/// audit lines.
 pub fn staff_ref(member: &Staff) -> StaffRef {
     StaffRef {
         id: member.id.clone(),
@@ -120,6 +123,8 @@ pub async fn kept(store: &dyn Backend, scope: &Scope, call_id: i64) -> KeptAlarm
         .unwrap_or_else(|| panic!("alarm({call_id}): the call has no alarm"))
 }
 
+/// Writes `alarm` and appends `audit` over `kept` (conditional on its
+/// version); panics only when the store fails: a conflict is the answer.
 pub async fn write(
     store: &dyn Backend,
     kept: &KeptAlarm,
@@ -132,6 +137,8 @@ pub async fn write(
         .unwrap_or_else(|e| panic!("write_alarm({}) failed: {e}", kept.call.id))
 }
 
+/// The audit of call `call_id`'s alarm, in written order; panics when the
+/// store fails.
 pub async fn audit(store: &dyn Backend, scope: &Scope, call_id: i64) -> Vec<AuditEvent> {
     store
         .alarm_audit(scope, call_id)
@@ -139,6 +146,8 @@ pub async fn audit(store: &dyn Backend, scope: &Scope, call_id: i64) -> Vec<Audi
         .unwrap_or_else(|e| panic!("alarm_audit({call_id}) failed: {e}"))
 }
 
+/// At most `limit` alarms due at `now`, in every scope, earliest first;
+/// panics when the store fails.
 pub async fn due(store: &dyn Backend, now: DateTime<Utc>, limit: usize) -> Vec<DueAlarm> {
     store
         .due_alarms(now, limit)
@@ -155,6 +164,7 @@ pub async fn due_ids(store: &dyn Backend, now: DateTime<Utc>) -> Vec<i64> {
         .collect()
 }
 
+/// Stores staff member `member`; panics when the store refuses.
 pub async fn create(store: &dyn Backend, member: &Staff) {
     store
         .create_staff(member)
@@ -162,6 +172,8 @@ pub async fn create(store: &dyn Backend, member: &Staff) {
         .unwrap_or_else(|e| panic!("create_staff({}) failed: {e}", member.name));
 }
 
+/// The duties of `scope` not ended by `now`, sorted by staff id so that every
+/// store's answer compares alike; panics when the store fails.
 pub async fn duties(store: &dyn Backend, scope: &Scope, now: DateTime<Utc>) -> Vec<Duty> {
     let mut duties = store
         .duties(scope, now)

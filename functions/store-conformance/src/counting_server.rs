@@ -22,6 +22,8 @@ struct Seen {
     requests: Mutex<Vec<String>>,
 }
 
+/// A running stand-in server (see the module): it counts and records until
+/// dropped, which stops it.
 pub struct CountingServer {
     address: std::net::SocketAddr,
     seen: Arc<Seen>,

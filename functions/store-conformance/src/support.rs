@@ -13,6 +13,8 @@ pub const MAX_SAFE_ID: i64 = (1 << 53) - 1;
 /// The consumer that opens the cases' calls, and the one that closes them
 /// (stored for the audit, DECISIONS §13).
 pub const OPENER: &str = "0badc0de-0000-4000-8000-00000000000a";
+/// The consumer that closes the cases' calls ([`close`] stores it as
+/// `closed_by`).
 pub const CLOSER: &str = "0badc0de-0000-4000-8000-00000000000b";
 
 /// Enough to list every call or element a case creates.
@@ -34,6 +36,8 @@ pub fn sandbox(id: &str) -> Scope {
     Scope::consumer(id)
 }
 
+/// Consumer `id` with one secret made of its id, created a day ago;
+/// `expires_at` is a sandbox consumer's end (`None`: an installation's).
 pub fn consumer(id: &str, expires_at: Option<DateTime<Utc>>) -> Consumer {
     Consumer {
         id: id.to_string(),
@@ -46,6 +50,9 @@ pub fn consumer(id: &str, expires_at: Option<DateTime<Utc>>) -> Consumer {
     }
 }
 
+/// A call of `event` on `address` opened by [`OPENER`] at `opened_at`, every
+/// optional field but `attribute` set (position, section `Station 1`, the
+/// element's code and name).
 pub fn new_call(address: &str, event: &str, opened_at: DateTime<Utc>) -> NewCall {
     NewCall {
         address: address.to_string(),
@@ -79,6 +86,8 @@ pub fn battery(address: &str, value: f64, at: DateTime<Utc>) -> ElementChange {
     }
 }
 
+/// Registers the element at `address` (code `code-<address>`, name
+/// `name-<address>`) and returns it; panics when the store fails.
 pub async fn register(
     store: &dyn Backend,
     scope: &Scope,
@@ -143,6 +152,7 @@ pub fn open_at(calls: &[&Call]) -> AddressSnapshot {
 
 /// The calls a close returned, for closes whose element cannot vanish.
 pub trait ClosedCalls {
+    /// The closed calls; panics on [`CloseOutcome::UnknownElement`].
     fn calls(self) -> Vec<Call>;
 }
 
@@ -181,6 +191,8 @@ pub async fn close(
         .calls()
 }
 
+/// One element batch of `changes` under `policy`; panics when the store
+/// fails (unknown elements are an outcome, not a failure).
 pub async fn update(
     store: &dyn Backend,
     scope: &Scope,
@@ -193,6 +205,8 @@ pub async fn update(
         .unwrap_or_else(|e| panic!("update_elements({changes:?}, {policy:?}) failed: {e}"))
 }
 
+/// The elements an update wrote; panics, naming `context`, when some were
+/// unknown.
 pub fn expect_updated(outcome: ElementsOutcome, context: &str) -> Vec<Element> {
     match outcome {
         ElementsOutcome::Updated(elements) => elements,
@@ -202,6 +216,8 @@ pub fn expect_updated(outcome: ElementsOutcome, context: &str) -> Vec<Element> {
     }
 }
 
+/// The element at `address` as a request reads it (its snapshot); `None`
+/// when there is none.
 pub async fn element(store: &dyn Backend, scope: &Scope, address: &str) -> Option<Element> {
     store
         .snapshot(scope, address)
@@ -210,6 +226,7 @@ pub async fn element(store: &dyn Backend, scope: &Scope, address: &str) -> Optio
         .element
 }
 
+/// The open calls at `address` as a request reads them (its snapshot).
 pub async fn open_calls(store: &dyn Backend, scope: &Scope, address: &str) -> Vec<Call> {
     store
         .snapshot(scope, address)
@@ -234,10 +251,12 @@ pub async fn all_elements(store: &dyn Backend, scope: &Scope) -> Vec<Element> {
         .unwrap_or_else(|e| panic!("recent_elements({}) failed: {e}", scope.as_str()))
 }
 
+/// The calls' ids, in the calls' order.
 pub fn ids(calls: &[Call]) -> Vec<i64> {
     calls.iter().map(|c| c.id).collect()
 }
 
+/// A sorted copy, for comparing lists whose order a store may choose.
 pub fn sorted<T: Ord + Clone>(items: &[T]) -> Vec<T> {
     let mut items = items.to_vec();
     items.sort();
@@ -253,6 +272,8 @@ pub fn closed(opened: &Call, closed_at: DateTime<Utc>) -> Call {
     }
 }
 
+/// Asserts that a call id is one JavaScript holds exactly, from 1 to
+/// [`MAX_SAFE_ID`]; the message names `context`.
 pub fn assert_id_valid(id: i64, context: &str) {
     assert!(
         (1..=MAX_SAFE_ID).contains(&id),

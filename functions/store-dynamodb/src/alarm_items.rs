@@ -30,6 +30,8 @@ pub fn staff_key(token_hash: &str) -> String {
     format!("{STAFF_PREFIX}{token_hash}")
 }
 
+/// Whether an item of the consumers table is a staff member's credential
+/// (the admin's consumer list skips those).
 pub fn is_staff_item(item: &Item) -> bool {
     get_s(item, "id").is_some_and(|id| id.starts_with(STAFF_PREFIX))
 }
@@ -51,6 +53,8 @@ pub fn precise(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Nanos, true)
 }
 
+/// The instant of a [`precise`] text (any RFC 3339 text reads); `None` for
+/// anything else.
 pub fn from_precise(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()
@@ -112,6 +116,8 @@ pub fn staff_roster_entry(staff: &Staff, ttl: Option<i64>) -> Item {
     item
 }
 
+/// A staff member from their credential or their roster entry (both carry
+/// the same attributes); an error when one they cannot do without is missing.
 pub fn staff_from_item(item: &Item) -> Result<Staff, StoreError> {
     Ok(Staff {
         id: required(get_s(item, "staff_id"), "staff member", "staff_id")?,
@@ -149,6 +155,8 @@ pub fn duty_item(duty: &Duty) -> Item {
     ])
 }
 
+/// A duty from its item; an error when any attribute is missing. An ended
+/// duty reads too (TTL is slow to remove it): skipping it is the reader's.
 pub fn duty_from_item(item: &Item) -> Result<Duty, StoreError> {
     Ok(Duty {
         staff_id: required(get_s(item, "staff_id"), "duty", "staff_id")?,

@@ -83,6 +83,7 @@ impl Timeouts {
 pub struct RequestCounter(Arc<AtomicU64>);
 
 impl RequestCounter {
+    /// The operations counted so far; the SDK's retries of one are not more.
     pub fn get(&self) -> u64 {
         self.0.load(Ordering::SeqCst)
     }

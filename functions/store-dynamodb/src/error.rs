@@ -16,6 +16,9 @@ const TRANSIENT_CODES: [&str; 7] = [
     "TransactionInProgressException",
 ];
 
+/// What a failed SDK call means for the caller: [`StoreError::Unavailable`]
+/// (503, worth a retry) when DynamoDB was busy, unreachable or too slow after
+/// the SDK's own retries, else [`StoreError::Internal`] (500, ours).
 pub fn classify<E>(error: SdkError<E, HttpResponse>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,

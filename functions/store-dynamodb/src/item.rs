@@ -14,6 +14,7 @@ use nurse_call_core::{
     wire_time::{from_stored, to_stored},
 };
 
+/// A DynamoDB item as the SDK hands it over: attribute name to value.
 pub type Item = HashMap<String, AttributeValue>;
 
 /// Sort key of an element item.
@@ -40,6 +41,9 @@ pub fn call_pk(id: i64) -> String {
     format!("call#{id}")
 }
 
+/// Sort key of the lock item of an address's open call of `event`: one per
+/// address and event, so the lock's conditional put keeps a second open call
+/// of that event out.
 pub fn open_sk(event: &str) -> String {
     format!("{OPEN_PREFIX}{event}")
 }
@@ -54,14 +58,18 @@ pub fn list_sk(at: DateTime<Utc>, tie_breaker: &str) -> String {
     format!("{}#{tie_breaker}", to_stored(at))
 }
 
+/// A call id as a key part, zero-padded to 16 digits (ids stay below 2^53),
+/// so that text order is id order.
 pub fn id_key(id: i64) -> String {
     format!("{id:016}")
 }
 
+/// A string attribute value (`S`): the short name every item builder uses.
 pub fn s(value: impl Into<String>) -> AttributeValue {
     AttributeValue::S(value.into())
 }
 
+/// A number attribute value (`N`), which DynamoDB carries as decimal text.
 pub fn n(value: impl ToString) -> AttributeValue {
     AttributeValue::N(value.to_string())
 }
@@ -70,6 +78,7 @@ fn corrupt(what: &str, key: &str) -> StoreError {
     StoreError::Internal(format!("stored {what} has no usable {key:?}"))
 }
 
+/// The string attribute `key`; `None` when it is missing or not a string.
 pub fn get_s(item: &Item, key: &str) -> Option<String> {
     match item.get(key) {
         Some(AttributeValue::S(value)) => Some(value.clone()),
@@ -77,6 +86,8 @@ pub fn get_s(item: &Item, key: &str) -> Option<String> {
     }
 }
 
+/// The number attribute `key` as a `T`; `None` when it is missing, not a
+/// number, or not a `T` (a fraction for an integer, out of range).
 pub fn get_n<T: std::str::FromStr>(item: &Item, key: &str) -> Option<T> {
     match item.get(key) {
         Some(AttributeValue::N(value)) => value.parse().ok(),
@@ -84,6 +95,8 @@ pub fn get_n<T: std::str::FromStr>(item: &Item, key: &str) -> Option<T> {
     }
 }
 
+/// The boolean attribute `key`; `None` when it is missing or not a boolean
+/// (the callers choose the fail-safe value).
 pub fn get_bool(item: &Item, key: &str) -> Option<bool> {
     match item.get(key) {
         Some(AttributeValue::Bool(value)) => Some(*value),
@@ -106,6 +119,9 @@ pub fn expiry_for(scope: &Scope, now: DateTime<Utc>) -> Option<i64> {
         .then(|| (now + chrono::Duration::days(Consumer::SANDBOX_LIFETIME_DAYS)).timestamp())
 }
 
+/// The attributes every copy of a new call shares (its record, its lock, its
+/// open-call index entry), keys aside: the call as opened, its pending alarm,
+/// and a sandbox call's expiry counted from `now`.
 pub fn call_attributes(scope: &Scope, id: i64, call: &NewCall, now: DateTime<Utc>) -> Item {
     let mut item = Item::new();
     item.insert("id".into(), n(id));
@@ -190,6 +206,8 @@ pub fn call_from_item(item: &Item) -> Result<Call, StoreError> {
     })
 }
 
+/// An element from its item; an error without `address` or `updated_at` (an
+/// item written before versions existed is version 1).
 pub fn element_from_item(item: &Item) -> Result<Element, StoreError> {
     Ok(Element {
         address: required(get_s(item, "address"), "element", "address")?,
@@ -214,10 +232,14 @@ pub fn display_key(token_hash: &str) -> String {
     format!("{DISPLAY_PREFIX}{token_hash}")
 }
 
+/// Whether an item of the consumers table is a display's credential (the
+/// admin's consumer list skips those).
 pub fn is_display_item(item: &Item) -> bool {
     get_s(item, "id").is_some_and(|id| id.starts_with(DISPLAY_PREFIX))
 }
 
+/// A display's credential item in the consumers table, keyed by its token's
+/// hash ([`display_key`]).
 pub fn display_item(display: &Display) -> Item {
     Item::from([
         ("id".to_string(), s(display_key(&display.token_hash))),
@@ -240,6 +262,8 @@ pub fn display_from_item(item: &Item) -> Stored<Display> {
     read_display(|field| raw(item.get(field)))
 }
 
+/// A consumer's (a central system's) item in the consumers table; a sandbox
+/// consumer's `expires_at` is its TTL as well.
 pub fn consumer_item(consumer: &Consumer) -> Item {
     let mut item = Item::new();
     item.insert("id".into(), s(&consumer.id));
@@ -272,6 +296,8 @@ pub fn consumer_from_item(item: &Item) -> Stored<Consumer> {
     read_consumer(|field| raw(item.get(field)))
 }
 
+/// A call type's item in the call-types table, keyed by its name (what
+/// seeding and the admin command put).
 pub fn call_type_item(t: &CallType) -> Item {
     Item::from([
         ("name".to_string(), s(&t.name)),

@@ -70,6 +70,9 @@ use item::{
 };
 pub use tables::TableNames;
 
+/// The store on DynamoDB: every store trait of core (the request path's, the
+/// sandbox's, alarms', pushes', webhooks', the admin command's) on the three
+/// tables, through one SDK client.
 #[derive(Debug, Clone)]
 pub struct DynamoStore {
     client: Client,
@@ -141,10 +144,14 @@ impl DynamoStore {
         self.requests.get()
     }
 
+    /// The names of its tables (logged at start; tests and benches reach the
+    /// items with them).
     pub fn tables(&self) -> &TableNames {
         &self.tables
     }
 
+    /// Its SDK client, for the process's other DynamoDB work (the live feed's
+    /// connections table) on the same connection pool.
     pub fn client(&self) -> &Client {
         &self.client
     }

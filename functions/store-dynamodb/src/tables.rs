@@ -23,9 +23,13 @@ pub const TTL_ATTRIBUTE: &str = "ttl";
 /// connection's scope by its id (`$disconnect` knows only the id).
 pub const BY_CONNECTION_INDEX: &str = "by_connection";
 
+/// The names of an installation's three tables (docs/data-model.md); the
+/// stack sets them, each may be set on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableNames {
+    /// Call types, by name; admins edit them in the console.
     pub call_types: String,
+    /// Credentials: consumers (central systems), displays and staff.
     pub consumers: String,
     /// Elements, open-call locks and calls.
     pub data: String,

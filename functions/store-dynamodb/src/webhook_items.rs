@@ -79,6 +79,7 @@ pub fn endpoint_settings(endpoint: &Endpoint) -> [(&'static str, AttributeValue)
     ]
 }
 
+/// An endpoint's item in the endpoints partition, keyed by its id.
 pub fn endpoint_item(endpoint: &Endpoint) -> Item {
     let mut item = Item::from([
         ("pk".to_string(), s(ENDPOINTS_PK)),
@@ -95,6 +96,8 @@ pub fn endpoint_item(endpoint: &Endpoint) -> Item {
     item
 }
 
+/// An endpoint from its item; an unreadable `disabled` counts as disabled,
+/// an unknown event name is an error.
 pub fn endpoint_from_item(item: &Item) -> Result<Endpoint, StoreError> {
     let events = required(get_texts(item, "events"), "endpoint", "events")?
         .iter()
@@ -135,6 +138,8 @@ pub fn outbox_item(event: &OutboxEvent, stamp: DateTime<Utc>, index: usize) -> I
     item
 }
 
+/// An outbox event from its item, its sort key as its position (where the
+/// dispatcher goes on from).
 pub fn outbox_from_item(item: &Item) -> Result<OutboxEvent, StoreError> {
     let kind = required(get_s(item, "kind"), "outbox event", "kind")?;
     let facts = required(get_s(item, "facts"), "outbox event", "facts")?;
@@ -174,6 +179,8 @@ pub fn delivery_list_from(since: DateTime<Utc>) -> String {
     precise(since)
 }
 
+/// A delivery attempt's item: in its event's partition, listed in the
+/// delivery log, removed by TTL [`DELIVERY_LOG_DAYS`] days after it.
 pub fn attempt_item(attempt: &Attempt) -> Item {
     let mut item = Item::from([
         ("pk".to_string(), s(attempts_pk(&attempt.event_id))),
@@ -215,6 +222,8 @@ pub fn attempt_item(attempt: &Attempt) -> Item {
     item
 }
 
+/// An attempt from its item; an error when an attribute it needs is missing
+/// or its `end_kind` is unknown.
 pub fn attempt_from_item(item: &Item) -> Result<Attempt, StoreError> {
     let end = match required(get_s(item, "end_kind"), "attempt", "end_kind")?.as_str() {
         "delivered" => AttemptEnd::Delivered,

@@ -59,6 +59,8 @@ use rows::{
 /// The file name inside the data folder.
 pub const FILE_NAME: &str = "nurse-call.sqlite3";
 
+/// The embedded store (see above): every store trait of core on one SQLite
+/// file; clones share its connections.
 #[derive(Clone)]
 pub struct SqliteStore {
     worker: Arc<worker::Worker>,
@@ -109,6 +111,7 @@ impl SqliteStore {
         })
     }
 
+    /// The store file's path (logged when a process opens it).
     pub fn path(&self) -> &Path {
         &self.path
     }

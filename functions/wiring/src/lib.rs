@@ -32,12 +32,17 @@ pub use nurse_call_sqlite::FILE_NAME as EMBEDDED_FILE;
 pub enum StoreChoice {
     /// The embedded store: SQLite in `data_dir/nurse-call.sqlite3`.
     #[cfg(feature = "embedded")]
-    Embedded { data_dir: PathBuf },
+    Embedded {
+        /// The data folder holding the file (created if missing).
+        data_dir: PathBuf,
+    },
     /// DynamoDB: at `endpoint` (moto, DynamoDB Local), or in AWS when
     /// `None` (credentials and region from the usual AWS environment).
     #[cfg(feature = "dynamodb")]
     DynamoDb {
+        /// moto's or DynamoDB Local's URL; `None`: AWS's own endpoint.
         endpoint: Option<String>,
+        /// The names of the three tables.
         tables: TableNames,
     },
 }
