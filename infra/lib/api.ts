@@ -35,6 +35,8 @@ export const ROUTES: Record<FunctionName, string[]> = {
     '/api/v1/staff/calls/{id}/responses',
     // An alarm server's signed response (DECISIONS §16): the staff responses' path.
     '/api/v1/response',
+    // The receipts of the phones and pages (DECISIONS §18).
+    '/api/v1/staff/receipts',
     // The phones' Web Push registration (DECISIONS §15).
     '/api/v1/staff/push-key',
     '/api/v1/staff/push-subscriptions',

@@ -140,6 +140,8 @@ impl Day {
                 now,
             },
             presence_at: presence.map(at),
+            receipt_seconds: 3600,
+            without_channel: &[],
         };
         let stepped = match answer {
             None => step(&kept.alarm, &situation),

@@ -64,7 +64,8 @@ pub struct Settings {
     pub staff: StaffSettings,
 }
 
-/// What alarm routing needs of staff: `DUTY_HOURS` and `VAPID_SUBJECT`.
+/// What alarm routing needs of staff: `DUTY_HOURS`, `VAPID_SUBJECT` and
+/// `RECEIPT_SECONDS`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StaffSettings {
     /// A duty ends by itself this long after the sign-on (`DUTY_HOURS`).
@@ -72,6 +73,9 @@ pub struct StaffSettings {
     /// The `sub` of Web Push's VAPID claims, a `mailto:` or `https:` URL
     /// (`VAPID_SUBJECT`).
     pub vapid_subject: String,
+    /// An alert without a receipt this many seconds after it was first sent
+    /// is not received (`RECEIPT_SECONDS`, §18).
+    pub receipt_seconds: i64,
 }
 
 impl StaffSettings {
@@ -81,6 +85,8 @@ impl StaffSettings {
     /// `VAPID_SUBJECT` when unset: a placeholder, not a contact the push
     /// services can write to.
     pub const DEFAULT_VAPID_SUBJECT: &'static str = "mailto:admin@localhost";
+    /// `RECEIPT_SECONDS` when unset (§10), as text for the local server's flag.
+    pub const DEFAULT_RECEIPT_SECONDS: &'static str = "30";
 }
 
 impl Default for StaffSettings {
@@ -88,6 +94,7 @@ impl Default for StaffSettings {
         StaffSettings {
             duty: Duration::hours(12),
             vapid_subject: Self::DEFAULT_VAPID_SUBJECT.to_string(),
+            receipt_seconds: 30,
         }
     }
 }
@@ -98,7 +105,7 @@ impl Settings {
 
     /// Reads `SERVICE_MODE`, `SERVICE_TIME_ZONE`, `CALL_RETENTION_DAYS`,
     /// `LOW_BATTERY_PERCENT`, `STALE_AFTER_HOURS`, `DISPLAY_LIVE_URL`,
-    /// `DUTY_HOURS` and `VAPID_SUBJECT`; `default_mode` applies
+    /// `DUTY_HOURS`, `VAPID_SUBJECT` and `RECEIPT_SECONDS`; `default_mode` applies
     /// when the mode is unset (sandbox locally, set explicitly by the stack in AWS).
     pub fn from_env(default_mode: Mode) -> Result<Self, String> {
         Self::from_vars(default_mode, |name| std::env::var(name).ok())
@@ -137,6 +144,9 @@ impl Settings {
         }
         if let Some(value) = var("VAPID_SUBJECT") {
             staff.vapid_subject = parse_vapid_subject(&value)?;
+        }
+        if let Some(value) = var("RECEIPT_SECONDS") {
+            staff.receipt_seconds = parse_receipt_seconds(&value)?;
         }
         Ok(Settings {
             mode,
@@ -271,6 +281,18 @@ pub fn parse_duty_hours(text: &str) -> Result<Duration, String> {
         }
         _ => Err(format!(
             "invalid DUTY_HOURS {text:?}: expected a number of hours above 0 and at most {MAX_HOURS}"
+        )),
+    }
+}
+
+/// `RECEIPT_SECONDS`: how long an alert may go without a receipt before its
+/// person is not reached (§18), whole seconds from 1 to 600.
+pub fn parse_receipt_seconds(text: &str) -> Result<i64, String> {
+    const MAX_SECONDS: i64 = 600;
+    match text.trim().parse::<i64>() {
+        Ok(seconds) if (1..=MAX_SECONDS).contains(&seconds) => Ok(seconds),
+        _ => Err(format!(
+            "invalid RECEIPT_SECONDS {text:?}: expected whole seconds from 1 to {MAX_SECONDS}"
         )),
     }
 }

@@ -63,8 +63,8 @@ pub use signing::compact::compact_json;
 // flags share.
 pub use config::{
     CallRetention, Mode, Settings, StaffSettings, env_value, non_blank, parse_duty_hours,
-    parse_live_url, parse_low_battery_percent, parse_stale_after_hours, parse_time_zone,
-    parse_vapid_subject,
+    parse_live_url, parse_low_battery_percent, parse_receipt_seconds, parse_stale_after_hours,
+    parse_time_zone, parse_vapid_subject,
 };
 
 // Calls, elements and what they belong to.
@@ -107,10 +107,11 @@ pub mod alarm {
     pub use crate::app::alarm::step::is_presence;
     pub use crate::domain::alarm::audit::AuditEvent;
     pub use crate::domain::alarm::engine::quiet_end;
+    pub use crate::domain::alarm::receipt::{Path, Receipt, device_tag};
     pub use crate::domain::alarm::timer::{MAX_DELAY_SECONDS, Timer, first_delay, timer_of_change};
     pub use crate::domain::alarm::{
-        Alarm, AlarmStatus, Answer, Duty, Effect, Policy, Recipient, Response, Roster, Situation,
-        Staff, StaffRef, Step, respond, step,
+        Alarm, AlarmStatus, Answer, Audience, CancelReason, Duty, Effect, Level, Policy, Recipient,
+        Refusal, Response, Roster, Situation, Staff, StaffRef, Step, receive, respond, step,
     };
 }
 
@@ -127,6 +128,7 @@ pub mod push {
 pub mod webhooks {
     pub use crate::domain::webhooks::attention::{AttentionChange, attention_changes};
     pub use crate::domain::webhooks::endpoint::default_name;
+    pub use crate::domain::webhooks::facts::ElementFacts;
     pub use crate::domain::webhooks::outbox;
     pub use crate::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
     pub use crate::domain::webhooks::{Endpoint, EventType, Outcome, check_url};

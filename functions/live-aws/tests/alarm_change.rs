@@ -163,6 +163,8 @@ impl World {
                 now,
             },
             presence_at: None,
+            receipt_seconds: 3600,
+            without_channel: &[],
         };
         let stepped: Step = match answer {
             Some(response) => respond(&kept.alarm, &situation, &staff[0], response).unwrap(),

@@ -29,8 +29,8 @@ use connections::Limits;
 use nurse_call_core::{
     AppState, Backend, CallRetention, Dispatcher, MAX_BODY_BYTES, Mode, Settings, StaffSettings,
     Thresholds, WebhookStore, clock, live::LiveHub, logging, parse_duty_hours, parse_live_url,
-    parse_low_battery_percent, parse_stale_after_hours, parse_time_zone, parse_vapid_subject,
-    sealing::NoKey, serve, unreadable_body,
+    parse_low_battery_percent, parse_receipt_seconds, parse_stale_after_hours, parse_time_zone,
+    parse_vapid_subject, sealing::NoKey, serve, unreadable_body,
 };
 use nurse_call_wiring::{StoreChoice, local_state};
 
@@ -97,6 +97,12 @@ struct Args {
           value_parser = parse_vapid_subject)]
     vapid_subject: String,
 
+    /// Seconds an alert may go without a receipt before its person is not
+    /// reached and the next level may start (DECISIONS §18).
+    #[arg(long, env = "RECEIPT_SECONDS", default_value = StaffSettings::DEFAULT_RECEIPT_SECONDS,
+          value_parser = parse_receipt_seconds)]
+    receipt_seconds: i64,
+
     /// Who steps the alarms and delivers their pushes and webhook events
     /// (DECISIONS §14–§16): `in-process`, this server (its timers, the
     /// looks after each write, its push sender and webhook dispatcher);
@@ -153,6 +159,7 @@ async fn run(args: Args) -> Result<(), String> {
         staff: StaffSettings {
             duty: args.duty_hours,
             vapid_subject: args.vapid_subject.clone(),
+            receipt_seconds: args.receipt_seconds,
         },
     };
     let choice = StoreChoice::local(args.data_dir.clone(), args.dynamodb_endpoint.clone())?;

@@ -210,9 +210,11 @@ async fn a_level_that_fell_due_while_no_worker_ran_starts_in_the_first_round() {
             .expect("read")
             .expect("alarm");
         assert_eq!(kept.alarm.level, 2);
+        // Next: the receipt deadline (§18, `RECEIPT_SECONDS` 30), before
+        // the re-alert after an hour.
         assert_eq!(
             kept.alarm.next_at,
-            Some(kept.alarm.recipients[0].last_alert_at + Duration::seconds(3600))
+            Some(kept.alarm.recipients[0].last_alert_at + Duration::seconds(30))
         );
     }
     assert_eq!(

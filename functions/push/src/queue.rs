@@ -274,7 +274,8 @@ impl Inner {
         subscription: &PushSubscription,
         job: &PushJob,
     ) -> Result<Outcome, String> {
-        let request = signer.request(subscription, job.call_id, &job.payload)?;
+        let payload = job.payload_for(&subscription.endpoint);
+        let request = signer.request(subscription, job.call_id, &payload)?;
         let request = reqwest::Request::try_from(request)
             .map_err(|error| format!("the push request could not be made: {error}"))?;
         let _permit = self.permits.acquire().await.expect("never closed");

@@ -3,7 +3,9 @@
 //! `GET /api/v1/staff/calls` and `POST /api/v1/staff/calls/{id}/responses`;
 //! and the alarm servers' signed responses, `POST /api/v1/response`
 //! (DECISIONS §16): the same response path with another sender, so the
-//! same function and the same store access. And the staff's phones
+//! same function and the same store access. The receipts of the staff's
+//! phones and pages, `POST /api/v1/staff/receipts` (DECISIONS §18): the
+//! same alarm, read and written as a response. And the staff's phones
 //! (DECISIONS §15): the staff page `GET /staff`, its manifest and its
 //! service worker, and the Web Push registration: `GET
 //! /api/v1/staff/push-key`, `POST`/`DELETE /api/v1/staff/push-subscriptions`.
@@ -18,6 +20,7 @@ async fn main() -> Result<(), lambda_http::Error> {
         routes::STAFF_CALLS,
         routes::STAFF_RESPONSES,
         routes::ALARM_RESPONSE,
+        routes::STAFF_RECEIPTS,
         routes::STAFF_PUSH_KEY,
         routes::STAFF_PUSH_SUBSCRIPTIONS,
         routes::STAFF_PAGE,

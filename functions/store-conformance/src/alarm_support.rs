@@ -75,6 +75,8 @@ pub fn alerting(
         alerts: 1,
         last_alert_at: at,
         ringing: true,
+        alerted_at: Some(at),
+        received_at: None,
     }];
     alarm.answers = vec![Answer {
         staff: staff_ref(by),

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::app::AppState;
+use crate::domain::alarm::receipt::{Path, Receipt, device_tag};
 use crate::domain::alarm::{Effect, Step};
 use crate::domain::model::{Call, CallType, Scope};
 use crate::wire::live::LiveMessage;
@@ -50,6 +51,33 @@ pub struct PushJob {
     pub payload: String,
     /// When the step that made it was taken: the push's `TTL` runs from here.
     pub made_at: DateTime<Utc>,
+    /// An alert's number for the person (1 = the first): each device's
+    /// payload carries the receipt of this alert by that device (§18).
+    /// `None` for a cancel (and in jobs queued before receipts existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alert: Option<i64>,
+}
+
+impl PushJob {
+    /// The payload as sent to the subscription at `endpoint`: an alert's
+    /// `receipt` names that device, so that the device's own receipt tells
+    /// the service that this phone shows alerts (§18).
+    pub fn payload_for(&self, endpoint: &str) -> String {
+        let Some(alert) = self.alert else {
+            return self.payload.clone();
+        };
+        let Ok(Value::Object(mut message)) = serde_json::from_str::<Value>(&self.payload) else {
+            return self.payload.clone();
+        };
+        let receipt = Receipt::new(
+            self.call_id,
+            alert,
+            &self.staff_id,
+            Path::Push(device_tag(endpoint)),
+        );
+        message.insert("receipt".into(), Value::String(receipt.to_string()));
+        Value::Object(message).to_string()
+    }
 }
 
 /// Where pushes go: takes a job at once and never waits (an adapter queues
@@ -86,9 +114,9 @@ pub fn jobs_of_effects(
         .iter()
         .filter_map(|effect| {
             let (staff, message) = LiveMessage::for_person(effect, call, types, zone, now)?;
-            let kind = match effect {
-                Effect::Alert { .. } => PushKind::Alert,
-                _ => PushKind::Cancel,
+            let (kind, alert) = match effect {
+                Effect::Alert { alert, .. } => (PushKind::Alert, Some(*alert)),
+                _ => (PushKind::Cancel, None),
             };
             Some(PushJob {
                 scope: scope.clone(),
@@ -97,6 +125,7 @@ pub fn jobs_of_effects(
                 kind,
                 payload: fit_payload(message.to_json()),
                 made_at: now,
+                alert,
             })
         })
         .collect()

@@ -41,6 +41,8 @@ pub enum Endpoint {
     StaffResponses,
     /// An alarm server's response to a call, signed (DECISIONS §16).
     AlarmResponse,
+    /// Staff: the receipt of an alert a phone or page showed (DECISIONS §18).
+    StaffReceipts,
     /// Staff: the installation's VAPID public key (DECISIONS §15).
     StaffPushKey,
     /// Staff: register (`POST`) or remove (`DELETE`) a browser's push
@@ -61,7 +63,7 @@ const RESPONSES_SUFFIX: &str = "/responses";
 impl Endpoint {
     /// Every endpoint once, in declaration order: what [`Endpoint::from_path`]
     /// searches, and the order of [`crate::http::routes::ALL`].
-    pub const ALL: [Endpoint; 21] = [
+    pub const ALL: [Endpoint; 22] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
@@ -78,6 +80,7 @@ impl Endpoint {
         Endpoint::StaffCalls,
         Endpoint::StaffResponses,
         Endpoint::AlarmResponse,
+        Endpoint::StaffReceipts,
         Endpoint::StaffPushKey,
         Endpoint::StaffPushSubscriptions,
         Endpoint::StaffPage,
@@ -106,6 +109,7 @@ impl Endpoint {
             // The template, as the interface document and API Gateway name it.
             Endpoint::StaffResponses => "/api/v1/staff/calls/{id}/responses",
             Endpoint::AlarmResponse => "/api/v1/response",
+            Endpoint::StaffReceipts => "/api/v1/staff/receipts",
             Endpoint::StaffPushKey => "/api/v1/staff/push-key",
             Endpoint::StaffPushSubscriptions => "/api/v1/staff/push-subscriptions",
             Endpoint::StaffPage => "/staff",
@@ -130,7 +134,8 @@ impl Endpoint {
             | Endpoint::SandboxConsumers
             | Endpoint::SandboxStaff
             | Endpoint::StaffResponses
-            | Endpoint::AlarmResponse => &[Method::POST],
+            | Endpoint::AlarmResponse
+            | Endpoint::StaffReceipts => &[Method::POST],
             Endpoint::StaffDuty => &[Method::PUT, Method::DELETE],
             Endpoint::StaffPushSubscriptions => &[Method::POST, Method::DELETE],
             Endpoint::CallTypes

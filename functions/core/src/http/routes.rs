@@ -129,6 +129,11 @@ pub const ALARM_RESPONSE: Route = Route {
     endpoint: Endpoint::AlarmResponse,
     handler: |state, request| Box::pin(handlers::alarm_response::handle(state, request)),
 };
+/// `POST /api/v1/staff/receipts`: a phone or page got an alert (§18).
+pub const STAFF_RECEIPTS: Route = Route {
+    endpoint: Endpoint::StaffReceipts,
+    handler: |state, request| Box::pin(handlers::staff_receipts::receipt(state, request)),
+};
 /// `GET /api/v1/staff/push-key`: the installation's VAPID public key.
 pub const STAFF_PUSH_KEY: Route = Route {
     endpoint: Endpoint::StaffPushKey,
@@ -173,6 +178,7 @@ pub const ALL: [Route; Endpoint::ALL.len()] = [
     STAFF_CALLS,
     STAFF_RESPONSES,
     ALARM_RESPONSE,
+    STAFF_RECEIPTS,
     STAFF_PUSH_KEY,
     STAFF_PUSH_SUBSCRIPTIONS,
     STAFF_PAGE,

@@ -17,6 +17,7 @@ use chrono_tz::Tz;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+use crate::domain::alarm::receipt::{Path, Receipt};
 use crate::domain::alarm::{CancelReason, Effect, StaffRef};
 use crate::domain::model::{Call, CallType, Element, Scope};
 use crate::wire::{CallRecord, ElementRecord, StaffRecord};
@@ -90,6 +91,9 @@ pub enum LiveMessage<'a> {
         level: usize,
         /// Whether it is a re-alert of that level.
         repeat: bool,
+        /// What the page (or, in a push, the phone) posts back to
+        /// `POST /api/v1/staff/receipts` once it showed the alert (§18).
+        receipt: String,
         /// The call as displays show it, with its alarm.
         call: CallRecord<'a>,
     },
@@ -161,10 +165,14 @@ impl<'a> LiveMessage<'a> {
                 staff,
                 level,
                 repeat,
-            } => Some((
-                staff,
-                LiveMessage::alert(call, *level, *repeat, types, zone, now),
-            )),
+                alert,
+            } => {
+                let receipt = Receipt::new(call.id, *alert, &staff.id, Path::Page);
+                Some((
+                    staff,
+                    LiveMessage::alert(call, *level, *repeat, receipt, types, zone, now),
+                ))
+            }
             Effect::Cancel { staff, reason } => Some((
                 staff,
                 LiveMessage::cancelled(call, reason, types, zone, now),
@@ -173,11 +181,12 @@ impl<'a> LiveMessage<'a> {
         }
     }
 
-    /// `call.alert` to one staff member.
+    /// `call.alert` to one staff member, with the receipt its page posts.
     pub fn alert(
         call: &'a Call,
         level: usize,
         repeat: bool,
+        receipt: Receipt,
         types: &'a [CallType],
         zone: Tz,
         now: DateTime<Utc>,
@@ -186,6 +195,7 @@ impl<'a> LiveMessage<'a> {
             version: call.version(),
             level,
             repeat,
+            receipt: receipt.to_string(),
             call: CallRecord::for_display(call, types, zone, now),
         }
     }

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::{Serialize, Serializer};
 
-use crate::domain::alarm::{Alarm, StaffRef};
+use crate::domain::alarm::{Alarm, Response, StaffRef};
 use crate::domain::model::{Call, CallType, Element};
 use crate::domain::wire_time::format_local;
 
@@ -87,7 +87,7 @@ pub struct CallRecord<'a> {
     pub alarm: Option<Option<AlarmRecord>>,
 }
 
-/// A call's alarm on the wire (DECISIONS §14).
+/// A call's alarm on the wire (DECISIONS §14, §18).
 #[derive(Debug, Serialize)]
 pub struct AlarmRecord {
     pub state: &'static str,
@@ -96,6 +96,24 @@ pub struct AlarmRecord {
     pub next_at: Option<String>,
     pub accepted_by: Option<StaffRecord>,
     pub accepted_at: Option<String>,
+    /// Everyone alerted so far, in the order they were first alerted.
+    pub recipients: Vec<RecipientRecord>,
+}
+
+/// Someone a call alerted, and whether they got it (DECISIONS §18).
+#[derive(Debug, Serialize)]
+pub struct RecipientRecord {
+    pub id: String,
+    pub name: String,
+    /// The level that first alerted them.
+    pub level: usize,
+    /// When they were first alerted.
+    pub alerted_at: String,
+    /// When their first receipt arrived; `null` while none has.
+    pub received_at: Option<String>,
+    /// Their answer: `accepted` before `declined` before `read`; `null`
+    /// while they gave none.
+    pub response: Option<&'static str>,
 }
 
 /// A staff member as colleagues and displays see them.
@@ -125,6 +143,19 @@ impl AlarmRecord {
             next_at: alarm.next_level_at.map(|t| format_local(t, zone)),
             accepted_by: alarm.accepted.as_ref().map(|a| StaffRecord::from(&a.staff)),
             accepted_at: alarm.accepted.as_ref().map(|a| format_local(a.at, zone)),
+            recipients: alarm
+                .recipients
+                .iter()
+                .filter(|r| r.alerts > 0)
+                .map(|r| RecipientRecord {
+                    id: r.staff.id.clone(),
+                    name: r.staff.name.clone(),
+                    level: r.level,
+                    alerted_at: format_local(r.first_alert_at(), zone),
+                    received_at: r.received_at.map(|t| format_local(t, zone)),
+                    response: alarm.response_of(&r.staff.id).map(Response::as_str),
+                })
+                .collect(),
         })
     }
 }

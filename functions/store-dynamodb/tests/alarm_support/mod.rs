@@ -140,6 +140,8 @@ pub(crate) fn step_at(
         maxloops: 0,
         roster: Roster { staff, duties, now },
         presence_at: None,
+        receipt_seconds: 3600,
+        without_channel: &[],
     };
     let stepped = step(&kept.alarm, &situation);
     let audit = AuditEvent::all(&stepped.effects, now);

@@ -7,6 +7,8 @@
 //! - [`step`]: one look at an alarm: read, step the engine (or apply a
 //!   response), write only if nobody wrote meanwhile, publish what changed
 //!   ([`AlarmRunner::step_alarm`], [`AlarmRunner::respond_to_alarm`]);
+//! - [`receipt`]: a person's receipt of an alert (§18), applied as a
+//!   response is ([`AlarmRunner::receive`]);
 //! - [`start`]: an alarm's first step and its end, taken with the open's
 //!   and the close's writes ([`AlarmRunner::after_open`],
 //!   [`AlarmRunner::after_close`]);
@@ -18,6 +20,7 @@
 //! The Web Push jobs of the alerts are [`super::push`]'s.
 
 pub(crate) mod looks;
+pub(crate) mod receipt;
 pub(crate) mod start;
 pub(crate) mod step;
 pub(crate) mod timer;

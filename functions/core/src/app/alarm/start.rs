@@ -32,6 +32,7 @@ pub(crate) fn first_step(
     open_before: &[Call],
     types: &[CallType],
     people: Option<People>,
+    receipt_seconds: i64,
     now: DateTime<Utc>,
 ) -> FirstStep {
     let Some(people) = people else {
@@ -55,6 +56,8 @@ pub(crate) fn first_step(
             now,
         },
         presence_at: Known::presence_since(&opened, open_before, types),
+        receipt_seconds,
+        without_channel: &people.without_channel,
     };
     let step = step(&Alarm::pending(call.opened_at), &situation);
     FirstStep {
@@ -95,7 +98,11 @@ impl AlarmRunner<'_> {
             return Ok((self.state.store.snapshot(scope, address).await?, None));
         };
         let (snapshot, roster) = store.snapshot_and_roster(scope, address, now).await?;
-        let people = roster.map(|(staff, duties)| People { staff, duties });
+        let people = roster.map(|(staff, duties)| People {
+            staff,
+            duties,
+            without_channel: Vec::new(),
+        });
         Ok((snapshot, people))
     }
 

@@ -37,7 +37,7 @@ const FALLBACK_MAXLOOPS: i64 = 0;
 
 /// What a look reads besides the call and its alarm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Needs {
+pub(super) enum Needs {
     /// The roster and a presence on the address (a step).
     Roster,
     /// The same, for a response: a call of a type without alarm is missing.
@@ -49,6 +49,8 @@ enum Needs {
 /// A scope's staff and their duties now: who a level can reach.
 #[derive(Debug, Default)]
 pub struct People {
+    /// The staff (ids) without any channel now: not reached at once (§18).
+    pub without_channel: Vec<String>,
     pub staff: Vec<Staff>,
     pub duties: Vec<Duty>,
 }
@@ -60,7 +62,11 @@ impl People {
         now: DateTime<Utc>,
     ) -> Result<Self, StoreError> {
         let (staff, duties) = store.roster(scope, now).await?;
-        Ok(People { staff, duties })
+        Ok(People {
+            staff,
+            duties,
+            without_channel: Vec::new(),
+        })
     }
 }
 
@@ -210,7 +216,7 @@ impl AlarmRunner<'_> {
     /// publishes. What it reads besides the alarm: see [`Needs`]; the call
     /// types and the scope's roster come from `read` when it has them, and
     /// the first attempt takes the alarm and the presence from `known`.
-    async fn advance_alarm<F>(
+    pub(super) async fn advance_alarm<F>(
         self,
         scope: &Scope,
         call_id: i64,
@@ -263,6 +269,8 @@ impl AlarmRunner<'_> {
                     now,
                 },
                 presence_at,
+                receipt_seconds: self.state.settings.staff.receipt_seconds,
+                without_channel: &people.without_channel,
             };
             let next = match act(&kept.alarm, &situation) {
                 Ok(next) => next,
@@ -419,7 +427,6 @@ impl AlarmRunner<'_> {
     }
 }
 
-/// The policy, re-alert interval and most alerts of a call's type; a type
 /// `call` with `alarm` as its alarm, as a look answers it.
 fn with_alarm(call: &Call, alarm: &Alarm) -> Call {
     let mut call = call.clone();
@@ -427,6 +434,7 @@ fn with_alarm(call: &Call, alarm: &Alarm) -> Call {
     call
 }
 
+/// The policy, re-alert interval and most alerts of a call's type; a type
 /// an admin removed alarms with [`Policy::fallback`], never silence.
 pub(crate) fn policy_of(types: &[CallType], event: &str) -> (Policy, i64, i64) {
     match types.iter().find(|t| t.name == event) {

@@ -14,13 +14,15 @@ pub struct AuditEvent {
     /// When it happened (UTC): the `now` of the step that made it.
     pub at: DateTime<Utc>,
     /// `alert`, `realert`, `cancel`, `escalated`, `accepted`, `declined`,
-    /// `read`, `unattended`, `present`, `ended`.
+    /// `read`, `received` (a receipt, §18), `unattended`, `present`, `ended`.
     pub kind: String,
     /// The level (alerts and escalations), else 0.
     pub level: usize,
-    /// Who was alerted, cancelled or answered; `None` for the others.
+    /// Who was alerted, cancelled, answered or confirmed; `None` for the
+    /// others.
     pub staff: Option<StaffRef>,
-    /// A cancel's reason: `accepted by <id>`, `present`, `ended`, `off duty`.
+    /// A cancel's reason: `accepted by <id>`, `present`, `ended`, `off duty`;
+    /// an alert's number for the person: `alert 2` (its receipt names it).
     pub detail: Option<String>,
 }
 
@@ -41,11 +43,12 @@ impl AuditEvent {
                 staff,
                 level,
                 repeat,
+                alert,
             } => line(
                 if *repeat { "realert" } else { "alert" },
                 *level,
                 Some(staff),
-                None,
+                Some(format!("alert {alert}")),
             ),
             Effect::Cancel { staff, reason } => {
                 let detail = match reason {
@@ -60,6 +63,7 @@ impl AuditEvent {
             Effect::Accepted { by } => line("accepted", 0, Some(by), None),
             Effect::Declined { by } => line("declined", 0, Some(by), None),
             Effect::Read { by } => line("read", 0, Some(by), None),
+            Effect::Received { by } => line("received", 0, Some(by), None),
             Effect::Unattended => line("unattended", 0, None, None),
             Effect::Stopped { status } => line(status.as_str(), 0, None, None),
         }
@@ -78,6 +82,13 @@ impl AuditEvent {
                 staff,
                 level: self.level,
                 repeat: self.kind == "realert",
+                // Lines kept before receipts name no number: the first.
+                alert: self
+                    .detail
+                    .as_deref()
+                    .and_then(|detail| detail.strip_prefix("alert "))
+                    .and_then(|number| number.parse().ok())
+                    .unwrap_or(1),
             }),
             "cancel" => {
                 let detail = self.detail.as_deref().unwrap_or_default();
@@ -134,11 +145,13 @@ mod tests {
                 staff: anna.clone(),
                 level: 2,
                 repeat: false,
+                alert: 1,
             },
             Effect::Alert {
                 staff: anna.clone(),
                 level: 1,
                 repeat: true,
+                alert: 3,
             },
             Effect::Cancel {
                 staff: anna.clone(),
@@ -174,7 +187,8 @@ mod tests {
             Effect::Escalated { level: 2 },
             Effect::Accepted { by: ben.clone() },
             Effect::Declined { by: ben.clone() },
-            Effect::Read { by: ben },
+            Effect::Read { by: ben.clone() },
+            Effect::Received { by: ben },
             Effect::Unattended,
             Effect::Stopped {
                 status: AlarmStatus::Ended,

@@ -41,13 +41,23 @@ pub struct Situation<'a> {
     pub roster: Roster<'a>,
     /// When a presence opened on the call's address, if one did at or after it.
     pub presence_at: Option<DateTime<Utc>>,
+    /// A recipient without a receipt this many seconds after their first
+    /// alert is not reached (`RECEIPT_SECONDS`, §18).
+    pub receipt_seconds: i64,
+    /// The staff (ids) who have no channel at all now (no push
+    /// subscription, no open page, no device an alarm server serves): not
+    /// reached at once when alerted (§18).
+    pub without_channel: &'a [String],
 }
 
 /// Why a recipient's alert stops.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CancelReason {
+    /// Someone (named) accepted the call.
     Accepted(StaffRef),
+    /// A presence opened on the call's address: staff are in the room.
     Present,
+    /// The central system closed the call.
     Ended,
     /// They went off duty or left the audience.
     OffDuty,
@@ -64,6 +74,9 @@ pub enum Effect {
         level: usize,
         /// A re-alert after `interval` seconds, not their first alert.
         repeat: bool,
+        /// Which alert of theirs for this call it is (1 = the first): their
+        /// receipt names it (§18).
+        alert: i64,
     },
     /// Stop `staff`'s ringing alert.
     Cancel {
@@ -93,6 +106,12 @@ pub enum Effect {
         /// Who read it.
         by: StaffRef,
     },
+    /// Somebody's phone (or page, or alarm server) confirmed that they got
+    /// the alert (§18); it stops nothing.
+    Received {
+        /// Whose receipt it is.
+        by: StaffRef,
+    },
     /// Nobody can be reached.
     Unattended,
     /// A presence or the close stopped the escalation.
@@ -118,7 +137,9 @@ pub struct Step {
 /// Why a response is refused (409).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
+    /// Someone else (named) accepted first: `already_accepted`.
     AlreadyAccepted(StaffRef),
+    /// The call is closed: `call_closed`.
     CallClosed,
 }
 
@@ -160,6 +181,8 @@ pub fn quiet_end(prior: &Alarm, closed: &Call, now: DateTime<Utc>) -> Option<Ste
             now,
         },
         presence_at: None,
+        receipt_seconds: 0,
+        without_channel: &[],
     };
     let ended = step(prior, &situation);
     ended.changed.then_some(ended)
@@ -221,6 +244,38 @@ pub fn respond(
     Ok(finish(prior, alarm, effects))
 }
 
+/// `staff_id`'s receipt for their alert number `alert` of this call
+/// (§18), then [`step`]: the first receipt is kept with its time (they are
+/// reached from now on), a later one changes nothing. `None` when the call
+/// never alerted them that often: an unknown receipt.
+pub fn receive(
+    prior: &Alarm,
+    situation: &Situation<'_>,
+    staff_id: &str,
+    alert: i64,
+) -> Option<Step> {
+    let known = prior
+        .recipient(staff_id)
+        .is_some_and(|r| (1..=r.alerts).contains(&alert));
+    if !known {
+        return None;
+    }
+    let mut alarm = prior.clone();
+    let mut effects = Vec::new();
+    if let Some(r) = alarm
+        .recipients
+        .iter_mut()
+        .find(|r| r.staff.id == staff_id && r.received_at.is_none())
+    {
+        r.received_at = Some(situation.roster.now);
+        effects.push(Effect::Received {
+            by: r.staff.clone(),
+        });
+    }
+    advance(&mut alarm, situation, &mut effects);
+    Some(finish(prior, alarm, effects))
+}
+
 fn silence(alarm: &mut Alarm, staff_id: &str) {
     if let Some(r) = alarm.recipients.iter_mut().find(|r| r.staff.id == staff_id) {
         r.ringing = false;
@@ -260,5 +315,7 @@ fn wire_view(
 
 #[cfg(test)]
 mod properties;
+#[cfg(test)]
+mod receipt_tests;
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,7 @@
 //! - [`state`]: a call's alarm as kept.
 //! - [`engine`]: the pure state machine from an alarm and the situation now
 //!   to the alarm to keep and the messages to send.
+//! - [`receipt`]: the ids a phone posts back once it showed an alert (§18).
 //! - [`audit`]: the lines of a call's audit (alerts, responses, levels, stops).
 //! - [`timer`]: an alarm's timer as a delayed queue message (AWS, §17).
 //!
@@ -13,12 +14,12 @@
 pub(crate) mod audit;
 pub(crate) mod engine;
 pub(crate) mod policy;
+pub(crate) mod receipt;
 pub(crate) mod staff;
 pub(crate) mod state;
 pub(crate) mod timer;
 
-pub(crate) use engine::{CancelReason, Refusal};
-pub use engine::{Effect, Situation, Step, respond, step};
-pub use policy::Policy;
+pub use engine::{CancelReason, Effect, Refusal, Situation, Step, receive, respond, step};
+pub use policy::{Audience, Level, Policy};
 pub use staff::{Duty, Roster, Staff};
 pub use state::{Alarm, AlarmStatus, Answer, Recipient, Response, StaffRef};

@@ -48,7 +48,10 @@ impl fmt::Display for Audience {
 /// One level: `to` is alerted from `after` seconds since the call's `opened_at`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Level {
+    /// Seconds from the call's `opened_at` until the level starts (0 for
+    /// the first).
     pub after: i64,
+    /// Who the level alerts.
     pub to: Audience,
 }
 

@@ -101,6 +101,24 @@ pub struct Recipient {
     /// Whether their alert is still ringing (alerted, not answered, not
     /// cancelled).
     pub ringing: bool,
+    /// When they were first alerted (UTC): their receipt deadline runs from
+    /// here (§18). `None` before their first alert, and in alarms kept
+    /// before receipts existed ([`Recipient::first_alert_at`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alerted_at: Option<DateTime<Utc>>,
+    /// When their first receipt for this call arrived (UTC): they got it
+    /// (§18). `None` while none has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received_at: Option<DateTime<Utc>>,
+}
+
+impl Recipient {
+    /// When they were first alerted: an alarm kept before receipts existed
+    /// knows only their last alert, which stands in (a deadline from it
+    /// comes later, never earlier, than the true one).
+    pub fn first_alert_at(&self) -> DateTime<Utc> {
+        self.alerted_at.unwrap_or(self.last_alert_at)
+    }
 }
 
 /// A response as kept.
@@ -182,6 +200,19 @@ impl Alarm {
         self.answers
             .iter()
             .any(|a| a.staff.id == staff_id && a.response == Response::Declined)
+    }
+
+    /// `staff_id`'s answer as the wire tells it: an accept before a
+    /// decline before a read; `None` while they gave none.
+    pub fn response_of(&self, staff_id: &str) -> Option<Response> {
+        let gave = |response| {
+            self.answers
+                .iter()
+                .any(|a| a.staff.id == staff_id && a.response == response)
+        };
+        [Response::Accepted, Response::Declined, Response::Read]
+            .into_iter()
+            .find(|response| gave(*response))
     }
 
     /// `staff_id`'s entry among the recipients; `None` when no level reached

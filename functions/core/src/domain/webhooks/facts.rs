@@ -168,13 +168,21 @@ impl Facts {
 /// An element as an `element.attention` event keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ElementFacts {
+    /// The element's address (its key within the scope).
     pub address: String,
+    /// The element's code as the central system sent it.
     pub code: String,
+    /// The element's name as the central system sent it.
     pub name: String,
+    /// Battery charge in percent, if the element reports one.
     pub battery: Option<f64>,
+    /// Where it is, if the central system said.
     pub position: Option<String>,
+    /// Whether the central system reaches it; `None` while never said.
     pub reachable: Option<bool>,
+    /// When the element was last updated (UTC).
     pub updated_at: DateTime<Utc>,
+    /// The element's version: grows with every change.
     pub version: i64,
     /// Every reason it needs attention now (wire names), the new ones and
     /// those announced before.

@@ -124,7 +124,14 @@ async fn open(
     let call = new_call(write.request, event, opened_at, snapshot, write.consumer_id);
     // Its alarm starts now, written with the call where the store
     // can (app/alarm/start.rs).
-    let first = first_step(&call, &snapshot.open_calls, types, people, now);
+    let first = first_step(
+        &call,
+        &snapshot.open_calls,
+        types,
+        people,
+        state.settings.staff.receipt_seconds,
+        now,
+    );
     // The store decides whether the event is open already (spec 4.1).
     let outcome = state
         .store

@@ -21,6 +21,7 @@ pub(crate) mod staff;
 pub(crate) mod staff_calls;
 pub(crate) mod staff_page;
 pub(crate) mod staff_push;
+pub(crate) mod staff_receipts;
 
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, json_body};

@@ -33,7 +33,19 @@ pub(super) fn advance(alarm: &mut Alarm, situation: &Situation<'_>, effects: &mu
     let reach = reachable(alarm, situation);
     cancel_unreached(alarm, &reach, effects);
     let next_alert = alert_reached(alarm, situation, &reach, effects);
-    settle(alarm, situation, reach.is_empty(), next_alert, effects);
+    // Nobody left who may still get it: none reachable, or none of them
+    // reached (§18: the not reached are still alerted meanwhile).
+    let unattended = reach
+        .iter()
+        .all(|(staff, _)| not_reached(alarm, situation, &staff.id));
+    let next_deadline = next_receipt_deadline(alarm, situation, &reach);
+    settle(
+        alarm,
+        situation,
+        unattended,
+        [next_alert, next_deadline].into_iter().flatten().min(),
+        effects,
+    );
 }
 
 /// The stop the alarm comes to now, if it is not there yet: the close ends
@@ -81,7 +93,8 @@ fn level_due_at(situation: &Situation<'_>, index: usize) -> DateTime<Utc> {
 }
 
 /// Starts the levels due: by time, or at once when the newest level's
-/// audience is empty or nobody reachable is left (everyone declined).
+/// audience is empty or nobody reachable is left (everyone declined or is
+/// not reached, §18).
 fn start_due_levels(alarm: &mut Alarm, situation: &Situation<'_>, effects: &mut Vec<Effect>) {
     let levels = situation.policy.levels();
     let now = situation.roster.now;
@@ -96,7 +109,9 @@ fn start_due_levels(alarm: &mut Alarm, situation: &Situation<'_>, effects: &mut 
                 .roster
                 .audience(&levels[alarm.level - 1].to, section)
                 .is_empty();
-        let nobody_left = reachable(alarm, situation).is_empty();
+        let nobody_left = reachable(alarm, situation)
+            .iter()
+            .all(|(staff, _)| not_reached(alarm, situation, &staff.id));
         if !(alarm.level == 0 || due_by_time || newest_empty || nobody_left) {
             break;
         }
@@ -142,11 +157,13 @@ fn alert_reached(
         if first || again {
             r.alerts += 1;
             r.last_alert_at = now;
+            r.alerted_at.get_or_insert(now);
             r.ringing = true;
             effects.push(Effect::Alert {
                 staff: r.staff.clone(),
                 level: *level,
                 repeat: again,
+                alert: r.alerts,
             });
         }
         let more = interval > 0 && (maxloops == 0 || r.alerts < maxloops);
@@ -178,6 +195,8 @@ fn recipient<'a>(
                 alerts: 0,
                 last_alert_at: now,
                 ringing: false,
+                alerted_at: None,
+                received_at: None,
             });
             alarm.recipients.len() - 1
         }
@@ -187,7 +206,8 @@ fn recipient<'a>(
 
 /// The running alarm's status (unattended when nobody is reached, audited
 /// when it becomes so) and when to look again: the next level, the next
-/// re-alert, or the unattended recheck, whichever comes first.
+/// re-alert or receipt deadline (`next_alert`), or the unattended recheck,
+/// whichever comes first.
 fn settle(
     alarm: &mut Alarm,
     situation: &Situation<'_>,
@@ -212,6 +232,47 @@ fn settle(
         .into_iter()
         .flatten()
         .min();
+}
+
+/// Whether `staff_id` is not reached (§18): they have no channel at all,
+/// or an alert of theirs went out at least `receipt_seconds` ago and
+/// neither a receipt nor any response of theirs came. Someone not alerted
+/// yet, or still within their deadline, may still be reached.
+pub(super) fn not_reached(alarm: &Alarm, situation: &Situation<'_>, staff_id: &str) -> bool {
+    let recipient = alarm.recipient(staff_id);
+    if recipient.is_some_and(|r| r.received_at.is_some())
+        || alarm.answers.iter().any(|a| a.staff.id == staff_id)
+    {
+        return false;
+    }
+    if situation.without_channel.iter().any(|id| id == staff_id) {
+        return true;
+    }
+    recipient.is_some_and(|r| {
+        r.alerts > 0
+            && r.first_alert_at() + Duration::seconds(situation.receipt_seconds)
+                <= situation.roster.now
+    })
+}
+
+/// The earliest receipt deadline still to come among those reached: when
+/// it passes, the not reached may start the next level (a due time like a
+/// level's, §18).
+fn next_receipt_deadline(
+    alarm: &Alarm,
+    situation: &Situation<'_>,
+    reach: &[(&Staff, usize)],
+) -> Option<DateTime<Utc>> {
+    let now = situation.roster.now;
+    reach
+        .iter()
+        .filter(|(staff, _)| !not_reached(alarm, situation, &staff.id))
+        .filter_map(|(staff, _)| alarm.recipient(&staff.id))
+        .filter(|r| r.alerts > 0 && r.received_at.is_none())
+        .filter(|r| !alarm.answers.iter().any(|a| a.staff.id == r.staff.id))
+        .map(|r| r.first_alert_at() + Duration::seconds(situation.receipt_seconds))
+        .filter(|deadline| *deadline > now)
+        .min()
 }
 
 /// Who the started levels reach now, each with the first level that reaches

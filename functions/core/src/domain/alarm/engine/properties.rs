@@ -16,6 +16,8 @@ enum Action {
     Presence,
     Close,
     SignOff(usize),
+    /// The person's receipt of their latest alert (§18).
+    Receive(usize),
 }
 
 fn audience() -> impl Strategy<Value = Audience> {
@@ -53,6 +55,7 @@ fn action() -> impl Strategy<Value = Action> {
         1 => Just(Action::Presence),
         1 => Just(Action::Close),
         1 => (0usize..5).prop_map(Action::SignOff),
+        2 => (0usize..5).prop_map(Action::Receive),
     ]
 }
 
@@ -78,8 +81,11 @@ proptest! {
         section in prop_oneof![Just(None), Just(Some("1")), Just(Some("2"))],
         interval in prop_oneof![Just(0i64), 10i64..90],
         maxloops in 0i64..4,
+        receipt_seconds in 5i64..120,
+        without in prop::sample::subsequence(vec![0usize, 1, 2, 3, 4], 0..=2),
         actions in prop::collection::vec(action(), 1..40),
     ) {
+        let without_channel: Vec<String> = without.iter().map(|i| format!("p{i}")).collect();
         let staff: Vec<Staff> = roster
             .iter()
             .enumerate()
@@ -99,20 +105,16 @@ proptest! {
 
         for action in actions {
             let before = alarm.clone();
-            #[allow(clippy::too_many_arguments)]
-            fn situation<'a>(
-                policy: &'a Policy,
-                interval: i64,
-                maxloops: i64,
-                staff: &'a [Staff],
-                now: chrono::DateTime<chrono::Utc>,
-                call: &'a Call,
-                duties: &'a [Duty],
-                presence_at: Option<chrono::DateTime<chrono::Utc>>,
-            ) -> Situation<'a> {
-                Situation { call, policy, interval, maxloops, roster: Roster { staff, duties, now }, presence_at }
-            }
-            let situation = |now, call, duties, presence_at| situation(&policy, interval, maxloops, &staff, now, call, duties, presence_at);
+            let situation = |now, call, duties, presence_at| Situation {
+                call,
+                policy: &policy,
+                interval,
+                maxloops,
+                roster: Roster { staff: &staff, duties, now },
+                presence_at,
+                receipt_seconds,
+                without_channel: &without_channel,
+            };
             let mut responded = None;
             let result = match action {
                 Action::Wait(seconds) => {
@@ -159,6 +161,17 @@ proptest! {
                     duties.retain(|d| d.staff_id != format!("p{who}"));
                     step(&alarm, &situation(now, &the_call, &duties, presence_at))
                 }
+                Action::Receive(who) => {
+                    let id = format!("p{who}");
+                    let latest = alarm.recipient(&id).map_or(0, |r| r.alerts);
+                    match receive(&alarm, &situation(now, &the_call, &duties, presence_at), &id, latest) {
+                        Some(step) => step,
+                        None => {
+                            prop_assert_eq!(latest, 0, "a receipt of an alert sent is known");
+                            continue;
+                        }
+                    }
+                }
             };
             let after = &result.alarm;
 
@@ -188,14 +201,44 @@ proptest! {
                     prop_assert!(*count <= maxloops, "{} alerted {} times", id, count);
                 }
             }
-            // Unattended exactly when the alarm runs and nobody can be reached.
-            if after.is_shown() && !after.status.is_stopped() {
-                let reachable = policy.levels().iter().take(after.level).any(|level| {
+            // Not reached (§18): no receipt and no response, and no channel
+            // at all or the deadline after the first alert has passed.
+            let not_reached = |alarm: &Alarm, id: &str| {
+                let recipient = alarm.recipient(id);
+                let got = recipient.is_some_and(|r| r.received_at.is_some())
+                    || alarm.answers.iter().any(|a| a.staff.id == id);
+                !got && (without_channel.iter().any(|w| w == id)
+                    || recipient.is_some_and(|r| {
+                        r.alerts > 0 && r.first_alert_at() + Duration::seconds(receipt_seconds) <= now
+                    }))
+            };
+            // Who the first `levels` levels may still reach: in their
+            // audience now, not declined, not "not reached".
+            let may_reach = |alarm: &Alarm, levels: usize| {
+                policy.levels().iter().take(levels).any(|level| {
                     Roster { staff: &staff, duties: &duties, now }
                         .audience(&level.to, the_call.section.as_deref())
                         .iter()
-                        .any(|s| !after.declined_by(&s.id))
-                });
+                        .any(|s| !alarm.declined_by(&s.id) && !not_reached(alarm, &s.id))
+                })
+            };
+            // A level never starts before its time, unless the level before
+            // it has nobody, or everyone so far declined or is not reached.
+            if !after.status.is_stopped() {
+                for index in before.level.max(1)..after.level {
+                    let due = the_call.opened_at + Duration::seconds(policy.levels()[index].after) <= now;
+                    let newest_empty = Roster { staff: &staff, duties: &duties, now }
+                        .audience(&policy.levels()[index - 1].to, the_call.section.as_deref())
+                        .is_empty();
+                    prop_assert!(
+                        due || newest_empty || !may_reach(after, index),
+                        "level {} started early at {}", index + 1, now - t0()
+                    );
+                }
+            }
+            // Unattended exactly when the alarm runs and nobody can be reached.
+            if after.is_shown() && !after.status.is_stopped() {
+                let reachable = may_reach(after, after.level);
                 prop_assert_eq!(after.status == AlarmStatus::Unattended, !reachable);
                 if !reachable {
                     prop_assert_eq!(after.level, policy.levels().len(), "every level was tried");

@@ -55,19 +55,22 @@ pub(super) fn duty(id: &str, sections: &[&str]) -> Duty {
     }
 }
 
-struct World {
-    call: Call,
-    policy: Policy,
-    staff: Vec<Staff>,
-    duties: Vec<Duty>,
-    presence_at: Option<DateTime<Utc>>,
-    interval: i64,
-    maxloops: i64,
+pub(super) struct World {
+    pub(super) call: Call,
+    pub(super) policy: Policy,
+    pub(super) staff: Vec<Staff>,
+    pub(super) duties: Vec<Duty>,
+    pub(super) presence_at: Option<DateTime<Utc>>,
+    pub(super) interval: i64,
+    pub(super) maxloops: i64,
+    /// `RECEIPT_SECONDS`: an hour unless a test is about receipts.
+    pub(super) receipt_seconds: i64,
+    pub(super) without_channel: Vec<String>,
 }
 
 impl World {
     /// Anna on duty for section 1, Ben for section 2, Chef (Leitung) off duty.
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         World {
             call: call(Some("1")),
             policy: Policy::seeded("Notruf").unwrap(),
@@ -80,10 +83,12 @@ impl World {
             presence_at: None,
             interval: 30,
             maxloops: 3,
+            receipt_seconds: 3600,
+            without_channel: Vec::new(),
         }
     }
 
-    fn situation(&self, now: DateTime<Utc>) -> Situation<'_> {
+    pub(super) fn situation(&self, now: DateTime<Utc>) -> Situation<'_> {
         Situation {
             call: &self.call,
             policy: &self.policy,
@@ -95,14 +100,16 @@ impl World {
                 now,
             },
             presence_at: self.presence_at,
+            receipt_seconds: self.receipt_seconds,
+            without_channel: &self.without_channel,
         }
     }
 
-    fn step(&self, alarm: &Alarm, now: DateTime<Utc>) -> Step {
+    pub(super) fn step(&self, alarm: &Alarm, now: DateTime<Utc>) -> Step {
         step(alarm, &self.situation(now))
     }
 
-    fn respond(
+    pub(super) fn respond(
         &self,
         alarm: &Alarm,
         who: &str,
@@ -114,7 +121,7 @@ impl World {
     }
 }
 
-fn alerted(step: &Step) -> Vec<String> {
+pub(super) fn alerted(step: &Step) -> Vec<String> {
     step.effects
         .iter()
         .filter_map(|e| match e {

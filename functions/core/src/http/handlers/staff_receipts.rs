@@ -1,0 +1,73 @@
+//! `POST /api/v1/staff/receipts {"receipt":"<id>"}` (DECISIONS §18): the
+//! staff page's service worker posts the receipt id of every alert it
+//! showed, and an open page of every alert it shows, so that the service
+//! knows the person got it. 200 with the call's id and when the first
+//! receipt of this person for the call arrived; a repeat is a 200 that
+//! changes nothing; an id that is unknown, malformed or another person's
+//! is a 404, as is a call outside the person's scope.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::app::AppState;
+use crate::app::alarm::step::Looked;
+use crate::domain::alarm::receipt::Receipt;
+use crate::domain::wire_time::format_local;
+use crate::http::auth;
+use crate::http::error::ApiError;
+use crate::http::io::{ApiRequest, ApiResponse, json_response};
+use crate::request::validation::{FieldErrors, required_text};
+use crate::wire::success;
+
+/// `POST /api/v1/staff/receipts`.
+pub(crate) async fn receipt(
+    state: &AppState,
+    request: &ApiRequest,
+) -> Result<ApiResponse, ApiError> {
+    let staff = auth::staff(state, request).await?;
+    let envelope = super::envelope(request)?;
+    let id = receipt_of(envelope.get("receipt"))?;
+    // Another person's id is as unknown as one never sent.
+    let receipt = Receipt::parse(&id)
+        .filter(|receipt| receipt.staff_id == staff.id)
+        .ok_or(ApiError::NotFound)?;
+    let looked = state
+        .alarm_runner()
+        .receive(&staff, receipt.call_id, receipt.alert)
+        .await?;
+    let Some(Looked::Call { call, changed }) = looked else {
+        return Err(ApiError::NotFound);
+    };
+    let received_at = call
+        .alarm
+        .as_ref()
+        .and_then(|alarm| alarm.recipient(&staff.id))
+        .and_then(|recipient| recipient.received_at)
+        .ok_or(ApiError::NotFound)?;
+    tracing::info!(
+        staff_id = %staff.id,
+        call_id = call.id,
+        alert = receipt.alert,
+        changed,
+        "receipt"
+    );
+    #[derive(Serialize)]
+    struct Received {
+        receipt: String,
+        call: i64,
+        received_at: String,
+    }
+    let received = Received {
+        receipt: id,
+        call: call.id,
+        received_at: format_local(received_at, state.settings.time_zone),
+    };
+    Ok(json_response(200, success(&received)))
+}
+
+/// `receipt`: required, a line of text (422 as every field's, §3); what it
+/// names is checked against the alarm, and anything else is a 404.
+fn receipt_of(value: Option<&Value>) -> Result<String, ApiError> {
+    let mut errors = FieldErrors::new();
+    required_text(&mut errors, "receipt", value).ok_or_else(|| errors.into())
+}
