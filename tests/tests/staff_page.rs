@@ -22,6 +22,9 @@
 //! a notification (its domains `ServiceWorker`, `Browser` and `Page` can
 //! deliver a push and grant the permission, nothing more); the outcome is
 //! checked on the server (the call accepted by this person) and on the page.
+//! The worker posts the pushed alert's receipt once the notification shows,
+//! and the open page the receipt of the alert it shows from its socket
+//! (DECISIONS §18): both read back from the server's log.
 //! Web Push's subscription needs a push service, which headless Chromium
 //! without a network does not reach: the page says so and keeps its sound.
 //!
@@ -567,6 +570,8 @@ async fn a_pushed_alert_is_a_notification_whose_action_answers_and_a_cancel_clos
     // An alert pushed to the worker: a notification with the call's id as tag.
     let id = alarms_support::open(&server, &visitor, "Zimmer-12", "Notruf", Some("A")).await;
     let (_, alert) = alert_message(&server, &anna, id).await;
+    // The open page showed it from its socket and confirmed it (§18).
+    receipt_logged(&server, id, "page");
     let tag = id.to_string();
     // Delivered again when it did not show: under load (the other browser
     // test beside this one) the first delivery was seen to go missing.
@@ -590,6 +595,8 @@ async fn a_pushed_alert_is_a_notification_whose_action_answers_and_a_cancel_clos
     }
     let notification = notification.expect("the pushed alert's notification");
     eprintln!("staff page: the push taken by registration ids {registrations:?}");
+    // The worker posted the push's receipt once it showed the notification.
+    receipt_logged(&server, id, "push");
     eprintln!(
         "staff page: notification after {} ms: {notification}",
         pushed.elapsed().as_millis()
@@ -691,6 +698,20 @@ async fn a_pushed_alert_is_a_notification_whose_action_answers_and_a_cancel_clos
     .await;
 }
 
+/// Asserts that the server took a receipt for call `id` that came by `path`
+/// (`page`: the open page's; `push`: the service worker's), from its log.
+fn receipt_logged(server: &Server, id: i64, path: &str) {
+    let taken = |line: &String| {
+        let line: Value = serde_json::from_str(line).unwrap_or_default();
+        line["message"] == "receipt" && line["call_id"] == id && line["path"] == path
+    };
+    let lines = server.logs_once(|lines| lines.iter().any(taken));
+    assert!(
+        lines.iter().any(taken),
+        "no receipt by {path} for call {id} in the server's log"
+    );
+}
+
 /// The notifications of the page's worker, as the page reads them.
 async fn notifications(browser: &Client) -> Vec<Value> {
     run(
@@ -724,7 +745,10 @@ async fn alert_message(server: &Server, member: &Member, id: i64) -> (Value, Val
     )
     .await;
     call.as_object_mut().expect("a call").remove("alerting");
-    let alert = json!({"type": "call.alert", "version": call["version"], "level": 1, "repeat": false, "call": call});
+    // The receipt the push service would carry: this person's first alert
+    // of the call, by a device (§18: `<call>.<alert>.<person>.<device>`).
+    let receipt = format!("{id}.1.{}.0123abcd", member.id);
+    let alert = json!({"type": "call.alert", "version": call["version"], "level": 1, "repeat": false, "receipt": receipt, "call": call});
     (call, alert)
 }
 

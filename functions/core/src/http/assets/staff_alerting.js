@@ -54,7 +54,7 @@ async function startWorker() {
   }
   navigator.serviceWorker.addEventListener("message", (event) => {
     const data = event.data || {};
-    if (data.type === "push") applyEvent(data.message);
+    if (data.type === "push") applyEvent(data.message, true);
     else if (data.type === "responded" && data.result && data.result.ok) answered(Number(data.callId), data.result.body && data.result.body.data);
     else if (data.type === "show-call") { focusCall = Number(data.callId); lastDrawn = ""; render(); }
   });

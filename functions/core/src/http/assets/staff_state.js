@@ -115,11 +115,13 @@ function renderForwarding(failing) {
 }
 
 const CALL_MESSAGES = new Set(["call.opened", "call.closed", "call.escalated", "call.accepted", "call.unattended", "call.declined"]);
-/* A live message (or a push the service worker passed on). A call's newest
-   version replaces what is held; `call.alert` and `call.cancelled` say
-   whether it alerts me (they carry the version of the change that caused
-   them, so the same version as its call.* message is applied too). */
-function applyEvent(message) {
+/* A live message (or, `pushed`, a push the service worker passed on). A
+   call's newest version replaces what is held; `call.alert` and
+   `call.cancelled` say whether it alerts me (they carry the version of the
+   change that caused them, so the same version as its call.* message is
+   applied too). An alert this page shows, visible, is confirmed with its
+   receipt (DECISIONS §18; a pushed one the worker confirmed already). */
+function applyEvent(message, pushed) {
   if (!message || !message.call) return;
   const call = message.call;
   const version = message.version ?? call.version;
@@ -138,6 +140,9 @@ function applyEvent(message) {
     if (call.closed_at) return;
     hold(call, true, eventsApplied);
     alertNow(call);
+    if (!pushed && message.receipt && document.visibilityState === "visible") {
+      api("POST", "/api/v1/staff/receipts", { receipt: message.receipt }).catch(() => {});
+    }
   } else if (message.type === "call.cancelled") {
     if (known > version) return;
     remember(call.id, version);

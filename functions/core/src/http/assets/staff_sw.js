@@ -6,6 +6,9 @@
 // token, which the page keeps for the worker in IndexedDB (a worker cannot
 // read localStorage; both sides of that: staff_token_db.js, filled in
 // here). A tap on the notification opens or focuses /staff on that call.
+// Every alert carries a receipt id: once the notification is shown the
+// worker posts it back (DECISIONS §18), so that the service knows this phone
+// showed the alert, and starts the next level at once when no phone did.
 "use strict";
 
 {{staff_token_db_js}}
@@ -47,12 +50,31 @@ async function closeNotifications(tag) {
   for (const notification of await self.registration.getNotifications({ tag })) notification.close();
 }
 
+/* Posts an alert's receipt (after it was shown), with the stored token;
+   `keepalive` so that it is sent even when the worker is stopped right after. */
+async function confirmReceipt(receipt) {
+  const token = receipt && await storedToken();
+  if (!token) return;
+  try {
+    await fetch("/api/v1/staff/receipts", {
+      method: "POST",
+      headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+      body: JSON.stringify({ receipt }),
+      cache: "no-store",
+      keepalive: true,
+    });
+  } catch (e) {
+    // Not sent: the service counts the alert as not received and alerts others.
+  }
+}
+
 /* A push: what the page would get on its socket, shown while it is not. */
 async function onPush(message) {
   if (!message || !message.call) return;
   if (message.type === "call.alert") {
     const [title, options] = alertNotification(message);
     await self.registration.showNotification(title, options);
+    await confirmReceipt(message.receipt);
   } else if (message.type === "call.cancelled") {
     await closeNotifications(String(message.call.id));
   }

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::app::AppState;
 use crate::app::alarm::step::Looked;
-use crate::domain::alarm::receipt::Receipt;
+use crate::domain::alarm::receipt::{Path, Receipt};
 use crate::domain::wire_time::format_local;
 use crate::http::auth;
 use crate::http::error::ApiError;
@@ -44,10 +44,15 @@ pub(crate) async fn receipt(
         .and_then(|alarm| alarm.recipient(&staff.id))
         .and_then(|recipient| recipient.received_at)
         .ok_or(ApiError::NotFound)?;
+    let path = match &receipt.path {
+        Path::Page => "page",
+        Path::Push(_) => "push",
+    };
     tracing::info!(
         staff_id = %staff.id,
         call_id = call.id,
         alert = receipt.alert,
+        path,
         changed,
         "receipt"
     );
