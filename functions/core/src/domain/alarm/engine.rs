@@ -295,23 +295,34 @@ fn finish(prior: &Alarm, mut alarm: Alarm, effects: Vec<Effect>) -> Step {
 }
 
 /// What displays are shown of an alarm: a change of it grows the version.
-fn wire_view(
-    alarm: &Alarm,
-) -> (
-    AlarmStatus,
-    usize,
-    usize,
-    Option<String>,
-    Option<DateTime<Utc>>,
-) {
+/// A receipt is in it (§18: the tile says who got the alert, and says
+/// "Nicht zugestellt" after `RECEIPT_SECONDS` when nobody did), so that it
+/// reaches the displays at once.
+fn wire_view(alarm: &Alarm) -> WireView<'_> {
     (
         alarm.status,
         alarm.level,
         alarm.levels,
-        alarm.accepted.as_ref().map(|a| a.staff.id.clone()),
+        alarm.accepted.as_ref().map(|a| a.staff.id.as_str()),
         alarm.next_level_at,
+        alarm
+            .recipients
+            .iter()
+            .filter(|r| r.received_at.is_some())
+            .map(|r| r.staff.id.as_str())
+            .collect(),
     )
 }
+
+/// Status, level, levels, who accepted, the next level's time, who received.
+type WireView<'a> = (
+    AlarmStatus,
+    usize,
+    usize,
+    Option<&'a str>,
+    Option<DateTime<Utc>>,
+    Vec<&'a str>,
+);
 
 #[cfg(test)]
 mod properties;

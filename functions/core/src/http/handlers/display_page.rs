@@ -37,10 +37,14 @@ pub(crate) fn page_policy(live_url: Option<&str>) -> String {
 /// connection logic (`display_layout.js`), filled in like the shared helpers.
 const LAYOUT_SCRIPT: &str = include_str!("../assets/display_layout.js");
 
-fn render(live_url: Option<&str>) -> String {
+/// The page with its settings: the live socket's URL (empty: this host's)
+/// and `RECEIPT_SECONDS` (after which an alert without receipt is "nicht
+/// erreicht" on the tiles, §18).
+fn render(live_url: Option<&str>, receipt_seconds: i64) -> String {
     with_helpers(include_str!("../assets/display_page.html"))
         .replace("{{display_layout}}", LAYOUT_SCRIPT)
         .replace("{{live_url}}", &escape_html(live_url.unwrap_or("")))
+        .replace("{{receipt_seconds}}", &receipt_seconds.to_string())
 }
 
 /// `GET /display`, in both modes: the page itself needs no credentials; what
@@ -56,7 +60,7 @@ pub(crate) async fn page(state: &AppState, _request: &ApiRequest) -> Result<ApiR
         // The page's own requests carry no token in the URL, but the live
         // socket's does: no referrer, so it cannot leak through a link.
         .header(header::REFERRER_POLICY, "no-referrer")
-        .body(render(live_url))
+        .body(render(live_url, state.settings.staff.receipt_seconds))
         .expect("valid response"))
 }
 
@@ -78,18 +82,18 @@ mod tests {
 
     #[test]
     fn the_live_url_is_handed_to_the_page_escaped() {
-        let html = render(Some("wss://h/live?a=1&b=2"));
+        let html = render(Some("wss://h/live?a=1&b=2"), 30);
         assert!(
             html.contains(r#"<meta name="live-url" content="wss://h/live?a=1&amp;b=2">"#),
             "the meta tag"
         );
-        assert!(render(None).contains(r#"<meta name="live-url" content="">"#));
-        assert!(!render(None).contains("{{"), "every placeholder filled");
+        assert!(render(None, 30).contains(r#"<meta name="live-url" content="">"#));
+        assert!(!render(None, 30).contains("{{"), "every placeholder filled");
     }
 
     #[test]
     fn the_page_has_the_shared_script_helpers_once() {
-        let html = render(None);
+        let html = render(None, 30);
         assert_eq!(html.matches("function el(").count(), 1);
         assert_eq!(html.matches("function textColorOn(").count(), 1);
         assert_eq!(html.matches("function fit(").count(), 1);

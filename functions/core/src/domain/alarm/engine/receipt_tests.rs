@@ -33,6 +33,8 @@ fn a_recipient_who_confirms_does_not_start_the_next_level_early() {
     );
     let anna = received.alarm.recipient("anna").unwrap();
     assert_eq!(anna.received_at, Some(at(5)));
+    // The displays show who got it: a newer version.
+    assert_eq!(received.alarm.changes, opened.changes + 1);
     // No deadline left: the re-alert at 30 s and the house at 60 s.
     assert_eq!(received.alarm.next_at, Some(at(30)));
     let later = world.step(&received.alarm, at(31)).alarm;
