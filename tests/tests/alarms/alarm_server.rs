@@ -372,3 +372,49 @@ async fn an_alarm_server_s_mistakes_are_refused_in_the_documented_order() {
     wrong_method.expect_status(405);
     assert_eq!(wrong_method.header("allow"), Some("POST"));
 }
+
+/// A handset's `received` (DECISIONS §16, §18) is its person's receipt of
+/// the call's alert: 200 with the call, its recipient `received_at`, a
+/// repeat changing nothing; for a person the call never alerted, or a call
+/// on another address, the call is unknown (422 `data.call`).
+#[tokio::test]
+async fn a_handset_s_received_is_its_person_s_receipt() {
+    let server = production();
+    let anna = with_device(&server, "Anna", "DECT-101", &[]);
+    let ben = with_device(&server, "Ben", "DECT-102", &[]);
+    sign_on(&server, &anna, &["1"]).await;
+    sign_on(&server, &ben, &["2"]).await;
+    let mut anna_page = connect_staff(&server, &anna).await;
+    let data = r#"{"event":"Notruf","section":"1"}"#;
+    // (Ben's handset is DECT-102.)
+    let open = server.display(&central(), ROOM_1, data).await;
+    open.expect_status(201);
+    let id = open.data()["id"].as_i64().expect("id");
+    message(&mut anna_page, "call.alert", id).await;
+
+    let received = answer(&server, &central(), ROOM_1, id, "received", "DECT-101").await;
+    received.expect_status(200);
+    let recipients = received.data()["alarm"]["recipients"].clone();
+    assert_eq!(recipients[0]["id"], anna.id.as_str(), "{recipients}");
+    let at = recipients[0]["received_at"]
+        .as_str()
+        .expect("received_at")
+        .to_string();
+    // By id as well; a repeat keeps the first time.
+    let again = answer(&server, &central(), ROOM_1, id, "received", &anna.id).await;
+    again.expect_status(200);
+    assert_eq!(
+        again.data()["alarm"]["recipients"][0]["received_at"],
+        at.as_str()
+    );
+    // Ben (section 2) was never alerted for it; the call is not on room 2.
+    for (target, device) in [(ROOM_1, "DECT-102"), (ROOM_2, "DECT-101")] {
+        let refused = answer(&server, &central(), target, id, "received", device).await;
+        refused.expect_status(422);
+        assert_eq!(
+            refused.text,
+            unknown(&["data.call"]),
+            "{device} on {target}"
+        );
+    }
+}

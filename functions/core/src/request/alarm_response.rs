@@ -1,7 +1,8 @@
 //! An alarm server's answer to a call (DECISIONS §16): `POST
 //! /api/v1/response`, the signed envelope of §2 with `target` = the call's
 //! address and `data` `{"call": <id>, "response":
-//! "accepted"|"declined"|"read", "staff": "<staff id or device>"}`.
+//! "accepted"|"declined"|"read"|"received", "staff": "<staff id or
+//! device>"}` (`received`: the handset got the alert, §18).
 //!
 //! Only the structure is checked here (DECISIONS §3 step 2, every field
 //! error at once); whether `staff` is somebody and `call` a call of that
@@ -24,9 +25,29 @@ pub(crate) struct AlarmResponseRequest {
     /// The address the call is on.
     pub target: String,
     pub call: i64,
-    pub response: Response,
+    pub response: ServerAnswer,
     /// A staff member's id or a device (DECT handset, pager), as sent.
     pub staff: String,
+}
+
+/// What an alarm server says of a person and a call: a response, as the
+/// staff page's, or that their handset got the alert (a receipt, §18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServerAnswer {
+    /// `accepted`, `declined` or `read`.
+    Respond(Response),
+    /// `received`.
+    Received,
+}
+
+impl ServerAnswer {
+    /// As on the wire.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ServerAnswer::Respond(response) => response.as_str(),
+            ServerAnswer::Received => "received",
+        }
+    }
 }
 
 /// Parses an alarm server's answer; the errors are keyed as DECISIONS §3
@@ -42,7 +63,7 @@ pub(crate) fn parse_alarm_response(
     };
     // The order of the contract's `data`: call, response, staff.
     let call = call_id(&mut errors, "data.call", data.get("call"));
-    let response = response_choice(&mut errors, "data.response", data.get("response"));
+    let response = server_answer(&mut errors, "data.response", data.get("response"));
     let staff = v::required_text(&mut errors, "data.staff", data.get("staff"));
 
     let (Some(target), Some(signer), Some(call), Some(response), Some(staff), true) =
@@ -58,6 +79,19 @@ pub(crate) fn parse_alarm_response(
         response,
         staff,
     })
+}
+
+/// `data.response`: a response, or `received` (only an alarm server says
+/// that: its handset got the alert).
+fn server_answer(
+    errors: &mut FieldErrors,
+    key: &str,
+    value: Option<&Value>,
+) -> Option<ServerAnswer> {
+    if value.and_then(Value::as_str) == Some("received") {
+        return Some(ServerAnswer::Received);
+    }
+    response_choice(errors, key, value).map(ServerAnswer::Respond)
 }
 
 /// A call id: a JSON integer (`17`, not `"17"` or `17.0`). One below 1 or
@@ -119,7 +153,7 @@ mod tests {
         let request = parsed(&body).unwrap();
         assert_eq!(
             (request.call, request.response, request.staff.as_str()),
-            (17, Response::Accepted, "DECT-4711")
+            (17, ServerAnswer::Respond(Response::Accepted), "DECT-4711")
         );
         assert_eq!(
             request.credentials.signing_string,

@@ -19,6 +19,37 @@ impl AlarmRunner<'_> {
         call_id: i64,
         alert: i64,
     ) -> Result<Option<Looked>, StoreError> {
+        self.receive_on(staff, call_id, Some(alert), None).await
+    }
+
+    /// An alarm server's `received` (§16, §18): `staff`'s handset got the
+    /// alert of call `call_id` on `address` (the request's `target`); which
+    /// alert it was the server does not say: their latest. `None` as for
+    /// [`AlarmRunner::receive`], and for a call on another address.
+    pub async fn receive_by_handset(
+        self,
+        staff: &Staff,
+        call_id: i64,
+        address: &str,
+    ) -> Result<Option<Looked>, StoreError> {
+        self.receive_on(staff, call_id, None, Some(address)).await
+    }
+
+    /// The receipt of alert number `alert` (`None`: the latest) of call
+    /// `call_id`, which must be on `address` when one is given.
+    async fn receive_on(
+        self,
+        staff: &Staff,
+        call_id: i64,
+        alert: Option<i64>,
+        address: Option<&str>,
+    ) -> Result<Option<Looked>, StoreError> {
+        let elsewhere = |call: &crate::domain::model::Call| {
+            address.is_some_and(|address| call.address != address)
+        };
+        let number = |alarm: &crate::domain::alarm::Alarm| {
+            alert.unwrap_or_else(|| alarm.recipient(&staff.id).map_or(0, |r| r.alerts))
+        };
         let looked = self
             .advance_alarm(
                 &staff.scope,
@@ -27,25 +58,30 @@ impl AlarmRunner<'_> {
                 None,
                 None,
                 |prior, situation| {
-                    // An unknown receipt is refused as a "missing" step:
-                    // nothing written, nothing sent.
-                    Ok(
-                        receive(prior, situation, &staff.id, alert).unwrap_or_else(|| Step {
-                            alarm: prior.clone(),
-                            effects: Vec::new(),
-                            changed: false,
-                        }),
-                    )
+                    // An unknown receipt, or a call elsewhere, is refused as
+                    // a "missing" step: nothing written, nothing sent.
+                    let unchanged = || Step {
+                        alarm: prior.clone(),
+                        effects: Vec::new(),
+                        changed: false,
+                    };
+                    if elsewhere(situation.call) {
+                        return Ok(unchanged());
+                    }
+                    let receipt = receive(prior, situation, &staff.id, number(prior));
+                    Ok(receipt.unwrap_or_else(unchanged))
                 },
             )
             .await?;
         Ok(match looked {
-            Ok(Looked::Call { call, changed }) => {
+            Ok(Looked::Call { call, changed }) if !elsewhere(&call) => {
+                // Known: an alert the call sent them (the receipt's number
+                // at most their alerts so far).
                 let known = call
                     .alarm
                     .as_ref()
-                    .and_then(|alarm| alarm.recipient(&staff.id))
-                    .is_some_and(|r| (1..=r.alerts).contains(&alert));
+                    .and_then(|alarm| Some((alarm.recipient(&staff.id)?, number(alarm))))
+                    .is_some_and(|(r, number)| (1..=r.alerts).contains(&number));
                 known.then_some(Looked::Call { call, changed })
             }
             _ => None,

@@ -15,7 +15,7 @@ use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::handlers::staff_calls::{answered, refused};
 use crate::http::io::{ApiRequest, ApiResponse};
-use crate::request::alarm_response::{AlarmResponseRequest, parse_alarm_response};
+use crate::request::alarm_response::{AlarmResponseRequest, ServerAnswer, parse_alarm_response};
 use crate::request::validation::{FieldErrors, message};
 
 pub(crate) async fn handle(
@@ -60,15 +60,24 @@ pub(crate) async fn handle(
         }
     };
     // The response, on the call of that id only if it is on `target`.
-    let looked = state
-        .alarm_runner()
-        .respond_to_alarm(staff, parsed.call, Some(&parsed.target), parsed.response)
-        .await?
-        .map_err(refused)
-        .inspect_err(|error| {
-            tracing::info!(consumer = %consumer.id, staff_id = %staff.id, call_id = parsed.call,
-                code = error.code(), "alarm server response refused");
-        })?;
+    let looked = match parsed.response {
+        ServerAnswer::Respond(response) => state
+            .alarm_runner()
+            .respond_to_alarm(staff, parsed.call, Some(&parsed.target), response)
+            .await?
+            .map_err(refused)
+            .inspect_err(|error| {
+                tracing::info!(consumer = %consumer.id, staff_id = %staff.id, call_id = parsed.call,
+                    code = error.code(), "alarm server response refused");
+            })?,
+        // A handset's receipt (§18): of a call that alerted this person;
+        // any other is as unknown as a call that is not there.
+        ServerAnswer::Received => state
+            .alarm_runner()
+            .receive_by_handset(staff, parsed.call, &parsed.target)
+            .await?
+            .unwrap_or(Looked::Missing),
+    };
     let Looked::Call { call, changed } = looked else {
         tracing::info!(consumer = %consumer.id, staff_id = %staff.id, call_id = parsed.call,
             "alarm server response refused: unknown call");
