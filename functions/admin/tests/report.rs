@@ -313,7 +313,7 @@ async fn the_audit_export_opens_in_a_spreadsheet(store: Backend) {
             "id;opened_at;closed_at;address;element_code;element_name;position;section;\
              call_type;type;response_seconds;answered_by;duration_seconds;over_threshold;\
              opened_by;closed_by;alarm_state;levels_started;accept_seconds;presence_seconds;\
-             unattended"
+             unattended;first_received_at"
         )
     );
     // The columns before the alarms': no alarm engine runs here

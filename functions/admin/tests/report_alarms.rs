@@ -301,7 +301,12 @@ fn assert_the_figures(report: &Value) {
             "to_close": times(4, 600, 1800, 1800),
             // Level 2: c2, c3, c4; level 3: c4.
             "escalations": escalations(&[(2, 3), (3, 1)]),
-            "unattended": 1
+            "unattended": 1,
+            // Nobody's phone sent a receipt here; who answered got it
+            // (§18): c1 Anna 40, c2 Anna 90, c4 Cem 240. Ben's c2 alert,
+            // unanswered, was never received.
+            "to_first_receipt": times(3, 90, 240, 240),
+            "never_received": 1
         }),
         "{alarms:#}"
     );
@@ -312,11 +317,13 @@ fn assert_the_figures(report: &Value) {
             {"name": "Notruf", "calls": 3, "alarmed": 3,
              "to_accept": times(3, 90, 240, 240), "to_presence": times(2, 120, 180, 180),
              "to_close": times(3, 600, 600, 600),
-             "escalations": escalations(&[(2, 2), (3, 1)]), "unattended": 0},
+             "escalations": escalations(&[(2, 2), (3, 1)]), "unattended": 0,
+             "to_first_receipt": times(3, 90, 240, 240), "never_received": 1},
             {"name": "Normalruf", "calls": 1, "alarmed": 1,
              "to_accept": no_times(), "to_presence": no_times(),
              "to_close": times(1, 1800, 1800, 1800),
-             "escalations": escalations(&[(2, 1)]), "unattended": 1},
+             "escalations": escalations(&[(2, 1)]), "unattended": 1,
+             "to_first_receipt": no_times(), "never_received": 0},
         ])
     );
     assert_eq!(
@@ -326,12 +333,36 @@ fn assert_the_figures(report: &Value) {
             {"name": "Station 1", "calls": 3, "alarmed": 3,
              "to_accept": times(2, 40, 240, 240), "to_presence": times(1, 120, 120, 120),
              "to_close": times(3, 600, 1800, 1800),
-             "escalations": escalations(&[(2, 2), (3, 1)]), "unattended": 1},
+             "escalations": escalations(&[(2, 2), (3, 1)]), "unattended": 1,
+             "to_first_receipt": times(2, 40, 240, 240), "never_received": 0},
             {"name": "Station 2", "calls": 1, "alarmed": 1,
              "to_accept": times(1, 90, 90, 90), "to_presence": times(1, 180, 180, 180),
              "to_close": times(1, 600, 600, 600),
-             "escalations": escalations(&[(2, 1), (3, 0)]), "unattended": 0},
+             "escalations": escalations(&[(2, 1), (3, 0)]), "unattended": 0,
+             "to_first_receipt": times(1, 90, 90, 90), "never_received": 1},
         ])
+    );
+    // Per person, within RECEIPT_SECONDS (30) of their first alert: Anna's
+    // c1 answer after 40 s is late, her c2 answer 30 s after the house level
+    // alerted her is in time; Ben never; Cem after 240 s. Tom's is a fault's.
+    let person = |name: &str, alerted: u64, in_time: u64, share: u64| json!({"name": name, "alerted": alerted, "received_in_time": in_time, "share_percent": share});
+    let shares: Vec<Value> = alarms["by_person"]
+        .as_array()
+        .expect("by_person")
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            p.as_object_mut().expect("a person").remove("id");
+            p
+        })
+        .collect();
+    assert_eq!(
+        shares,
+        vec![
+            person("Anna", 2, 1, 50),
+            person("Ben", 1, 0, 0),
+            person("Cem", 1, 0, 0)
+        ]
     );
     // The response times are those of before alarms: presence, else close:
     // 120, 180, 600, 1800, median rank 2.
@@ -366,26 +397,28 @@ fn assert_the_csv(backend: &Backend, [c1, c2, c3, c4, c5]: [i64; 5]) {
     let header = lines.next().unwrap();
     assert!(
         header.ends_with(
-            ";opened_by;closed_by;alarm_state;levels_started;accept_seconds;presence_seconds;unattended"
+            ";opened_by;closed_by;alarm_state;levels_started;accept_seconds;presence_seconds;unattended;\
+             first_received_at"
         ),
         "{header}"
     );
-    // id, then the alarm's columns (the last five).
+    // id, then the alarm's columns (the last six; the first receipt or
+    // answer of anybody alerted, §18).
     let alarm_columns: Vec<(i64, String)> = lines
         .map(|line| {
             let fields: Vec<&str> = line.split(';').collect();
             (
                 fields[0].parse().unwrap(),
-                fields[fields.len() - 5..].join(";"),
+                fields[fields.len() - 6..].join(";"),
             )
         })
         .collect();
     for (id, expected) in [
-        (c1, "ended;1;40;120;false"),
-        (c2, "ended;2;90;180;false"),
-        (c5, "ended;1;120;;false"),
-        (c3, "ended;2;;;true"),
-        (c4, "ended;3;240;;false"),
+        (c1, "ended;1;40;120;false;2026-03-10 08:00:40"),
+        (c2, "ended;2;90;180;false;2026-03-10 09:01:30"),
+        (c5, "ended;1;120;;false;2026-03-10 12:02:00"),
+        (c3, "ended;2;;;true;"),
+        (c4, "ended;3;240;;false;2026-03-10 22:04:00"),
     ] {
         assert!(
             alarm_columns.contains(&(id, expected.to_string())),
@@ -396,7 +429,7 @@ fn assert_the_csv(backend: &Backend, [c1, c2, c3, c4, c5]: [i64; 5]) {
     assert_eq!(
         alarm_columns
             .iter()
-            .filter(|(_, columns)| columns == ";;;;")
+            .filter(|(_, columns)| columns == ";;;;;")
             .count(),
         2,
         "{alarm_columns:?}"

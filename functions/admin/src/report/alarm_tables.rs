@@ -4,7 +4,7 @@
 
 use maud::{Markup, html};
 
-use nurse_call_core::report::{AlarmGroup, AlarmReport, AlarmStats, alarms::Times};
+use nurse_call_core::report::{AlarmGroup, AlarmReport, AlarmStats, PersonReceipts, alarms::Times};
 
 use super::duration::minutes;
 
@@ -24,8 +24,11 @@ pub(super) fn section(alarms: &AlarmReport) -> Markup {
                 (table("Bereich", &alarms.by_section))
                 p.note {
                     "Zeiten ab Beginn des Rufs als Median · p90 · Maximum (m:ss, ab einer Stunde h:mm:ss), "
-                    "in Klammern die Zahl der Rufe mit dieser Zeit. Eskalationen: Stufe → Rufe, die sie erreichten."
+                    "in Klammern die Zahl der Rufe mit dieser Zeit. Eskalationen: Stufe → Rufe, die sie erreichten. "
+                    "Bis Empfang: bis das erste Telefon (oder die Seite, das Handgerät) den Alarm bestätigte; "
+                    "nie empfangen: alarmierte Personen, deren Alarm nie bestätigt wurde."
                 }
+                (people(&alarms.by_person))
             }
         }
     }
@@ -57,6 +60,7 @@ fn table(first_column: &str, groups: &[AlarmGroup]) -> Markup {
                 th { (first_column) } th.number { "Rufe" } th.number { "alarmiert" }
                 th.number { "bis Annahme" } th.number { "bis Anwesenheit" } th.number { "bis Ende" }
                 th.number { "Eskalationen" } th.number { "Kein Personal" }
+                th.number { "bis Empfang" } th.number { "nie empfangen" }
             } }
             tbody {
                 @for group in groups {
@@ -70,8 +74,41 @@ fn table(first_column: &str, groups: &[AlarmGroup]) -> Markup {
                         td.number { (times(&stats.to_close)) }
                         td.number { (escalations(stats)) }
                         td.number { (stats.unattended) }
+                        td.number { (times(&stats.to_first_receipt)) }
+                        td.number { (stats.never_received) }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Per person, the share of alerts their phone confirmed in time
+/// (DECISIONS §18): a low one is a phone to look at.
+fn people(people: &[PersonReceipts]) -> Markup {
+    html! {
+        @if !people.is_empty() {
+            h3 { "Empfang je Person" }
+            table {
+                thead { tr {
+                    th { "Person" } th.number { "alarmiert" } th.number { "rechtzeitig empfangen" }
+                    th.number { "Anteil" }
+                } }
+                tbody {
+                    @for person in people {
+                        tr {
+                            td { (person.name) }
+                            td.number { (person.alerted) }
+                            td.number { (person.received_in_time) }
+                            td.number { (person.share_percent) " %" }
+                        }
+                    }
+                }
+            }
+            p.note {
+                "Rechtzeitig: innerhalb von RECEIPT_SECONDS nach dem ersten Alarm der Person bestätigt. "
+                "Ein niedriger Anteil heißt meist: Benachrichtigungen aus, Akku-Optimierung an, "
+                "auf dem iPhone die Seite nicht vom Home-Bildschirm geöffnet."
             }
         }
     }

@@ -35,7 +35,7 @@ pub(super) fn render(report: &Report) -> Result<Vec<u8>, Failure> {
 }
 
 /// The header serde writes for [`CallRow`], for an export without rows.
-const HEADER: [&str; 21] = [
+const HEADER: [&str; 22] = [
     "id",
     "opened_at",
     "closed_at",
@@ -57,6 +57,7 @@ const HEADER: [&str; 21] = [
     "accept_seconds",
     "presence_seconds",
     "unattended",
+    "first_received_at",
 ];
 
 #[cfg(test)]
@@ -77,6 +78,7 @@ mod tests {
             zone,
             threshold: Duration::minutes(5),
             section: None,
+            receipt_seconds: 30,
         };
         compute(calls, &default_call_types(), options)
     }

@@ -40,6 +40,11 @@ pub(crate) struct Command {
     /// Responses longer than this many minutes are counted as over the threshold.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1440))]
     threshold_minutes: u32,
+    /// An alert received within this many seconds of a person's first alert
+    /// counts as in time (the service's `RECEIPT_SECONDS`, DECISIONS §18).
+    #[arg(long, env = "RECEIPT_SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(i64).range(1..=600))]
+    receipt_seconds: i64,
     /// html: one self-contained file with charts; csv: one row per call (the
     /// audit export, UTF-8 with BOM, `;`-separated); json: figures and calls
     /// (also `--json`). Required unless --json is given.
@@ -103,6 +108,7 @@ pub(crate) async fn run(command: Command, store: &dyn AdminStore, out: Output) -
         zone,
         threshold: Duration::minutes(i64::from(command.threshold_minutes)),
         section: command.section.clone(),
+        receipt_seconds: command.receipt_seconds,
     };
     let report = report::compute(&calls, &call_types, options);
     let days = Days {

@@ -45,6 +45,9 @@ pub(super) struct CallRow<'a> {
     pub presence_seconds: Option<i64>,
     /// Whether nobody could be reached at some moment.
     pub unattended: Option<bool>,
+    /// When anybody alerted first said they got it (a receipt, DECISIONS
+    /// §18), local wire time; empty: nobody's receipt came.
+    pub first_received_at: Option<String>,
 }
 
 impl<'a> CallRow<'a> {
@@ -73,6 +76,9 @@ impl<'a> CallRow<'a> {
             accept_seconds: alarm.and_then(|a| a.to_accept).map(|d| d.num_seconds()),
             presence_seconds: reported.to_presence.map(|d| d.num_seconds()),
             unattended: alarm.map(|a| a.unattended),
+            first_received_at: alarm
+                .and_then(|a| a.to_first_receipt)
+                .map(|after| format_local(call.opened_at + after, zone)),
         }
     }
 }

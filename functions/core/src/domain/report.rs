@@ -19,7 +19,8 @@
 //!   request for care: listed, not measured as calls, counted apart with
 //!   their time to close ([`faults`]).
 //! - The alarm figures (time to accept, to presence, to close, escalations,
-//!   unattended calls) are defined in [`alarms`].
+//!   unattended calls, time to first receipt, alerts never received) are
+//!   defined in [`alarms`]; each person's receipts in [`receipts`].
 
 use std::collections::HashMap;
 
@@ -32,10 +33,12 @@ use crate::domain::model::{Call, CallType};
 pub mod alarms;
 pub mod faults;
 mod groups;
+pub mod receipts;
 
-pub use alarms::{AlarmGroup, AlarmReport, AlarmStats, CallAlarm};
+pub use alarms::{AlarmGroup, AlarmReport, AlarmStats, CallAlarm, RecipientFigures};
 pub use faults::{FaultGroup, FaultReport, FaultStats};
 use groups::{Groups, slowest_answered};
+pub use receipts::PersonReceipts;
 
 pub use crate::domain::model::{FAULT_KIND, PRESENCE_KIND};
 
@@ -95,6 +98,9 @@ pub struct Options {
     pub threshold: Duration,
     /// Only calls of this section (`--section`); `None`: every section.
     pub section: Option<String>,
+    /// `RECEIPT_SECONDS` (§18): a receipt within this of a person's first
+    /// alert is in time.
+    pub receipt_seconds: i64,
 }
 
 /// What answered a call.
@@ -238,7 +244,7 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
         .collect();
 
     let groups = Groups::of(&reported, &types, options.zone);
-    let alarms = groups.alarm_report(&reported);
+    let alarms = groups.alarm_report(&reported, options.receipt_seconds);
     let by_hour = groups.by_hour;
     let (by_call_type, by_section) = groups.response_groups();
     Report {
@@ -386,5 +392,7 @@ fn measured(reported: &[ReportedCall]) -> impl Iterator<Item = &ReportedCall> {
 mod alarm_tests;
 #[cfg(test)]
 mod fault_tests;
+#[cfg(test)]
+mod receipt_tests;
 #[cfg(test)]
 mod tests;

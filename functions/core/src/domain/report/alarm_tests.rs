@@ -9,7 +9,7 @@ use crate::domain::alarm::{Alarm, AlarmStatus, Answer as AlarmAnswer, Response, 
 use crate::domain::call_types::default_call_types;
 use crate::domain::wire_time::parse_local;
 
-fn at(time: &str) -> DateTime<Utc> {
+pub(super) fn at(time: &str) -> DateTime<Utc> {
     parse_local(&format!("2026-11-25 {time}"), chrono_tz::Europe::Berlin).expect("a wire time")
 }
 
@@ -22,7 +22,7 @@ fn anna() -> StaffRef {
 
 /// An alarm of `levels` levels that started a level at each of `started`,
 /// accepted at `accepted`, unattended at some moment or not, now `status`.
-fn alarm(
+pub(super) fn alarm(
     levels: usize,
     started: &[&str],
     accepted: Option<&str>,
@@ -50,10 +50,10 @@ fn alarm(
     }
 }
 
-struct Day(Vec<Call>);
+pub(super) struct Day(pub(super) Vec<Call>);
 
 impl Day {
-    fn add(
+    pub(super) fn add(
         &mut self,
         event: &str,
         address: &str,
@@ -168,7 +168,7 @@ fn calls() -> Vec<Call> {
     day.0
 }
 
-fn report_of(calls: &[Call]) -> Report {
+pub(super) fn report_of(calls: &[Call]) -> Report {
     let day = NaiveDate::from_ymd_opt(2026, 11, 25).unwrap();
     let zone = chrono_tz::Europe::Berlin;
     let options = Options {
@@ -176,6 +176,7 @@ fn report_of(calls: &[Call]) -> Report {
         zone,
         threshold: Duration::minutes(5),
         section: None,
+        receipt_seconds: 30,
     };
     compute(calls, &default_call_types(), options)
 }
@@ -184,7 +185,7 @@ fn report() -> Report {
     report_of(&calls())
 }
 
-fn times(count: usize, median: i64, p90: i64, max: i64) -> alarms::Times {
+pub(super) fn times(count: usize, median: i64, p90: i64, max: i64) -> alarms::Times {
     alarms::Times {
         count,
         median_seconds: Some(median),
@@ -193,7 +194,7 @@ fn times(count: usize, median: i64, p90: i64, max: i64) -> alarms::Times {
     }
 }
 
-fn none() -> alarms::Times {
+pub(super) fn none() -> alarms::Times {
     alarms::Times::default()
 }
 
@@ -222,6 +223,9 @@ fn the_day_in_total() {
             // Level 2: c2, c3, c4; level 3: c4.
             escalations: levels(&[(2, 3), (3, 1)]),
             unattended: 1,
+            // No receipts kept that day (alarms before §18).
+            to_first_receipt: none(),
+            never_received: 0,
         }
     );
 }
@@ -259,6 +263,9 @@ fn per_call_type_and_per_section() {
             to_close: times(3, 600, 600, 600),
             escalations: levels(&[(2, 2), (3, 1)]),
             unattended: 0,
+            // No receipts kept that day (alarms before §18).
+            to_first_receipt: none(),
+            never_received: 0,
         }
     );
     let wc = &report.alarms.by_call_type[1];
@@ -273,6 +280,9 @@ fn per_call_type_and_per_section() {
             to_close: times(1, 120, 120, 120),
             escalations: levels(&[(2, 0)]),
             unattended: 0,
+            // No receipts kept that day (alarms before §18).
+            to_first_receipt: none(),
+            never_received: 0,
         }
     );
     let normalruf = &report.alarms.by_call_type[2].stats;
@@ -295,6 +305,9 @@ fn per_call_type_and_per_section() {
             to_close: times(2, 600, 1800, 1800),
             escalations: levels(&[(2, 2), (3, 1)]),
             unattended: 1,
+            // No receipts kept that day (alarms before §18).
+            to_first_receipt: none(),
+            never_received: 0,
         }
     );
     // The fault was the only one without a section: no such group.

@@ -15,6 +15,12 @@
 //!   from the levels the alarm started (`level_started_at`).
 //! - **Unattended**: calls that were at some moment without anybody to
 //!   alert (`was_unattended`), even when somebody came on duty later.
+//! - **Time to first receipt** (§18): `opened_at` to the first moment
+//!   anybody alerted is known to have got it: their receipt (a phone, a
+//!   page or a handset said it showed the alert) or, sooner, their answer
+//!   (who answers got it, as §18's "reached"); only calls with one.
+//! - **Never received**: alerted people (one per person and call) with
+//!   neither a receipt nor an answer; per person, [`super::receipts`].
 //!
 //! Times are medians, p90 and maxima by nearest rank, as the response times.
 //! Calls stored before alarms existed, and types without an escalation
@@ -24,8 +30,9 @@
 use chrono::Duration;
 use serde::Serialize;
 
-use crate::domain::alarm::{Alarm, AlarmStatus};
+use crate::domain::alarm::{Alarm, AlarmStatus, Recipient};
 
+use super::receipts::PersonReceipts;
 use super::{ReportedCall, nearest_rank};
 
 /// What the report takes from one call's alarm.
@@ -42,6 +49,37 @@ pub struct CallAlarm {
     pub to_accept: Option<Duration>,
     /// Whether nobody could be reached at some moment (`was_unattended`).
     pub unattended: bool,
+    /// `opened_at` to the first receipt of anybody alerted (§18).
+    pub to_first_receipt: Option<Duration>,
+    /// Everyone alerted, with how long their first receipt took.
+    pub recipients: Vec<RecipientFigures>,
+}
+
+/// When `recipient` is known to have got the alert: their receipt or their
+/// first answer, whichever came first.
+fn got_at(alarm: &Alarm, recipient: &Recipient) -> Option<chrono::DateTime<chrono::Utc>> {
+    let answered = alarm
+        .answers
+        .iter()
+        .filter(|a| a.staff.id == recipient.staff.id)
+        .map(|a| a.at)
+        .min();
+    [recipient.received_at, answered]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// One person a call alerted, as the report counts them (§18).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecipientFigures {
+    /// The staff member's id.
+    pub id: String,
+    /// Their name as the alarm kept it.
+    pub name: String,
+    /// Their first alert to their receipt or answer, whichever came first;
+    /// `None`: neither came.
+    pub receipt_after: Option<Duration>,
 }
 
 impl CallAlarm {
@@ -55,6 +93,22 @@ impl CallAlarm {
             levels: alarm.levels,
             to_accept: alarm.accepted.as_ref().map(|a| a.at - opened_at),
             unattended: alarm.was_unattended,
+            to_first_receipt: alarm
+                .recipients
+                .iter()
+                .filter_map(|r| got_at(alarm, r))
+                .min()
+                .map(|at| at - opened_at),
+            recipients: alarm
+                .recipients
+                .iter()
+                .filter(|r| r.alerts > 0)
+                .map(|r| RecipientFigures {
+                    id: r.staff.id.clone(),
+                    name: r.staff.name.clone(),
+                    receipt_after: got_at(alarm, r).map(|at| at - r.first_alert_at()),
+                })
+                .collect(),
         })
     }
 }
@@ -112,6 +166,10 @@ pub struct AlarmStats {
     pub escalations: Vec<Escalation>,
     /// Calls whose alarm was ever unattended.
     pub unattended: usize,
+    /// Time to the first receipt (§18): calls with one.
+    pub to_first_receipt: Times,
+    /// Alerted people (per call) whose alert never got a receipt.
+    pub never_received: usize,
 }
 
 impl AlarmStats {
@@ -136,6 +194,12 @@ impl AlarmStats {
                 })
                 .collect(),
             unattended: alarms.iter().filter(|a| a.unattended).count(),
+            to_first_receipt: Times::of(alarms.iter().filter_map(|a| a.to_first_receipt)),
+            never_received: alarms
+                .iter()
+                .flat_map(|a| &a.recipients)
+                .filter(|r| r.receipt_after.is_none())
+                .count(),
         }
     }
 }
@@ -161,4 +225,7 @@ pub struct AlarmReport {
     /// Per section by name, calls without a section last, as the response
     /// times'.
     pub by_section: Vec<AlarmGroup>,
+    /// Per person alerted: how many of their alerts they received within
+    /// `RECEIPT_SECONDS` (§18), by name.
+    pub by_person: Vec<PersonReceipts>,
 }

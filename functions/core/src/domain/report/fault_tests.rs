@@ -98,6 +98,7 @@ fn report(section: Option<&str>) -> Report {
         zone,
         threshold: Duration::minutes(5),
         section: section.map(Into::into),
+        receipt_seconds: 30,
     };
     compute(&the_day(), &call_types(), options)
 }

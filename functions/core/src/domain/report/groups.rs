@@ -47,7 +47,11 @@ impl<'r> Groups<'r> {
     }
 
     /// The alarm figures, in the same groups and order as the responses'.
-    pub(super) fn alarm_report(&self, reported: &[ReportedCall]) -> AlarmReport {
+    pub(super) fn alarm_report(
+        &self,
+        reported: &[ReportedCall],
+        receipt_seconds: i64,
+    ) -> AlarmReport {
         let group = |name: Option<String>, calls: &[&ReportedCall]| AlarmGroup {
             name,
             stats: AlarmStats::of(calls.iter().copied()),
@@ -64,6 +68,7 @@ impl<'r> Groups<'r> {
                 .iter()
                 .map(|((none, name), calls)| group((!none).then(|| name.clone()), calls))
                 .collect(),
+            by_person: super::receipts::by_person(reported, receipt_seconds),
         }
     }
 

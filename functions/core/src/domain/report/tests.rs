@@ -155,6 +155,7 @@ fn options(section: Option<&str>) -> Options {
         zone: berlin(),
         threshold: Duration::minutes(5),
         section: section.map(Into::into),
+        receipt_seconds: 30,
     }
 }
 
