@@ -6,7 +6,12 @@
 //! signs the person on with the staff API ("Stufe 3": every level had
 //! started), and accepts ("Anna kommt · 3 s", running). Each change shows
 //! within 1 s of the answer that caused it (the times are printed).
+//!
+//! Receipts (DECISIONS §18), at 1920×1080 with `RECEIPT_SECONDS` 2: an
+//! alert nobody confirms makes the tile say "Nicht zugestellt" at the
+//! deadline; the person's late receipt turns it into "Anna ✓".
 
+mod alarms_support;
 mod common;
 
 use std::time::{Duration, Instant};
@@ -256,4 +261,83 @@ async fn the_test_page_s_staff_and_the_alarm_on_the_tiles() {
         after >= before + 2,
         "the time since acceptance runs: {before} s, then {after} s"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_alert_nobody_confirms_is_not_delivered_on_the_tile_until_a_receipt() {
+    if skip_browser_tests("an_alert_nobody_confirms_is_not_delivered_on_the_tile_until_a_receipt") {
+        return;
+    }
+    let server = Server::start(Options::sandbox().env("RECEIPT_SECONDS", "2"));
+    let base = server.base_url().to_string();
+    let driver = Chromedriver::start().await;
+    let browser = driver.browser("display-receipts", 1920, 1080).await;
+    let me = display_via_test_page(&browser, &base).await;
+    // Anna on duty for A, her page open (it confirms nothing by itself
+    // here); Ben of Leitung off duty: the Notruf's last level.
+    let anna = alarms_support::staff(&server, &me, "Anna", &[]).await;
+    let _ben = alarms_support::staff(&server, &me, "Ben", &["Leitung"]).await;
+    alarms_support::sign_on(&server, &anna, &["A"]).await;
+    let mut anna_page = alarms_support::connect_staff(&server, &anna).await;
+
+    let opened = Instant::now();
+    let id = alarms_support::open(&server, &me, "Zimmer-7", "Notruf", Some("A")).await;
+    let alert = alarms_support::message(&mut anna_page, "call.alert", id).await;
+    // Not confirmed: at the deadline the next levels start (Ben), and the
+    // tile says loudly that nobody got it.
+    let line = shows(
+        "Nicht zugestellt",
+        opened,
+        Duration::from_secs(5),
+        || async {
+            let line = alarm_line(&browser, id).await;
+            line["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Nicht zugestellt"))
+                .then_some(line)
+        },
+    )
+    .await;
+    let at = opened.elapsed().as_secs_f64();
+    eprintln!("display page: \"Nicht zugestellt\" {at:.2} s after the open (RECEIPT_SECONDS 2)");
+    assert!(
+        (1.5..=3.5).contains(&at),
+        "{at:.2} s after the open: {line}"
+    );
+    let loud = run(
+        &browser,
+        &format!(
+            "const e = document.querySelector('#calls .tile[data-call-id=\"{id}\"] .alarm-undelivered');
+             return e ? [getComputedStyle(e).color, getComputedStyle(e).backgroundColor] : null;"
+        ),
+    )
+    .await;
+    let (yellow, black) = (rgb("#ffd54f"), rgb("#000000"));
+    assert!(
+        loud == json!([yellow, black]) || loud == json!([black, yellow]),
+        "yellow on black, blinking: {loud}"
+    );
+
+    // Anna's page confirms late: she got it.
+    let receipt = alert["receipt"].as_str().expect("a receipt").to_string();
+    let posted = Instant::now();
+    alarms_support::as_staff(
+        &server,
+        Method::POST,
+        "/api/v1/staff/receipts",
+        &anna.token,
+        Some(&json!({ "receipt": receipt }).to_string()),
+    )
+    .await
+    .expect_status(200);
+    let line = shown(&browser, id, "Anna ✓", posted, |t| {
+        t.contains("Anna ✓") && !t.contains("Nicht zugestellt")
+    })
+    .await;
+    save_screenshot(
+        &browser,
+        &std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("display-receipts.png"),
+    )
+    .await;
+    eprintln!("display page: after the receipt: {line}");
 }
