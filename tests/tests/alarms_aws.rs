@@ -26,6 +26,9 @@
 //! battery wakes nothing until the stack's minute schedule puts its wake-up
 //! on the timer queue, after which `forward` sweeps and announces it.
 //!
+//! Receipts and their deadline (DECISIONS §18) on the same path:
+//! tests/tests/alarms_aws/receipts.rs.
+//!
 //! Runs with `BLACKBOX_STORE=dynamodb` (scripts/test runs the suite a second
 //! time so); on SQLite there is no stream nor queue, and it says that it is
 //! skipped.
@@ -45,6 +48,9 @@ mod live_aws {
 mod alarms_aws {
     pub(crate) mod event_sources;
     pub(crate) mod queues;
+    /// Receipts (DECISIONS §18): through the `staff` function, and their
+    /// deadline through the timer queue.
+    mod receipts;
 }
 
 #[path = "push/stand_in.rs"]
