@@ -100,6 +100,22 @@ async fn every_alert_realert_and_cancel_reaches_the_phone_decrypted_in_order() {
     );
     assert_eq!(all[0]["call"]["address"], "Z1");
     assert_eq!(all[0]["call"]["alarm"]["state"], "alerting");
+    // Every push carries a receipt (§15, §18): the alert's and the
+    // re-alert's differ (one per alert), the cancel repeats the latest.
+    let receipts: Vec<&str> = all
+        .iter()
+        .map(|push| {
+            push["receipt"]
+                .as_str()
+                .expect("every push carries a receipt")
+        })
+        .collect();
+    assert_ne!(receipts[0], receipts[1], "one receipt per alert");
+    assert_eq!(
+        receipts[1], receipts[2],
+        "the cancel's is the latest alert's"
+    );
+    assert!(receipts.iter().all(|r| r.len() <= 64), "{receipts:?}");
 
     let seen = recorder.seen(&phone);
     assert_eq!(

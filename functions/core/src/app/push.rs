@@ -51,9 +51,10 @@ pub struct PushJob {
     pub payload: String,
     /// When the step that made it was taken: the push's `TTL` runs from here.
     pub made_at: DateTime<Utc>,
-    /// An alert's number for the person (1 = the first): each device's
-    /// payload carries the receipt of this alert by that device (§18).
-    /// `None` for a cancel (and in jobs queued before receipts existed).
+    /// The person's alert number this push is about (1 = the first; for a
+    /// cancel their latest): each device's payload carries the receipt of
+    /// this alert by that device (§15, §18). `None` in jobs queued before
+    /// receipts existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alert: Option<i64>,
 }
@@ -114,9 +115,19 @@ pub fn jobs_of_effects(
         .iter()
         .filter_map(|effect| {
             let (staff, message) = LiveMessage::for_person(effect, call, types, zone, now)?;
+            // Every push carries a receipt (§15): a cancel that of the
+            // person's latest alert, so that its device's receipt says the
+            // phone is reachable even when the alert's went missing.
             let (kind, alert) = match effect {
                 Effect::Alert { alert, .. } => (PushKind::Alert, Some(*alert)),
-                _ => (PushKind::Cancel, None),
+                _ => (
+                    PushKind::Cancel,
+                    call.alarm
+                        .as_ref()
+                        .and_then(|alarm| alarm.recipient(&staff.id))
+                        .map(|r| r.alerts)
+                        .filter(|alerts| *alerts > 0),
+                ),
             };
             Some(PushJob {
                 scope: scope.clone(),

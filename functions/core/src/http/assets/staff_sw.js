@@ -77,6 +77,8 @@ async function onPush(message) {
     await confirmReceipt(message.receipt);
   } else if (message.type === "call.cancelled") {
     await closeNotifications(String(message.call.id));
+    // The cancel's receipt says that this phone still takes pushes.
+    await confirmReceipt(message.receipt);
   }
   for (const client of await self.clients.matchAll({ type: "window", includeUncontrolled: true })) {
     client.postMessage({ type: "push", message });
