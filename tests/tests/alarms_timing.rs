@@ -4,9 +4,11 @@
 //! and printed: level 2 starts 2 s ± 1 s and level 3 4 s ± 1 s after the
 //! open; an accept, a presence and the close stop the escalation and cancel
 //! the alerts still ringing within 1 s; declines by everyone start the next
-//! level at once; after a kill -9 every pending level starts within 1 s of
-//! the restart. Needs the local server's timers (skipped under cargo lambda
-//! watch, tests/lambda-watch-skips.txt); runs on SQLite and on moto.
+//! level at once; someone who signs off and on again while a call alerts is
+//! alerted within 1 s of the sign-on, as a newcomer is; after a kill -9
+//! every pending level starts within 1 s of the restart. Needs the local
+//! server's timers (skipped under cargo lambda watch,
+//! tests/lambda-watch-skips.txt); runs on SQLite and on moto.
 
 mod alarms_support;
 
@@ -190,6 +192,67 @@ async fn declines_by_everyone_alerted_start_the_next_level_at_once() {
         message_within(&mut anna_page, "call.alert", id, Duration::from_millis(500)).await,
         None
     );
+}
+
+/// The alert's number for its person, from its receipt (`<call>.<alert>.…`).
+fn alert_number(alert: &Value) -> i64 {
+    let receipt = alert["receipt"].as_str().expect("receipt");
+    receipt
+        .split('.')
+        .nth(1)
+        .expect("alert number")
+        .parse()
+        .expect("a number")
+}
+
+#[tokio::test]
+async fn someone_who_signs_off_and_on_again_is_alerted_at_once_as_a_newcomer_is() {
+    // A Hotelruf re-alerts after 120 s and reaches the house after 300 s:
+    // an alert within a second of a sign-on is the sign-on's.
+    let (server, visitor, [anna, ben, _]) = setting(SHORT_POLICY).await;
+    let mut anna_page = connect_staff(&server, &anna).await;
+    let mut ben_page = connect_staff(&server, &ben).await;
+    let id = open(&server, &visitor, "Z1", "Hotelruf", Some("1")).await;
+    let first = message(&mut anna_page, "call.alert", id).await;
+    assert_eq!(alert_number(&first), 1);
+
+    as_staff(
+        &server,
+        reqwest::Method::DELETE,
+        STAFF_DUTY,
+        &anna.token,
+        None,
+    )
+    .await
+    .expect_status(200);
+    let cancel = message(&mut anna_page, "call.cancelled", id).await;
+    assert_eq!(cancel["reason"], "off_duty");
+
+    let back = Instant::now();
+    sign_on(&server, &anna, &["1"]).await;
+    let again = message(&mut anna_page, "call.alert", id).await;
+    let after = back.elapsed();
+    println!(
+        "Anna, back on duty within a Hotelruf's 120 s re-alert interval: alerted {} ms after her sign-on",
+        after.as_millis()
+    );
+    assert!(after <= WITHIN, "alerted {after:?} after signing on again");
+    assert_eq!(
+        (again["repeat"].as_bool(), alert_number(&again)),
+        (Some(true), 2),
+        "a re-alert of hers, her second"
+    );
+
+    // As a newcomer to the section is.
+    let joined = Instant::now();
+    sign_on(&server, &ben, &["1", "2"]).await;
+    message(&mut ben_page, "call.alert", id).await;
+    let after = joined.elapsed();
+    println!(
+        "Ben, new to the section: alerted {} ms after his sign-on",
+        after.as_millis()
+    );
+    assert!(after <= WITHIN, "alerted {after:?} after signing on");
 }
 
 #[tokio::test]

@@ -223,6 +223,10 @@ impl From<crate::store::StoreError> for ApiError {
                 tracing::error!(error = %detail, "store failure");
                 ApiError::Internal
             }
+            crate::store::StoreError::Contended(detail) => {
+                tracing::warn!(error = %detail, "contention");
+                ApiError::ServiceUnavailable
+            }
         }
     }
 }

@@ -42,6 +42,11 @@ pub enum StoreError {
     /// Anything else (500).
     #[error("store failure: {0}")]
     Internal(String),
+    /// A conditional write lost to other writers of the same record at
+    /// every attempt (contention, not a store failure): worth retrying
+    /// later (503).
+    #[error("contention: {0}")]
+    Contended(String),
 }
 
 /// The element and the open calls of one address, read together.

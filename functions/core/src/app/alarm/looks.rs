@@ -5,7 +5,9 @@
 //!   ringing alerts are cancelled) and a duty's sign-on or sign-off (the
 //!   scope's open calls that alert or are unattended), in the background,
 //!   so that the API's answer never waits for it ([`AlarmRunner::look_later`],
-//!   [`AlarmRunner::look_at_scope_later`]);
+//!   [`AlarmRunner::look_at_scope_later`]); one that lost every race for the
+//!   alarm's write to other looks is handed on to a fresh look
+//!   ([`HAND_ONS`]): it may be the one that alerts somebody;
 //! - the timers: whatever the due index lists ([`AlarmRunner::run_due_alarms`],
 //!   polled by the local server), so a look that never ran (the process died
 //!   after the commit) or a level that falls due later is not lost. A round
@@ -15,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tokio::task::JoinSet;
@@ -28,6 +31,16 @@ use crate::store::alarms::DueAlarm;
 
 /// Alarms a round of the timers steps at the same time.
 pub(crate) const STEPS_AT_ONCE: usize = 16;
+
+/// How often a look in the background that lost every race for the alarm's
+/// write ([`StoreError::Contended`]) is handed on to a fresh look, after
+/// [`HAND_ON_PAUSE`] each time. The look that won its last race read the
+/// alarm after this one first did, and most read the roster after the
+/// alarm, so it rarely missed what this one saw; but one that read its
+/// roster first (a round of the timers, an open's request) may have missed
+/// the sign-on this one was looking for.
+const HAND_ONS: usize = 3;
+const HAND_ON_PAUSE: Duration = Duration::from_secs(1);
 
 impl AlarmRunner<'_> {
     /// Looks at the alarms of `call_ids` of `scope` in the background, after
@@ -99,13 +112,10 @@ impl AlarmRunner<'_> {
                 .into_iter()
                 .chain(call_ids.into_iter().map(|call_id| (call_id, None)));
             for (call_id, known) in looks {
-                if let Err(error) = state
+                state
                     .alarm_runner()
-                    .step_alarm_with(&scope, call_id, Some(&read), known)
-                    .await
-                {
-                    tracing::warn!(scope = scope.as_str(), call_id, %error, "alarm not looked at");
-                }
+                    .look_in_background(&scope, call_id, Some(&read), known)
+                    .await;
             }
         });
     }
@@ -132,11 +142,42 @@ impl AlarmRunner<'_> {
                 }
             };
             for call in calls.iter().filter(|call| is_running(call.alarm.as_ref())) {
-                if let Err(error) = state.alarm_runner().step_alarm(&scope, call.id).await {
-                    tracing::warn!(scope = scope.as_str(), call_id = call.id, %error, "alarm not looked at");
-                }
+                state
+                    .alarm_runner()
+                    .look_in_background(&scope, call.id, None, None)
+                    .await;
             }
         });
+    }
+
+    /// One look of [`AlarmRunner::look_later`] and the like: a failure is
+    /// logged (the timers look again when the alarm is due), a look that
+    /// lost to other looks' writes is handed on to a fresh one, which reads
+    /// everything again, at most [`HAND_ONS`] times.
+    async fn look_in_background(
+        self,
+        scope: &Scope,
+        call_id: i64,
+        read: Option<&Prefetched>,
+        known: Option<Known>,
+    ) {
+        let mut looked = self.step_alarm_with(scope, call_id, read, known).await;
+        for _ in 0..HAND_ONS {
+            let Err(StoreError::Contended(detail)) = &looked else {
+                break;
+            };
+            tracing::warn!(
+                scope = scope.as_str(),
+                call_id,
+                error = %detail,
+                "alarm look lost to contention: handed on to a fresh look"
+            );
+            tokio::time::sleep(HAND_ON_PAUSE).await;
+            looked = self.step_alarm(scope, call_id).await;
+        }
+        if let Err(error) = looked {
+            tracing::warn!(scope = scope.as_str(), call_id, %error, "alarm not looked at");
+        }
     }
 
     /// Steps every alarm due by `now` (at most `limit`, earliest first) and

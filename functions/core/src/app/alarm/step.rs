@@ -4,14 +4,17 @@
 //! type's policy, the scope's staff and duties, a presence on the address),
 //! steps the engine (or applies a staff member's response), and writes the
 //! result with its audit lines only if nobody wrote the alarm meanwhile; on a
-//! conflict it reads and steps again, at most [`MAX_ATTEMPTS`] times. What
-//! changed then goes to the live feed: the displays' messages and each
-//! person's `call.alert` / `call.cancelled`.
+//! conflict it reads and steps again, after a short pause
+//! ([`pause_before_retry`]), until done, at most [`MAX_ATTEMPTS`] times
+//! ([`StoreError::Contended`] then). What changed then goes to the live
+//! feed: the displays' messages and each person's `call.alert` /
+//! `call.cancelled`.
 //!
 //! Who looks when: [`super::looks`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
@@ -26,9 +29,16 @@ use crate::store::StoreError;
 use crate::store::alarms::{AlarmStore, AlarmWrite, KeptAlarm};
 use crate::wire::live::{AlarmNews, LiveAudience, LiveEvent, LiveMessage};
 
-/// How often one look reads and steps again after a conflicting write
-/// before it gives up (the next look, or the timers, try again).
-pub(crate) const MAX_ATTEMPTS: usize = 5;
+/// How often one look reads and steps again after losing the race for the
+/// alarm's write before it gives up. A lost race is another look's write,
+/// so the retries end as soon as nobody else writes (a burst of sign-ons
+/// makes dozens of looks at once, issue 45); the bound only keeps a look
+/// from chasing writers for ever: with the pauses about 2 s.
+pub(crate) const MAX_ATTEMPTS: usize = 24;
+
+/// The first pause before a retry and the longest one (doubling between).
+const FIRST_PAUSE_MS: u64 = 2;
+const LONGEST_PAUSE_MS: u64 = 128;
 
 /// Re-alert interval and most alerts of a call whose type an admin removed
 /// (DECISIONS §7's fallbacks for those fields).
@@ -229,7 +239,10 @@ impl AlarmRunner<'_> {
         F: Fn(&Alarm, &Situation<'_>) -> Result<Step, Refusal>,
     {
         let store = self.state.alarm_store()?;
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                tokio::time::sleep(pause_before_retry(attempt)).await;
+            }
             let (kept, known_presence) = match known.take() {
                 Some(known) => (known.kept, Some(known.presence_at)),
                 None => match store.alarm(scope, call_id).await? {
@@ -286,8 +299,9 @@ impl AlarmRunner<'_> {
                 return Ok(Ok(looked));
             }
         }
-        Err(StoreError::Unavailable(format!(
-            "the alarm of call {call_id} changed under {MAX_ATTEMPTS} looks in a row"
+        Err(StoreError::Contended(format!(
+            "the alarm of call {call_id} was written by other looks under \
+             {MAX_ATTEMPTS} attempts of this one in a row"
         )))
     }
 
@@ -425,6 +439,19 @@ impl AlarmRunner<'_> {
             }
         }
     }
+}
+
+/// The pause before attempt `attempt` (1 or more) of a look whose writes
+/// lost: doubling from [`FIRST_PAUSE_MS`] up to [`LONGEST_PAUSE_MS`], each
+/// drawn between half and all of it, so that the looks that lost together
+/// do not read and write together again.
+fn pause_before_retry(attempt: usize) -> Duration {
+    let doublings = u32::try_from(attempt - 1).unwrap_or(u32::MAX).min(16);
+    let longest = FIRST_PAUSE_MS
+        .saturating_mul(1 << doublings)
+        .min(LONGEST_PAUSE_MS);
+    let jitter = u64::from(getrandom::u32().unwrap_or(u32::MAX)) % (longest / 2 + 1);
+    Duration::from_millis(longest - jitter)
 }
 
 /// `call` with `alarm` as its alarm, as a look answers it.

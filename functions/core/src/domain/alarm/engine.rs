@@ -72,7 +72,8 @@ pub enum Effect {
         staff: StaffRef,
         /// The first level (1-based) whose audience includes them.
         level: usize,
-        /// A re-alert after `interval` seconds, not their first alert.
+        /// Not their first alert: a re-alert after `interval` seconds, or
+        /// at once as they are back in the audience.
         repeat: bool,
         /// Which alert of theirs for this call it is (1 = the first): their
         /// receipt names it (§18).

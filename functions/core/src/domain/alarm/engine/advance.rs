@@ -136,9 +136,10 @@ fn cancel_unreached(alarm: &mut Alarm, reach: &[(&Staff, usize)], effects: &mut 
     }
 }
 
-/// Alerts whoever is reached for the first time and re-alerts those whose
-/// interval has passed (at most `maxloops` alerts each); returns when the
-/// earliest re-alert is due, if any is left.
+/// Alerts whoever is reached for the first time or is back (see
+/// [`is_back`]), and re-alerts those whose interval has passed (at most
+/// `maxloops` alerts each); returns when the earliest re-alert is due, if
+/// any is left.
 fn alert_reached(
     alarm: &mut Alarm,
     situation: &Situation<'_>,
@@ -153,8 +154,9 @@ fn alert_reached(
         let loops_left = maxloops == 0 || r.alerts < maxloops;
         let realert_at = r.last_alert_at + Duration::seconds(interval);
         let first = r.alerts == 0;
+        let back = is_back(r);
         let again = !first && interval > 0 && loops_left && realert_at <= now;
-        if first || again {
+        if first || back || again {
             r.alerts += 1;
             r.last_alert_at = now;
             r.alerted_at.get_or_insert(now);
@@ -162,7 +164,7 @@ fn alert_reached(
             effects.push(Effect::Alert {
                 staff: r.staff.clone(),
                 level: *level,
-                repeat: again,
+                repeat: !first,
                 alert: r.alerts,
             });
         }
@@ -173,6 +175,19 @@ fn alert_reached(
         }
     }
     next_alert
+}
+
+/// Whether a recipient the started levels reach is back: alerted before,
+/// their alert cancelled when they left the audience (signed off, or
+/// signed on for other sections), and in it again. Nothing else silences a
+/// recipient of a running alarm: a decline takes them out of the reach for
+/// good, an accept stops the alarm. Someone back is alerted at once, as a
+/// newcomer is, and not at their old re-alert time (DECISIONS §14): their
+/// count goes on, and the alert is theirs even when it passes `maxloops`
+/// (never silence for somebody who came back on duty for the call), but no
+/// re-alert follows one that did.
+fn is_back(r: &Recipient) -> bool {
+    r.alerts > 0 && !r.ringing
 }
 
 /// `staff`'s recipient entry, added (not alerted yet) the first time a

@@ -16,6 +16,8 @@ enum Action {
     Presence,
     Close,
     SignOff(usize),
+    /// The person signs on (again) for these sections (none: the house).
+    SignOn(usize, Vec<&'static str>),
     /// The person's receipt of their latest alert (§18).
     Receive(usize),
 }
@@ -55,6 +57,8 @@ fn action() -> impl Strategy<Value = Action> {
         1 => Just(Action::Presence),
         1 => Just(Action::Close),
         1 => (0usize..5).prop_map(Action::SignOff),
+        1 => (0usize..5, prop::sample::subsequence(vec!["1", "2"], 0..=2))
+            .prop_map(|(who, sections)| Action::SignOn(who, sections)),
         2 => (0usize..5).prop_map(Action::Receive),
     ]
 }
@@ -101,7 +105,11 @@ proptest! {
         let mut presence_at = None;
         let mut now = t0();
         let mut alarm = Alarm::pending(t0());
-        let mut alerts_of: std::collections::HashMap<String, i64> = Default::default();
+        // Per person: alerts, and those of them that came as they were back.
+        let mut alerts_of: std::collections::HashMap<String, (i64, i64)> = Default::default();
+        // Whose alert was cancelled as they left the audience (and who got
+        // none since).
+        let mut left: std::collections::HashSet<String> = Default::default();
 
         for action in actions {
             let before = alarm.clone();
@@ -161,6 +169,11 @@ proptest! {
                     duties.retain(|d| d.staff_id != format!("p{who}"));
                     step(&alarm, &situation(now, &the_call, &duties, presence_at))
                 }
+                Action::SignOn(who, sections) => {
+                    duties.retain(|d| d.staff_id != format!("p{who}"));
+                    duties.push(duty(&format!("p{who}"), &sections));
+                    step(&alarm, &situation(now, &the_call, &duties, presence_at))
+                }
                 Action::Receive(who) => {
                     let id = format!("p{who}");
                     let latest = alarm.recipient(&id).map_or(0, |r| r.alerts);
@@ -190,15 +203,49 @@ proptest! {
                 let quiet = after.recipients.iter().all(|r| !r.ringing);
                 prop_assert!(quiet, "ringing after a stop");
             }
-            // No recipient alerted more than maxloops times.
+            // Back: their alert was cancelled when they left the audience,
+            // none came since, and they are in it again.
+            let left_before = left.clone();
+            let was_cancelled = |id: &str| left_before.contains(id);
+            // No recipient alerted more than maxloops times, but for one
+            // alert each time they came back.
             for e in &result.effects {
                 if let Effect::Alert { staff, .. } = e {
-                    *alerts_of.entry(staff.id.clone()).or_default() += 1;
+                    let counts = alerts_of.entry(staff.id.clone()).or_default();
+                    counts.0 += 1;
+                    if was_cancelled(&staff.id) {
+                        counts.1 += 1;
+                    }
                 }
             }
             if maxloops > 0 {
-                for (id, count) in &alerts_of {
-                    prop_assert!(*count <= maxloops, "{} alerted {} times", id, count);
+                for (id, (count, returns)) in &alerts_of {
+                    prop_assert!(*count <= maxloops + returns, "{} alerted {} times, back {} times", id, count, returns);
+                }
+            }
+            for e in &result.effects {
+                match e {
+                    Effect::Cancel { staff, reason: CancelReason::OffDuty } => {
+                        left.insert(staff.id.clone());
+                    }
+                    Effect::Alert { staff, .. } => {
+                        left.remove(&staff.id);
+                    }
+                    _ => {}
+                }
+            }
+            // Someone back is alerted in the same step, whatever their
+            // interval: as a newcomer is (issue 45, point 7).
+            if !after.status.is_stopped() {
+                for level in policy.levels().iter().take(after.level) {
+                    for s in (Roster { staff: &staff, duties: &duties, now })
+                        .audience(&level.to, the_call.section.as_deref())
+                    {
+                        if was_cancelled(&s.id) && !after.declined_by(&s.id) {
+                            let alerted = result.effects.iter().any(|e| matches!(e, Effect::Alert { staff, .. } if staff.id == s.id));
+                            prop_assert!(alerted, "{} back at {} and not alerted", s.id, now - t0());
+                        }
+                    }
                 }
             }
             // Not reached (§18): no receipt and no response, and no channel

@@ -199,6 +199,43 @@ fn re_alerts_stop_at_maxloops() {
 }
 
 #[test]
+fn someone_back_on_duty_is_alerted_at_once_and_their_count_goes_on() {
+    let mut w = World::new();
+    let a = w.step(&Alarm::pending(t0()), t0()).alarm;
+    let anna_off = |w: &mut World| w.duties.retain(|d| d.staff_id != "anna");
+    anna_off(&mut w);
+    let off = w.step(&a, at(5));
+    assert_eq!(cancelled(&off), ["anna"]);
+    // Back 5 s later: alerted now, not at her re-alert time (30 s).
+    w.duties.push(duty("anna", &["1"]));
+    let back = w.step(&off.alarm, at(10));
+    let anna = |step: &Step| {
+        step.effects.iter().find_map(|e| match e {
+            Effect::Alert {
+                staff,
+                repeat,
+                alert,
+                ..
+            } if staff.id == "anna" => Some((*repeat, *alert)),
+            _ => None,
+        })
+    };
+    assert_eq!(anna(&back), Some((true, 2)), "a re-alert, her second");
+    let again = w.step(&back.alarm, at(40));
+    assert_eq!(anna(&again), Some((true, 3)), "her interval runs from then");
+    // Her maxloops (3) are used up: back once more, alerted once more,
+    // and never again after that.
+    anna_off(&mut w);
+    let off = w.step(&again.alarm, at(45)).alarm;
+    w.duties.push(duty("anna", &["1"]));
+    let past_maxloops = w.step(&off, at(50));
+    assert_eq!(anna(&past_maxloops), Some((true, 4)));
+    assert!(past_maxloops.alarm.alerts("anna"));
+    let later = w.step(&past_maxloops.alarm, at(170));
+    assert_eq!(anna(&later), None);
+}
+
+#[test]
 fn nobody_in_the_section_falls_through_to_the_house() {
     let mut w = World::new();
     w.call = call(Some("3"));
