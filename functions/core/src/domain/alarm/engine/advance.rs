@@ -159,7 +159,13 @@ fn alert_reached(
         if first || back || again {
             r.alerts += 1;
             r.last_alert_at = now;
-            r.alerted_at.get_or_insert(now);
+            // Someone back gets a receipt deadline from now (§18): the
+            // alert missed while away is no sign of a silent phone.
+            if back && r.received_at.is_none() {
+                r.alerted_at = Some(now);
+            } else {
+                r.alerted_at.get_or_insert(now);
+            }
             r.ringing = true;
             effects.push(Effect::Alert {
                 staff: r.staff.clone(),

@@ -120,3 +120,33 @@ fn an_unknown_or_repeated_receipt() {
         Some(at(5))
     );
 }
+
+#[test]
+fn someone_back_on_duty_gets_a_new_receipt_deadline() {
+    let mut world = world();
+    let opened = world.step(&Alarm::pending(at(0)), at(0)).alarm;
+    // Anna signs off at 10 s (her alert cancelled; her section is empty:
+    // the house, Ben, at once), Ben's phone confirms, Anna is back at 40 s.
+    let duties = world.duties.clone();
+    world.duties.retain(|d| d.staff_id != "anna");
+    let away = world.step(&opened, at(10)).alarm;
+    assert_eq!(away.level, 2);
+    let ben = receive(&away, &world.situation(at(15)), "ben", 1)
+        .unwrap()
+        .alarm;
+    world.duties = duties;
+    let back = world.step(&ben, at(40));
+    let anna = back.alarm.recipient("anna").unwrap();
+    assert!(anna.ringing, "alerted again at once");
+    assert_eq!(
+        anna.alerted_at,
+        Some(at(40)),
+        "her deadline runs from her return"
+    );
+    // Her first alert went unconfirmed 40 s ago: no sign of a silent phone.
+    assert_eq!(
+        back.alarm.level, 2,
+        "Leitung not alerted for her missed alert"
+    );
+    assert_eq!(world.step(&back.alarm, at(69)).alarm.level, 2);
+}
