@@ -152,21 +152,19 @@ async fn recipients_who_do_not_confirm_start_the_next_level_at_the_deadline() {
         .expect_status(200);
     let alarm = alarm_of(&server, &visitor, id).await;
     assert_eq!(alarm["state"], "accepted");
-    let anna_entry = alarm["recipients"]
-        .as_array()
-        .expect("recipients")
-        .iter()
-        .find(|r| r["id"] == anna.id.as_str())
-        .expect("Anna listed")
-        .clone();
+    let anna_entry = recipient(&alarm, &anna);
     assert!(anna_entry["received_at"].is_string(), "{anna_entry}");
     assert_eq!(anna_entry["response"], "accepted");
-    let ben_entry = alarm["recipients"]
+    assert_eq!(recipient(&alarm, &ben)["level"], 2);
+}
+
+/// `member`'s entry in `alarm`'s `recipients`.
+fn recipient(alarm: &Value, member: &Member) -> Value {
+    alarm["recipients"]
         .as_array()
         .expect("recipients")
         .iter()
-        .find(|r| r["id"] == ben.id.as_str())
-        .expect("Ben listed")
-        .clone();
-    assert_eq!(ben_entry["level"], 2);
+        .find(|r| r["id"] == member.id.as_str())
+        .unwrap_or_else(|| panic!("{} listed: {alarm}", member.name))
+        .clone()
 }
