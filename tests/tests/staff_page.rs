@@ -105,14 +105,23 @@ fn tile_of(tiles: &[Value], id: i64) -> Option<Value> {
     tiles.iter().find(|t| t["id"] == id).cloned()
 }
 
+/// Taps the element of `css`. A live message may redraw a tile between
+/// the find and the tap (a receipt grows the call's version, §18): the
+/// button is then found again, as a finger would find it.
 async fn click(browser: &Client, css: &str) {
-    browser
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("no {css}: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("{css} not clicked: {e}"));
+    for attempt in 1..=5 {
+        let element = browser
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no {css}: {e}"));
+        match element.click().await {
+            Ok(_) => return,
+            Err(e) if attempt < 5 && e.to_string().contains("stale element") => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("{css} not clicked: {e}"),
+        }
+    }
 }
 
 /// Polls until `check` holds, at most `within` (the promise) and
