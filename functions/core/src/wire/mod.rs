@@ -144,9 +144,7 @@ impl AlarmRecord {
             accepted_by: alarm.accepted.as_ref().map(|a| StaffRecord::from(&a.staff)),
             accepted_at: alarm.accepted.as_ref().map(|a| format_local(a.at, zone)),
             recipients: alarm
-                .recipients
-                .iter()
-                .filter(|r| r.alerts > 0)
+                .alerted()
                 .map(|r| RecipientRecord {
                     id: r.staff.id.clone(),
                     name: r.staff.name.clone(),

@@ -215,6 +215,12 @@ impl Alarm {
             .find(|response| gave(*response))
     }
 
+    /// The recipients alerted at least once, in the order first reached:
+    /// those the wire and the report list (§18).
+    pub fn alerted(&self) -> impl Iterator<Item = &Recipient> {
+        self.recipients.iter().filter(|r| r.alerts > 0)
+    }
+
     /// `staff_id`'s entry among the recipients; `None` when no level reached
     /// them.
     pub fn recipient(&self, staff_id: &str) -> Option<&Recipient> {

@@ -100,9 +100,7 @@ impl CallAlarm {
                 .min()
                 .map(|at| at - opened_at),
             recipients: alarm
-                .recipients
-                .iter()
-                .filter(|r| r.alerts > 0)
+                .alerted()
                 .map(|r| RecipientFigures {
                     id: r.staff.id.clone(),
                     name: r.staff.name.clone(),
