@@ -269,8 +269,12 @@ pub(super) fn not_reached(alarm: &Alarm, situation: &Situation<'_>, staff_id: &s
     if situation.without_channel.iter().any(|id| id == staff_id) {
         return true;
     }
+    // Only a ringing alert has a deadline: someone whose alert was
+    // cancelled when they left and who is back is alerted again in this
+    // step, with a deadline from now ([`is_back`]).
     recipient.is_some_and(|r| {
         r.alerts > 0
+            && r.ringing
             && r.first_alert_at() + Duration::seconds(situation.receipt_seconds)
                 <= situation.roster.now
     })
