@@ -175,11 +175,14 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
       { actions: ALARM_ENGINE_ACTIONS, resources: [data.tableArn] },
     ],
     // $connect: the display by its token's hash, or in sandbox stacks the
-    // visitor's consumer (GetItem); records the connection (PutItem).
+    // visitor's consumer (GetItem); records the connection (PutItem), and a
+    // staff page as its person's channel in the roster (PutItem, DECISIONS
+    // §18: functions/store-dynamodb/src/channels.rs).
     // $disconnect: finds the connection's scope (Query of by_connection),
-    // removes it (DeleteItem).
+    // removes it and its channel item (DeleteItem).
     'live-connect': [
       { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], resources: [data.tableArn] },
       { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], resources: [connections.tableArn] },
       { actions: ['dynamodb:Query'], resources: [byConnectionArn] },
     ],

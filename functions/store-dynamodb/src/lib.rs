@@ -34,6 +34,7 @@ mod alarms;
 mod attention;
 mod batch;
 mod calls;
+mod channels;
 mod client;
 mod elements;
 mod error;
