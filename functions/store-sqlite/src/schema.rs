@@ -23,7 +23,8 @@ use crate::rows::to_precise;
 /// subscriptions (`push`).
 /// 11: the outbox without an index on the event's id (`webhooks`): an
 /// event leaves it by its position.
-const SCHEMA_VERSION: i64 = 11;
+/// 12: an endpoint's `confirms_delivery` (DECISIONS §16, §18).
+const SCHEMA_VERSION: i64 = 12;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -79,7 +80,22 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 11 {
         version_11(connection)?;
     }
+    if version < 12 {
+        version_12(connection)?;
+    }
     Ok(())
+}
+
+/// `webhook_endpoints.confirms_delivery`: the alarm server sends `received`
+/// for its handsets itself (`webhooks create --confirms-delivery`); the
+/// endpoints registered before read 0, their 2xx a receipt as before.
+fn version_12(connection: &Connection) -> rusqlite::Result<()> {
+    connection.execute_batch(
+        "BEGIN;
+         ALTER TABLE webhook_endpoints ADD COLUMN confirms_delivery INTEGER NOT NULL DEFAULT 0;
+         PRAGMA user_version = 12;
+         COMMIT;",
+    )
 }
 
 /// The outbox again, without `UNIQUE` on `id`: its index took a random page
