@@ -485,6 +485,7 @@ async fn a_version_10_outbox_keeps_its_events_and_its_counter_without_the_id_ind
                  (5, 'msg_five', 'installation', 'call.closed', '2026-01-01T10:00:00.000Z', 1, NULL, '{}'),
                  (7, 'msg_seven', 'installation', 'call.closed', '2026-01-01T10:00:01.000Z', 2, 'A', '{}');
              UPDATE sqlite_sequence SET seq = 9 WHERE name = 'webhook_outbox';
+             ALTER TABLE webhook_endpoints DROP COLUMN confirms_delivery;
              PRAGMA user_version = 10;
              COMMIT;",
         )
