@@ -252,7 +252,11 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // endpoint's `failing_since` (UpdateItem); an attention mark moved with
     // its event's outbox item (TransactWriteItems: Put + Put); a later
     // retry's wake-up item (PutItem); the elements for the attention sweep
-    // (Query of the index by_scope). No DeleteItem, and no queue to send
+    // (Query of the index by_scope). An alarm server's 2xx to a call.alert
+    // as its handsets' receipts (DECISIONS §16, §18; receipts.rs): the
+    // alarm engine's receipt as the staff function writes a phone's, with
+    // the same reads and one TransactWriteItems (Update + Put), all within
+    // the grants above. No DeleteItem, and no queue to send
     // to: the alarm function schedules the wake-up from the stream. The
     // webhook queue's receive and delete, with the key through SQS only,
     // are granted with the event source mapping (takeFrom of

@@ -131,7 +131,9 @@ pub mod webhooks {
     pub use crate::domain::webhooks::facts::ElementFacts;
     pub use crate::domain::webhooks::outbox;
     pub use crate::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
-    pub use crate::domain::webhooks::{Endpoint, EventType, Outcome, check_url};
+    pub use crate::domain::webhooks::{
+        Endpoint, EventType, Outcome, alerts_reach_handsets, check_url,
+    };
 }
 
 /// The live feed of the displays and staff pages: its hub and its messages.

@@ -23,7 +23,8 @@ use crate::rows::to_precise;
 /// subscriptions (`push`).
 /// 11: the outbox without an index on the event's id (`webhooks`): an
 /// event leaves it by its position.
-const SCHEMA_VERSION: i64 = 11;
+/// 12: an endpoint's `confirms_delivery` (DECISIONS §16, §18).
+const SCHEMA_VERSION: i64 = 12;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -79,7 +80,36 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 11 {
         version_11(connection)?;
     }
+    if version < 12 {
+        version_12(connection)?;
+    }
     Ok(())
+}
+
+/// `webhook_endpoints.confirms_delivery`: the alarm server sends `received`
+/// for its handsets itself (`webhooks create --confirms-delivery`); the
+/// endpoints registered before read 0, their 2xx a receipt as before.
+/// Added only where missing, as the earlier steps create only what is
+/// missing: a file whose tables are newer than its version (a copy moved
+/// back by hand, the tests' older files) opens all the same.
+fn version_12(connection: &Connection) -> rusqlite::Result<()> {
+    let has_column: bool = connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('webhook_endpoints')
+                        WHERE name = 'confirms_delivery')",
+        [],
+        |row| row.get(0),
+    )?;
+    let add = if has_column {
+        ""
+    } else {
+        "ALTER TABLE webhook_endpoints ADD COLUMN confirms_delivery INTEGER NOT NULL DEFAULT 0;"
+    };
+    connection.execute_batch(&format!(
+        "BEGIN;
+         {add}
+         PRAGMA user_version = 12;
+         COMMIT;"
+    ))
 }
 
 /// The outbox again, without `UNIQUE` on `id`: its index took a random page
