@@ -17,6 +17,7 @@ use crate::app::AppState;
 use crate::domain::alarm::receipt::{Path, Receipt, device_tag};
 use crate::domain::alarm::{Effect, Step};
 use crate::domain::model::{Call, CallType, Scope};
+use crate::wire::CallRecord;
 use crate::wire::live::LiveMessage;
 
 /// Largest payload sent (DECISIONS §15: at most 3 KB; push services take
@@ -111,10 +112,20 @@ pub fn jobs_of_effects(
     zone: chrono_tz::Tz,
     now: DateTime<Utc>,
 ) -> Vec<PushJob> {
+    if !effects
+        .iter()
+        .any(|e| matches!(e, Effect::Alert { .. } | Effect::Cancel { .. }))
+    {
+        return Vec::new();
+    }
+    // The call once for every person of the step, without the alarm's
+    // recipients (push services take 4 KB; 20 recipients made 3.5 KB).
+    let record = serde_json::value::to_raw_value(&CallRecord::for_push(call, types, zone, now))
+        .expect("call records always serialise");
     effects
         .iter()
         .filter_map(|effect| {
-            let (staff, message) = LiveMessage::for_person(effect, call, types, zone, now)?;
+            let (staff, message) = LiveMessage::for_person(effect, call, &record)?;
             // Every push carries a receipt (§15): a cancel that of the
             // person's latest alert, so that its device's receipt says the
             // phone is reachable even when the alert's went missing.
@@ -244,6 +255,78 @@ mod tests {
         );
         assert_eq!(fitted["type"], "call.alert");
         assert_eq!(fitted["call"]["shortened"], true);
+    }
+
+    /// A call that alerted 100 people (issue 45's benchmark: with its
+    /// recipients a push of it was 15 KB, and push services take 4 KB).
+    #[test]
+    fn a_push_of_a_call_with_a_hundred_recipients_fits_and_carries_its_receipt() {
+        use crate::domain::alarm::{Alarm, Recipient, StaffRef};
+        use crate::domain::call_types::default_call_types;
+        let at = chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 12, 2, 8, 0, 0).unwrap();
+        let people: Vec<StaffRef> = (0..100)
+            .map(|n| StaffRef {
+                id: format!("00000000-0000-4000-8000-{n:012}"),
+                name: format!("Pflegekraft {n}"),
+            })
+            .collect();
+        let mut alarm = Alarm::pending(at);
+        alarm.levels = 2;
+        alarm.level = 1;
+        alarm.recipients = people
+            .iter()
+            .map(|staff| Recipient {
+                staff: staff.clone(),
+                level: 1,
+                alerts: 1,
+                last_alert_at: at,
+                ringing: true,
+                alerted_at: Some(at),
+                received_at: None,
+            })
+            .collect();
+        let call = Call {
+            id: 7,
+            address: "Zimmer.1".into(),
+            event: "Notruf".into(),
+            position: None,
+            section: Some("1".into()),
+            attribute: None,
+            element_code: String::new(),
+            element_name: String::new(),
+            opened_at: at,
+            closed_at: None,
+            opened_by: None,
+            closed_by: None,
+            alarm: Some(alarm),
+        };
+        let effects: Vec<Effect> = people
+            .iter()
+            .map(|staff| Effect::Alert {
+                staff: staff.clone(),
+                level: 1,
+                repeat: false,
+                alert: 1,
+            })
+            .collect();
+        let types = default_call_types();
+        let zone = chrono_tz::Europe::Berlin;
+        let jobs = jobs_of_effects(&Scope::installation(), &call, &effects, &types, zone, at);
+        assert_eq!(jobs.len(), 100);
+        for job in &jobs {
+            let payload = job.payload_for("https://push.example/phone");
+            assert!(
+                payload.len() <= MAX_PAYLOAD_BYTES,
+                "{} bytes",
+                payload.len()
+            );
+            let message: Value = serde_json::from_str(&payload).unwrap();
+            assert_eq!(message["type"], "call.alert");
+            assert_eq!(message["call"]["alarm"]["state"], "alerting");
+            assert_eq!(message["call"]["alarm"].get("recipients"), None);
+            let receipt = message["receipt"].as_str().unwrap();
+            assert!(receipt.starts_with("7.1.") && receipt.contains(&job.staff_id));
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use crate::domain::alarm::receipt::{Path, Receipt};
@@ -95,8 +96,9 @@ pub enum LiveMessage<'a> {
         /// What the page (or, in a push, the phone) posts back to
         /// `POST /api/v1/staff/receipts` once it showed the alert (§18).
         receipt: String,
-        /// The call as displays show it, with its alarm.
-        call: CallRecord<'a>,
+        /// The call as displays show it, with its alarm ([`call_json`]:
+        /// written once for every person a step alerts).
+        call: &'a RawValue,
     },
     /// To one staff member: your alert for this call stops (`reason`:
     /// `accepted`, `present`, `ended` or `off_duty`; `accepted_by` who
@@ -109,8 +111,8 @@ pub enum LiveMessage<'a> {
         reason: &'static str,
         /// Who accepted; `None` unless `reason` is `accepted`.
         accepted_by: Option<StaffRecord>,
-        /// The call as displays show it, with its alarm.
-        call: CallRecord<'a>,
+        /// The call as displays show it, with its alarm ([`call_json`]).
+        call: &'a RawValue,
     },
 }
 
@@ -154,12 +156,13 @@ impl<'a> LiveMessage<'a> {
     /// `Alert` is `call.alert`, a `Cancel` `call.cancelled`; the other
     /// effects are no one's own message. The open staff page and its Web
     /// Push both get this one.
+    /// `record` is `call` as the message carries it, written once for all
+    /// the step's people ([`call_json`]): a step that alerts 200 people
+    /// wrote the same 27 KB record 200 times (issue 45's benchmark).
     pub fn for_person(
         effect: &'a Effect,
         call: &'a Call,
-        types: &'a [CallType],
-        zone: Tz,
-        now: DateTime<Utc>,
+        record: &'a RawValue,
     ) -> Option<(&'a StaffRef, Self)> {
         match effect {
             Effect::Alert {
@@ -171,44 +174,37 @@ impl<'a> LiveMessage<'a> {
                 let receipt = Receipt::new(call.id, *alert, &staff.id, Path::Page);
                 Some((
                     staff,
-                    LiveMessage::alert(call, *level, *repeat, receipt, types, zone, now),
+                    LiveMessage::alert(call, *level, *repeat, receipt, record),
                 ))
             }
-            Effect::Cancel { staff, reason } => Some((
-                staff,
-                LiveMessage::cancelled(call, reason, types, zone, now),
-            )),
+            Effect::Cancel { staff, reason } => {
+                Some((staff, LiveMessage::cancelled(call, reason, record)))
+            }
             _ => None,
         }
     }
 
-    /// `call.alert` to one staff member, with the receipt its page posts.
+    /// `call.alert` to one staff member, with the receipt its page posts;
+    /// `record`: the call as it carries it ([`call_json`]).
     pub fn alert(
         call: &'a Call,
         level: usize,
         repeat: bool,
         receipt: Receipt,
-        types: &'a [CallType],
-        zone: Tz,
-        now: DateTime<Utc>,
+        record: &'a RawValue,
     ) -> Self {
         LiveMessage::CallAlert {
             version: call.version(),
             level,
             repeat,
             receipt: receipt.to_string(),
-            call: CallRecord::for_display(call, types, zone, now),
+            call: record,
         }
     }
 
-    /// `call.cancelled` to one staff member.
-    pub fn cancelled(
-        call: &'a Call,
-        reason: &CancelReason,
-        types: &'a [CallType],
-        zone: Tz,
-        now: DateTime<Utc>,
-    ) -> Self {
+    /// `call.cancelled` to one staff member; `record` as for
+    /// [`LiveMessage::alert`].
+    pub fn cancelled(call: &'a Call, reason: &CancelReason, record: &'a RawValue) -> Self {
         let (reason, accepted_by) = match reason {
             CancelReason::Accepted(by) => ("accepted", Some(StaffRecord::from(by))),
             CancelReason::Present => ("present", None),
@@ -219,7 +215,7 @@ impl<'a> LiveMessage<'a> {
             version: call.version(),
             reason,
             accepted_by,
-            call: CallRecord::for_display(call, types, zone, now),
+            call: record,
         }
     }
 
@@ -235,6 +231,18 @@ impl<'a> LiveMessage<'a> {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("live messages always serialise")
     }
+}
+
+/// `call` as the messages to people carry it ([`LiveMessage::for_person`]),
+/// written once for all of a step's people.
+pub(crate) fn call_json(
+    call: &Call,
+    types: &[CallType],
+    zone: Tz,
+    now: DateTime<Utc>,
+) -> Box<RawValue> {
+    serde_json::value::to_raw_value(&CallRecord::for_display(call, types, zone, now))
+        .expect("call records always serialise")
 }
 
 /// Which alarm message displays and staff pages get (DECISIONS §14).

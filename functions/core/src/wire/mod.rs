@@ -96,8 +96,11 @@ pub struct AlarmRecord {
     pub next_at: Option<String>,
     pub accepted_by: Option<StaffRecord>,
     pub accepted_at: Option<String>,
-    /// Everyone alerted so far, in the order they were first alerted.
-    pub recipients: Vec<RecipientRecord>,
+    /// Everyone alerted so far, in the order they were first alerted;
+    /// left out of a Web Push (`None`): 200 of them would make it 27 KB,
+    /// and push services take 4 KB (the page reads them when it opens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recipients: Option<Vec<RecipientRecord>>,
 }
 
 /// Someone a call alerted, and whether they got it (DECISIONS §18).
@@ -143,22 +146,34 @@ impl AlarmRecord {
             next_at: alarm.next_level_at.map(|t| format_local(t, zone)),
             accepted_by: alarm.accepted.as_ref().map(|a| StaffRecord::from(&a.staff)),
             accepted_at: alarm.accepted.as_ref().map(|a| format_local(a.at, zone)),
-            recipients: alarm
-                .alerted()
-                .map(|r| RecipientRecord {
-                    id: r.staff.id.clone(),
-                    name: r.staff.name.clone(),
-                    level: r.level,
-                    alerted_at: format_local(r.first_alert_at(), zone),
-                    received_at: r.received_at.map(|t| format_local(t, zone)),
-                    response: alarm.response_of(&r.staff.id).map(Response::as_str),
-                })
-                .collect(),
+            recipients: Some(
+                alarm
+                    .alerted()
+                    .map(|r| RecipientRecord {
+                        id: r.staff.id.clone(),
+                        name: r.staff.name.clone(),
+                        level: r.level,
+                        alerted_at: format_local(r.first_alert_at(), zone),
+                        received_at: r.received_at.map(|t| format_local(t, zone)),
+                        response: alarm.response_of(&r.staff.id).map(Response::as_str),
+                    })
+                    .collect(),
+            ),
         })
     }
 }
 
 impl<'a> CallRecord<'a> {
+    /// [`CallRecord::for_display`] without the alarm's recipients: what a
+    /// Web Push carries (see [`AlarmRecord::recipients`]).
+    pub fn for_push(call: &'a Call, types: &'a [CallType], zone: Tz, now: DateTime<Utc>) -> Self {
+        let mut record = CallRecord::for_display(call, types, zone, now);
+        if let Some(Some(alarm)) = &mut record.alarm {
+            alarm.recipients = None;
+        }
+        record
+    }
+
     /// `types` is `Some` when the `type` object is wanted.
     pub fn new(
         call: &'a Call,

@@ -27,7 +27,7 @@ use crate::domain::alarm::{
 use crate::domain::model::{Call, CallType, Scope};
 use crate::store::StoreError;
 use crate::store::alarms::{AlarmStore, AlarmWrite, KeptAlarm, RosterRead};
-use crate::wire::live::{AlarmNews, LiveAudience, LiveEvent, LiveHub, LiveMessage};
+use crate::wire::live::{AlarmNews, LiveAudience, LiveEvent, LiveHub, LiveMessage, call_json};
 
 /// How often one look reads and steps again after losing the race for the
 /// alarm's write before it gives up. A lost race is another look's write,
@@ -462,10 +462,13 @@ impl AlarmRunner<'_> {
             let message = LiveMessage::alarm(AlarmNews::Declined, call, types, zone, now);
             hub.publish_to(event(message), LiveAudience::StaffPages);
         }
-        for effect in &next.effects {
-            if let Some((staff, message)) = LiveMessage::for_person(effect, call, types, zone, now)
-            {
-                hub.publish_to(event(message), LiveAudience::Person(staff.id.clone()));
+        let personal = |e: &Effect| matches!(e, Effect::Alert { .. } | Effect::Cancel { .. });
+        if next.effects.iter().any(personal) {
+            let record = call_json(call, types, zone, now);
+            for effect in &next.effects {
+                if let Some((staff, message)) = LiveMessage::for_person(effect, call, &record) {
+                    hub.publish_to(event(message), LiveAudience::Person(staff.id.clone()));
+                }
             }
         }
     }
