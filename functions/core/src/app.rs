@@ -73,6 +73,9 @@ pub struct AppState {
     /// The scopes whose duty looks run: one round at a time per scope
     /// ([`alarm::scope_rounds`]).
     pub(crate) scope_rounds: Arc<alarm::scope_rounds::ScopeRounds>,
+    /// The calls whose alarm a look of this process holds: one look at a
+    /// time per call ([`alarm::call_locks`]).
+    pub(crate) call_locks: Arc<alarm::call_locks::CallLocks>,
 }
 
 impl AppState {
@@ -94,6 +97,7 @@ impl AppState {
             pushes: None,
             looks_after_writes: true,
             scope_rounds: Arc::default(),
+            call_locks: Arc::default(),
         }
     }
 

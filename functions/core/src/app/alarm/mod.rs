@@ -19,6 +19,7 @@
 //!
 //! The Web Push jobs of the alerts are [`super::push`]'s.
 
+pub(crate) mod call_locks;
 pub(crate) mod looks;
 pub(crate) mod receipt;
 pub(crate) mod scope_rounds;

@@ -261,6 +261,9 @@ impl AlarmRunner<'_> {
         F: Fn(&Alarm, &Situation<'_>) -> Result<Step, Refusal>,
     {
         let store = self.state.alarm_store()?;
+        // The other looks of this process at this call wait meanwhile: they
+        // would only lose the race for its write.
+        let _held = self.state.call_locks.hold(scope, call_id).await;
         for attempt in 0..MAX_ATTEMPTS {
             if attempt > 0 {
                 tokio::time::sleep(pause_before_retry(attempt)).await;
