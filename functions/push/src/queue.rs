@@ -23,7 +23,7 @@ use tokio::sync::{OnceCell, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use nurse_call_core::{
-    PushJob, PushSink, PushStore, host_of,
+    PushJob, PushKind, PushSink, PushStore, host_of,
     push::{PushNext, PushSubscription, after_push},
     sealing::Sealer,
     webhooks::{ATTEMPT_TIMEOUT, Outcome},
@@ -199,6 +199,7 @@ impl Inner {
                     let now = Utc::now();
                     break subscriptions
                         .into_iter()
+                        .filter(|subscription| job.goes_to(&subscription.endpoint))
                         .map(|subscription| Pending {
                             subscription,
                             failed: 0,
@@ -227,6 +228,7 @@ impl Inner {
             tracing::debug!(staff_id = %job.staff_id, call_id = job.call_id, "no phone registered for pushes");
             return None;
         }
+        self.record_alert_pushes(job, &pending).await;
         let signer = match self.signer().await {
             Ok(signer) => signer,
             Err(error) => {
@@ -263,6 +265,27 @@ impl Inner {
             if let Some(newer) = wait_until(next, receiver).await {
                 tracing::info!(staff_id = %job.staff_id, call_id = job.call_id, waiting = pending.len(), "push superseded by a newer one before its retry");
                 return Some(newer);
+            }
+        }
+    }
+
+    /// An alert is a push each of its devices owes a receipt for (DECISIONS
+    /// §18): recorded before it is sent, so that the receipt finds it. (A
+    /// test is recorded where it is made.) A failed write costs the
+    /// device's state one push, never the alert.
+    async fn record_alert_pushes(&self, job: &PushJob, pending: &[Pending]) {
+        if job.kind != PushKind::Alert {
+            return;
+        }
+        let at = Utc::now();
+        for entry in pending {
+            let endpoint = &entry.subscription.endpoint;
+            if let Err(error) = self
+                .store
+                .record_device_push(&job.staff_id, endpoint, at, false)
+                .await
+            {
+                tracing::warn!(staff_id = %job.staff_id, call_id = job.call_id, push_service = host_of(endpoint), %error, "alert push not recorded on its device");
             }
         }
     }

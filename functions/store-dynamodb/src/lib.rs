@@ -35,6 +35,7 @@ mod attention;
 mod batch;
 mod calls;
 mod client;
+mod devices;
 mod elements;
 mod error;
 pub mod item;

@@ -9,9 +9,10 @@
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::ReturnValue;
 
+use chrono::{DateTime, Utc};
 use nurse_call_core::{
     PushStore, Scope, StoreError,
-    push::{PushSubscription, VapidKeys},
+    push::{Device, PushSubscription, VapidKeys},
     tokens::token_hash as sha256_hex,
 };
 
@@ -23,7 +24,7 @@ use crate::item::{Item, expiry_for, get_s, n, required, s};
 const VAPID_PK: &str = "push#vapid";
 const VAPID_SK: &str = "key";
 
-fn subscriptions_pk(staff_id: &str) -> String {
+pub(crate) fn subscriptions_pk(staff_id: &str) -> String {
     format!("push#{staff_id}")
 }
 
@@ -186,5 +187,28 @@ impl PushStore for DynamoStore {
                 .then(a.endpoint.cmp(&b.endpoint))
         });
         Ok(subscriptions)
+    }
+
+    async fn push_devices(&self, staff_id: &str) -> Result<Vec<Device>, StoreError> {
+        self.devices_of(staff_id).await
+    }
+
+    async fn record_device_push(
+        &self,
+        staff_id: &str,
+        endpoint: &str,
+        at: DateTime<Utc>,
+        test: bool,
+    ) -> Result<bool, StoreError> {
+        self.device_pushed(staff_id, endpoint, at, test).await
+    }
+
+    async fn record_device_receipt(
+        &self,
+        staff_id: &str,
+        endpoint: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        self.device_received(staff_id, endpoint, at).await
     }
 }

@@ -23,7 +23,9 @@ use crate::rows::to_precise;
 /// subscriptions (`push`).
 /// 11: the outbox without an index on the event's id (`webhooks`): an
 /// event leaves it by its position.
-const SCHEMA_VERSION: i64 = 11;
+/// 12: what each push subscription's pushes and receipts tell (DECISIONS
+/// §18, `devices`).
+const SCHEMA_VERSION: i64 = 12;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -79,7 +81,26 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 11 {
         version_11(connection)?;
     }
+    if version < 12 {
+        version_12(connection)?;
+    }
     Ok(())
+}
+
+/// Each push subscription's device facts (DECISIONS §18): when a test or an
+/// alert was last pushed to it and a test last, its first receipt since,
+/// and the pushes since its last receipt. A subscription kept before knows
+/// nothing yet (`NULL`, 0).
+fn version_12(connection: &Connection) -> rusqlite::Result<()> {
+    connection.execute_batch(
+        "BEGIN;
+         ALTER TABLE push_subscriptions ADD COLUMN pushed_at TEXT;
+         ALTER TABLE push_subscriptions ADD COLUMN tested_at TEXT;
+         ALTER TABLE push_subscriptions ADD COLUMN received_at TEXT;
+         ALTER TABLE push_subscriptions ADD COLUMN unanswered INTEGER NOT NULL DEFAULT 0;
+         PRAGMA user_version = 12;
+         COMMIT;",
+    )
 }
 
 /// The outbox again, without `UNIQUE` on `id`: its index took a random page
