@@ -304,9 +304,10 @@ describe('least privilege', () => {
       '*': ['dynamodb:ListStreams'],
     },
     // The Web Push store only: the VAPID key pair (read, made once with a
-    // conditional put), a person's subscriptions, a gone one deleted.
+    // conditional put), a person's subscriptions, each alert pushed recorded
+    // on its device (UpdateItem), a gone one deleted.
     deliver: {
-      data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+      data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     },
     // The webhook dispatcher: call types for the bodies; the endpoints, the
     // outbox, the delivery log, the attention marks, the roster (Query), a

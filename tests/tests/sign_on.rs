@@ -89,18 +89,19 @@ async fn a_phones_sign_on_test_is_confirmed_by_its_receipt_or_found_silent() {
         "{receipt}"
     );
     assert!(receipt.len() <= 64, "{receipt}");
-    assert_eq!(
-        recorder.seen(&phone).len(),
-        0,
-        "the test is no alarm push"
-    );
+    assert_eq!(recorder.seen(&phone).len(), 0, "the test is no alarm push");
     // Another person's post of it is as unknown as any other id.
-    post_receipt(&server, &ben, &receipt).await.expect_status(404);
+    post_receipt(&server, &ben, &receipt)
+        .await
+        .expect_status(404);
     let taken = post_receipt(&server, &anna, &receipt).await;
     taken.expect_status(200);
     assert_eq!(taken.data()["receipt"], receipt.as_str());
     assert_eq!(taken.data()["call"], Value::Null);
-    let received_at = taken.data()["received_at"].as_str().expect("received_at").to_string();
+    let received_at = taken.data()["received_at"]
+        .as_str()
+        .expect("received_at")
+        .to_string();
     assert_eq!(state(&server, &anna).await, "confirmed");
     let listed = devices(&server, &anna).await;
     assert_eq!(listed[0]["last_receipt_at"], received_at.as_str());
@@ -118,7 +119,9 @@ async fn a_phones_sign_on_test_is_confirmed_by_its_receipt_or_found_silent() {
     tokio::time::sleep(Duration::from_millis(2200)).await;
     assert_eq!(state(&server, &anna).await, "silent");
     // A late receipt confirms it.
-    post_receipt(&server, &anna, &second).await.expect_status(200);
+    post_receipt(&server, &anna, &second)
+        .await
+        .expect_status(200);
     assert_eq!(state(&server, &anna).await, "confirmed");
 
     // "Erneut testen": a third test, waiting again.
@@ -126,15 +129,27 @@ async fn a_phones_sign_on_test_is_confirmed_by_its_receipt_or_found_silent() {
     retest.expect_status(200);
     assert_eq!(retest.data()["devices"][0]["state"], "waiting");
     test_receipt(&service, &phone, 3).await;
-    as_staff(&server, Method::POST, DEVICE_TESTS, "0".repeat(64).as_str(), Some("{}"))
-        .await
-        .expect_status(401);
+    as_staff(
+        &server,
+        Method::POST,
+        DEVICE_TESTS,
+        "0".repeat(64).as_str(),
+        Some("{}"),
+    )
+    .await
+    .expect_status(401);
     // Unknown test receipts: another device, a time never tested.
     let other_device = receipt.replace(&device_id, "0123abcd");
-    post_receipt(&server, &anna, &other_device).await.expect_status(404);
-    post_receipt(&server, &anna, &format!("t.99999999999.{}.{device_id}", anna.id))
+    post_receipt(&server, &anna, &other_device)
         .await
         .expect_status(404);
+    post_receipt(
+        &server,
+        &anna,
+        &format!("t.99999999999.{}.{device_id}", anna.id),
+    )
+    .await
+    .expect_status(404);
 }
 
 #[tokio::test]
@@ -145,27 +160,41 @@ async fn three_pushes_in_a_row_without_a_receipt_make_a_phone_silent() {
     let server = Server::start(Options::sandbox().env("RECEIPT_SECONDS", "600"));
     set_escalation(&server, "Notruf", r#"[{"after":0,"to":"section"}]"#);
     server
-        .admin(&["call-types", "set", "Notruf", "--notification-interval", "2"])
+        .admin(&[
+            "call-types",
+            "set",
+            "Notruf",
+            "--notification-interval",
+            "2",
+        ])
         .success();
     let visitor = server.new_consumer().await;
     let anna = staff(&server, &visitor, "Anna", &[]).await;
     sign_on(&server, &anna, &["1"]).await;
     let phone = register_tested(&server, &service, &recorder, &anna).await;
     let receipt = test_receipt(&service, &phone, 1).await;
-    post_receipt(&server, &anna, &receipt).await.expect_status(200);
+    post_receipt(&server, &anna, &receipt)
+        .await
+        .expect_status(200);
     assert_eq!(state(&server, &anna).await, "confirmed");
 
     // The alert and two re-alerts reach the push service; the phone posts nothing.
     open(&server, &visitor, "Z1", "Notruf", Some("1")).await;
     let two = service.wait_for(&phone, 2, WAIT).await;
     assert_eq!(two.len(), 2, "{two:#?}");
-    assert_eq!(state(&server, &anna).await, "waiting", "two pushes unanswered");
+    assert_eq!(
+        state(&server, &anna).await,
+        "waiting",
+        "two pushes unanswered"
+    );
     let three = service.wait_for(&phone, 3, WAIT).await;
     assert_eq!(three.len(), 3, "{three:#?}");
     assert_eq!(state(&server, &anna).await, "silent", "three in a row");
 
     // The third alert's receipt, posted by the phone: confirmed again.
     let alert_receipt = three[2]["receipt"].as_str().expect("a receipt");
-    post_receipt(&server, &anna, alert_receipt).await.expect_status(200);
+    post_receipt(&server, &anna, alert_receipt)
+        .await
+        .expect_status(200);
     assert_eq!(state(&server, &anna).await, "confirmed");
 }

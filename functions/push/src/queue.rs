@@ -34,8 +34,9 @@ use crate::request::Signer;
 /// Attempts on their way at once.
 pub const CONCURRENCY: usize = 32;
 
-/// A person's pushes about one call.
-type LaneKey = (String, i64);
+/// A person's pushes about one call (a test's: to one device, or all;
+/// [`PushJob::lane`]).
+type LaneKey = (String, i64, Option<String>);
 
 /// The local server's push sender.
 pub struct Pusher {
@@ -106,7 +107,7 @@ impl Pusher {
 
 impl PushSink for Pusher {
     fn send(&self, job: PushJob) {
-        let key = (job.staff_id.clone(), job.call_id);
+        let key = job.lane();
         let mut lanes = self.inner.lanes.lock().expect("lanes lock");
         let job = match lanes.get(&key) {
             Some(lane) => match lane.send(job) {

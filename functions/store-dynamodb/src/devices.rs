@@ -2,7 +2,8 @@
 //! attributes of the subscription's own item (`pushed_at`, `tested_at`,
 //! `received_at`, `unanswered`), each write an `UpdateItem` conditioned on
 //! the item being there, so that a subscription deleted meanwhile stays
-//! deleted. A subscription registered again (`PutItem`) starts without them.
+//! deleted. A subscription registered again keeps them (its write sets the
+//! subscription's own attributes only, push.rs).
 
 use chrono::{DateTime, Utc};
 

@@ -3,11 +3,15 @@
 //! only where none is (the first pair written stays), and each staff
 //! member's browser subscriptions under `push#<staff id>`, one item per
 //! endpoint (its SHA-256 as the sort key: an endpoint may be longer than a
-//! sort key may be). A person's subscriptions are read with one consistent
-//! `Query`; sandbox items expire with their visitor (TTL).
+//! sort key may be), written by `UpdateItem` so that the device's facts
+//! (devices.rs) outlive a registration of the same endpoint again. A
+//! person's subscriptions are read with one consistent `Query`; sandbox
+//! items expire with their visitor (TTL).
+
+use std::collections::HashMap;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::ReturnValue;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 
 use chrono::{DateTime, Utc};
 use nurse_call_core::{
@@ -18,6 +22,7 @@ use nurse_call_core::{
 
 use crate::DynamoStore;
 use crate::alarm_items::{get_precise, precise};
+use crate::device_tests::DeviceTest;
 use crate::error::{classify, condition_failed};
 use crate::item::{Item, expiry_for, get_s, n, required, s};
 
@@ -49,6 +54,41 @@ fn subscription_item(subscription: &PushSubscription) -> Item {
         item.insert("ttl".to_string(), n(ttl));
     }
     item
+}
+
+/// A subscription's `UpdateItem` (its key apart): `SET` of every attribute
+/// of [`subscription_item`], so that registering the same endpoint again
+/// replaces its keys and time and keeps what the device's pushes and
+/// receipts told (devices.rs), as the embedded store does (DECISIONS §18).
+/// Names for all: `ttl` is a reserved word.
+pub(crate) struct SubscriptionUpdate {
+    pub(crate) key: Item,
+    pub(crate) expression: String,
+    pub(crate) names: HashMap<String, String>,
+    pub(crate) values: Item,
+}
+
+pub(crate) fn subscription_update(subscription: &PushSubscription) -> SubscriptionUpdate {
+    let mut item = subscription_item(subscription);
+    let key: Item = ["pk", "sk"]
+        .into_iter()
+        .filter_map(|name| item.remove_entry(name))
+        .collect();
+    let mut attributes: Vec<(String, AttributeValue)> = item.into_iter().collect();
+    attributes.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut sets = Vec::new();
+    let (mut names, mut values) = (HashMap::new(), Item::new());
+    for (index, (name, value)) in attributes.into_iter().enumerate() {
+        sets.push(format!("#a{index} = :a{index}"));
+        names.insert(format!("#a{index}"), name);
+        values.insert(format!(":a{index}"), value);
+    }
+    SubscriptionUpdate {
+        key,
+        expression: format!("SET {}", sets.join(", ")),
+        names,
+        values,
+    }
 }
 
 fn subscription_from_item(item: &Item) -> Result<PushSubscription, StoreError> {
@@ -143,10 +183,14 @@ impl PushStore for DynamoStore {
         &self,
         subscription: &PushSubscription,
     ) -> Result<(), StoreError> {
+        let update = subscription_update(subscription);
         self.client
-            .put_item()
+            .update_item()
             .table_name(&self.tables.data)
-            .set_item(Some(subscription_item(subscription)))
+            .set_key(Some(update.key))
+            .update_expression(update.expression)
+            .set_expression_attribute_names(Some(update.names))
+            .set_expression_attribute_values(Some(update.values))
             .send()
             .await
             .map_err(classify)?;
@@ -210,5 +254,22 @@ impl PushStore for DynamoStore {
         at: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         self.device_received(staff_id, endpoint, at).await
+    }
+
+    async fn hand_on_device_test(
+        &self,
+        scope: &Scope,
+        staff_id: &str,
+        at: DateTime<Utc>,
+        device: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        self.put_device_test(&DeviceTest {
+            scope: scope.clone(),
+            staff_id: staff_id.to_string(),
+            at,
+            device: device.map(str::to_string),
+        })
+        .await?;
+        Ok(true)
     }
 }

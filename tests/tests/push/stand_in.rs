@@ -422,9 +422,7 @@ pub(crate) async fn register_tested(
     member: &Member,
 ) -> Subscription {
     let subscription = register(server, service, recorder, member).await;
-    let tests = service
-        .wait_for_tests(&subscription, 1, TEST_WAIT)
-        .await;
+    let tests = service.wait_for_tests(&subscription, 1, TEST_WAIT).await;
     assert_eq!(tests.len(), 1, "the registration's sign-on test: {tests:?}");
     subscription
 }

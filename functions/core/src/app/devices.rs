@@ -8,11 +8,12 @@
 //! the answer that started it already shows the device waiting, and its
 //! receipt (which comes after the push) finds it recorded. Alerts are
 //! recorded by the push sender, which alone knows the devices it sends to.
-
-use serde_json::json;
+//! In AWS the request's function sends no pushes: the store hands the test
+//! on through the table's stream to the `alarm` function, which queues it
+//! to `deliver` like an alert (DECISIONS §17).
 
 use crate::app::AppState;
-use crate::app::push::{PushJob, PushKind, TEST_CALL_ID};
+use crate::app::push::PushJob;
 use crate::clock;
 use crate::domain::alarm::Staff;
 use crate::domain::alarm::receipt::device_tag;
@@ -22,8 +23,9 @@ use crate::store::StoreError;
 impl AppState {
     /// Pushes the sign-on test to the person's devices, or to the one at
     /// `only`; returns how many were tested. Where this process sends no
-    /// pushes (a Lambda function) the devices are marked tested, and the
-    /// push leaves with the next delivery path that has one.
+    /// pushes (a Lambda function) the store hands the test on to the
+    /// process that does (in AWS the table's stream, the `alarm` function
+    /// and `deliver`, DECISIONS §17).
     pub(crate) async fn test_devices(
         &self,
         staff: &Staff,
@@ -32,7 +34,7 @@ impl AppState {
         let Some(store) = &self.push else {
             return Ok(0);
         };
-        let now = clock::now();
+        let now = clock::now_ms();
         let mut tested = 0;
         for device in store.push_devices(&staff.id).await? {
             if only.is_some_and(|endpoint| endpoint != device.endpoint) {
@@ -46,29 +48,29 @@ impl AppState {
                 tested += 1;
             }
         }
-        // One job for all the devices tested (their receipts name the same
-        // time): the sender keeps only the newest job of a person's lane,
-        // and one per device would replace each other.
-        if let Some(sink) = &self.pushes
-            && tested > 0
-        {
-            sink.send(PushJob {
-                scope: staff.scope.clone(),
-                staff_id: staff.id.clone(),
-                call_id: TEST_CALL_ID,
-                kind: PushKind::Test,
-                payload: json!({ "type": "staff.test" }).to_string(),
-                made_at: now,
-                alert: None,
-                device: only.map(device_tag),
-            });
+        if tested == 0 {
+            return Ok(0);
         }
-        tracing::info!(
-            staff_id = %staff.id,
-            devices = tested,
-            sent = self.pushes.is_some(),
-            "sign-on test"
-        );
+        // One job for all the devices tested (their receipts name the same
+        // time), or for the one new device: a lane of its own
+        // ([`PushJob::lane`]), so neither replaces the other.
+        let device = only.map(device_tag);
+        let handed = match &self.pushes {
+            Some(sink) => {
+                sink.send(PushJob::test(&staff.scope, &staff.id, now, device));
+                "sent"
+            }
+            None if store
+                .hand_on_device_test(&staff.scope, &staff.id, now, device.as_deref())
+                .await? =>
+            {
+                "handed on"
+            }
+            // No sender anywhere (the Lambda functions on the embedded
+            // store, a test setup): the devices go silent, as they would.
+            None => "not sent: no push sender",
+        };
+        tracing::info!(staff_id = %staff.id, devices = tested, push = handed, "sign-on test");
         Ok(tested)
     }
 
@@ -117,7 +119,9 @@ impl AppState {
         let Some(store) = &self.push else {
             return Ok(Vec::new());
         };
-        let now = clock::now();
+        // As precise as the tests' times: a whole second less would keep a
+        // device waiting up to a second past its RECEIPT_SECONDS.
+        let now = clock::now_ms();
         let receipt_seconds = self.settings.staff.receipt_seconds;
         Ok(store
             .push_devices(staff_id)

@@ -39,7 +39,7 @@ pub enum PushKind {
 
 /// The call id of a test push, which is about no call (ids start at 1): its
 /// `Topic` (`call-0`, a newer test replaces an older one still waiting) and
-/// its lane in the local sender (one per person).
+/// its lane in the senders ([`PushJob::lane`]).
 pub const TEST_CALL_ID: i64 = 0;
 
 /// One push to every subscription of one person. As JSON it is the
@@ -78,7 +78,9 @@ impl PushJob {
     /// receipt tells the service that this phone shows alerts (§18).
     pub fn payload_for(&self, endpoint: &str) -> String {
         let receipt = match (self.kind, self.alert) {
-            (PushKind::Test, _) => TestReceipt::new(self.made_at, &self.staff_id, endpoint).to_string(),
+            (PushKind::Test, _) => {
+                TestReceipt::new(self.made_at, &self.staff_id, endpoint).to_string()
+            }
             (_, Some(alert)) => Receipt::new(
                 self.call_id,
                 alert,
@@ -97,6 +99,23 @@ impl PushJob {
 }
 
 impl PushJob {
+    /// The sign-on test pushed at `at` to the person's devices, or to the
+    /// one tagged `device` (DECISIONS §18): made where the test is asked
+    /// for (locally), or from the table's stream in AWS (the `alarm`
+    /// function, from the item the request's store wrote).
+    pub fn test(scope: &Scope, staff_id: &str, at: DateTime<Utc>, device: Option<String>) -> Self {
+        PushJob {
+            scope: scope.clone(),
+            staff_id: staff_id.to_string(),
+            call_id: TEST_CALL_ID,
+            kind: PushKind::Test,
+            payload: json!({ "type": "staff.test" }).to_string(),
+            made_at: at,
+            alert: None,
+            device,
+        }
+    }
+
     /// Whether this job goes to the device at `endpoint`.
     pub fn goes_to(&self, endpoint: &str) -> bool {
         self.device
@@ -104,10 +123,12 @@ impl PushJob {
             .is_none_or(|device| device == device_tag(endpoint))
     }
 
-    /// Whether sending this job counts as a push its device owes a receipt
-    /// for (§18): tests and alerts; a cancel asks nothing of the phone.
-    pub fn wants_receipt(&self) -> bool {
-        self.kind != PushKind::Cancel
+    /// The senders' lane of this job: a newer job of the same lane
+    /// supersedes an older one (the phone would replace it: same `Topic`).
+    /// The person and the call, and for a test the device it is for, so
+    /// that a new phone's test never replaces the test of all the others.
+    pub fn lane(&self) -> (String, i64, Option<String>) {
+        (self.staff_id.clone(), self.call_id, self.device.clone())
     }
 }
 

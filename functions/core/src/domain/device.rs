@@ -70,15 +70,22 @@ impl DeviceState {
 /// The state of `device` at `now`, its receipts due within
 /// `receipt_seconds`. A device never pushed to counts from its
 /// registration (which sends it a test): waiting at first, then silent.
+///
+/// Three pushes in a row without a receipt make it silent at once (alerts
+/// re-alerting faster than `receipt_seconds` would keep it waiting), except
+/// while its latest push is a test still within `receipt_seconds`: the
+/// person asked whether the phone works now ("Erneut testen" after two
+/// failed tests), and the page waits for that answer.
 pub fn device_state(device: &Device, now: DateTime<Utc>, receipt_seconds: i64) -> DeviceState {
-    if device.unanswered >= SILENT_AFTER_PUSHES {
-        return DeviceState::Silent;
-    }
     if device.unanswered == 0 && device.received_at.is_some() {
         return DeviceState::Confirmed;
     }
     let since = device.pushed_at.unwrap_or(device.created_at);
-    if now < since + Duration::seconds(receipt_seconds) {
+    let fresh = now < since + Duration::seconds(receipt_seconds);
+    let fresh_test = fresh && device.pushed_at.is_some() && device.tested_at == device.pushed_at;
+    if device.unanswered >= SILENT_AFTER_PUSHES && !fresh_test {
+        DeviceState::Silent
+    } else if fresh {
         DeviceState::Waiting
     } else {
         DeviceState::Silent
@@ -92,12 +99,15 @@ pub fn all_silent(states: &[DeviceState]) -> bool {
     !states.is_empty() && states.iter().all(|state| *state == DeviceState::Silent)
 }
 
-/// The receipt of a test push: `t.<unix seconds of the test>.<staff id>.<device tag>`
-/// (at most 58 characters), told apart from an alert's by its `t`.
+/// The receipt of a test push: `t.<unix milliseconds of the test>.<staff
+/// id>.<device tag>` (at most 61 characters until the year 2286), told apart
+/// from an alert's by its `t`. Milliseconds: a registration's test and the
+/// sign-on's right after it are two tests, each with a receipt of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestReceipt {
-    /// When the test was pushed, in whole seconds (the device's `tested_at`).
-    pub tested_at: i64,
+    /// When the test was pushed, in milliseconds since 1970 (the device's
+    /// `tested_at`).
+    pub tested_at_ms: i64,
     /// The person tested.
     pub staff_id: String,
     /// The device tested ([`device_tag`]).
@@ -106,7 +116,11 @@ pub struct TestReceipt {
 
 impl fmt::Display for TestReceipt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "t.{}.{}.{}", self.tested_at, self.staff_id, self.device)
+        write!(
+            f,
+            "t.{}.{}.{}",
+            self.tested_at_ms, self.staff_id, self.device
+        )
     }
 }
 
@@ -114,7 +128,7 @@ impl TestReceipt {
     /// The receipt of the test pushed at `at` to the device at `endpoint`.
     pub fn new(at: DateTime<Utc>, staff_id: &str, endpoint: &str) -> Self {
         TestReceipt {
-            tested_at: at.timestamp(),
+            tested_at_ms: at.timestamp_millis(),
             staff_id: staff_id.to_string(),
             device: device_tag(endpoint),
         }
@@ -129,17 +143,17 @@ impl TestReceipt {
         if parts.next()? != "t" {
             return None;
         }
-        let tested_at: i64 = parts.next()?.parse().ok()?;
+        let tested_at_ms: i64 = parts.next()?.parse().ok()?;
         let (staff_id, device) = (parts.next()?, parts.next()?);
         if parts.next().is_some()
-            || tested_at < 1
+            || tested_at_ms < 1
             || !is_staff_id(staff_id)
             || !is_device_tag(device)
         {
             return None;
         }
         let receipt = TestReceipt {
-            tested_at,
+            tested_at_ms,
             staff_id: staff_id.to_string(),
             device: device.to_string(),
         };
@@ -153,8 +167,8 @@ impl TestReceipt {
     pub fn is_of(&self, device: &Device) -> bool {
         device.tested_at.is_some_and(|tested_at| {
             device.tag() == self.device
-                && self.tested_at <= tested_at.timestamp()
-                && self.tested_at >= device.created_at.timestamp()
+                && self.tested_at_ms <= tested_at.timestamp_millis()
+                && self.tested_at_ms >= device.created_at.timestamp_millis()
         })
     }
 }

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::domain::device::Device;
+use crate::domain::model::Scope;
 use crate::domain::push::{PushSubscription, VapidKeys};
 use crate::store::StoreError;
 
@@ -67,5 +68,19 @@ pub trait PushStore: Send + Sync {
         staff_id: &str,
         endpoint: &str,
         at: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Hands the sign-on test pushed at `at` to the person's devices (or to
+    /// the one tagged `device`) to the push sender of another process
+    /// (DECISIONS §17, §18): where the process that tests sends no pushes
+    /// (a Lambda function), the store's change stream takes it there.
+    /// `false`: this store has no such path (the embedded store's server
+    /// sends its pushes itself).
+    async fn hand_on_device_test(
+        &self,
+        scope: &Scope,
+        staff_id: &str,
+        at: DateTime<Utc>,
+        device: Option<&str>,
     ) -> Result<bool, StoreError>;
 }

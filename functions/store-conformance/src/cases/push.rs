@@ -26,7 +26,12 @@ pub(crate) fn push(harness: &Harness) -> Arc<dyn PushStore> {
 
 /// A subscription of `staff_id` in `scope`, made `seconds` after [`t`]`(0)`,
 /// its endpoint as long as the push services' (and then some).
-pub(crate) fn subscription(staff_id: &str, scope: &Scope, device: &str, seconds: i64) -> PushSubscription {
+pub(crate) fn subscription(
+    staff_id: &str,
+    scope: &Scope,
+    device: &str,
+    seconds: i64,
+) -> PushSubscription {
     PushSubscription {
         staff_id: staff_id.to_string(),
         scope: scope.clone(),

@@ -10,11 +10,7 @@ fn at(seconds: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 26, 7, 0, 0).unwrap() + Duration::seconds(seconds)
 }
 
-fn device(
-    pushed: Option<i64>,
-    received: Option<i64>,
-    unanswered: u32,
-) -> Device {
+fn device(pushed: Option<i64>, received: Option<i64>, unanswered: u32) -> Device {
     Device {
         endpoint: ENDPOINT.to_string(),
         created_at: at(0),
@@ -30,7 +26,10 @@ fn a_device_whose_last_push_has_its_receipt_is_confirmed() {
     let answered = device(Some(10), Some(12), 0);
     assert_eq!(device_state(&answered, at(11), 30), DeviceState::Confirmed);
     // Long after: still confirmed until the next push goes unanswered.
-    assert_eq!(device_state(&answered, at(100_000), 30), DeviceState::Confirmed);
+    assert_eq!(
+        device_state(&answered, at(100_000), 30),
+        DeviceState::Confirmed
+    );
 }
 
 #[test]
@@ -45,12 +44,39 @@ fn an_unanswered_push_waits_receipt_seconds_then_is_silent() {
     assert_eq!(device_state(&again, at(80), 30), DeviceState::Silent);
 }
 
+/// The last push an alert (the test long before).
+fn alerted(pushed: i64, unanswered: u32) -> Device {
+    Device {
+        tested_at: Some(at(1)),
+        ..device(Some(pushed), Some(5), unanswered)
+    }
+}
+
 #[test]
 fn three_pushes_in_a_row_without_a_receipt_are_silent_at_once() {
-    let third = device(Some(100), Some(5), SILENT_AFTER_PUSHES);
+    let third = alerted(100, SILENT_AFTER_PUSHES);
     assert_eq!(device_state(&third, at(100), 30), DeviceState::Silent);
-    let second = device(Some(100), Some(5), SILENT_AFTER_PUSHES - 1);
+    let second = alerted(100, SILENT_AFTER_PUSHES - 1);
     assert_eq!(device_state(&second, at(100), 30), DeviceState::Waiting);
+}
+
+#[test]
+fn a_test_asked_for_after_unanswered_pushes_waits_for_its_answer() {
+    // "Erneut testen" after two failed tests: the third push is a test.
+    let retested = device(Some(100), Some(5), SILENT_AFTER_PUSHES);
+    assert_eq!(device_state(&retested, at(100), 30), DeviceState::Waiting);
+    assert_eq!(device_state(&retested, at(129), 30), DeviceState::Waiting);
+    assert_eq!(device_state(&retested, at(130), 30), DeviceState::Silent);
+    // An alert after it: the count again.
+    let then_alerted = Device {
+        pushed_at: Some(at(110)),
+        unanswered: SILENT_AFTER_PUSHES + 1,
+        ..retested
+    };
+    assert_eq!(
+        device_state(&then_alerted, at(111), 30),
+        DeviceState::Silent
+    );
 }
 
 #[test]
@@ -130,19 +156,26 @@ proptest! {
     }
 
     /// The state is one of three, only ever confirmed with a receipt after
-    /// the last push, and silent once three pushes went unanswered.
+    /// the last push, and silent once three pushes went unanswered (a test
+    /// just sent apart, until its time is up).
     #[test]
     fn the_state_follows_the_facts(
         pushed in proptest::option::of(0i64..1000),
         received in proptest::option::of(0i64..1000),
         unanswered in 0u32..6,
+        last_is_test in any::<bool>(),
         now in 0i64..2000,
         receipt_seconds in 1i64..600,
     ) {
-        let facts = device(pushed, received, unanswered);
+        let mut facts = device(pushed, received, unanswered);
+        if !last_is_test {
+            facts.tested_at = pushed.map(|_| at(-1));
+        }
         let state = device_state(&facts, at(now), receipt_seconds);
-        if unanswered >= SILENT_AFTER_PUSHES {
-            prop_assert_eq!(state, DeviceState::Silent);
+        let fresh_test = last_is_test && pushed.is_some_and(|p| now < p + receipt_seconds);
+        if unanswered >= SILENT_AFTER_PUSHES && !(received.is_some() && unanswered == 0) {
+            let expected = if fresh_test { DeviceState::Waiting } else { DeviceState::Silent };
+            prop_assert_eq!(state, expected);
         }
         if state == DeviceState::Confirmed {
             prop_assert!(unanswered == 0 && received.is_some());
