@@ -175,11 +175,14 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
       { actions: ALARM_ENGINE_ACTIONS, resources: [data.tableArn] },
     ],
     // $connect: the display by its token's hash, or in sandbox stacks the
-    // visitor's consumer (GetItem); records the connection (PutItem).
+    // visitor's consumer (GetItem); records the connection (PutItem), and a
+    // staff page as its person's channel in the roster (PutItem, DECISIONS
+    // §18: functions/store-dynamodb/src/channels.rs).
     // $disconnect: finds the connection's scope (Query of by_connection),
-    // removes it (DeleteItem).
+    // removes it and its channel item (DeleteItem).
     'live-connect': [
       { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], resources: [data.tableArn] },
       { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], resources: [connections.tableArn] },
       { actions: ['dynamodb:Query'], resources: [byConnectionArn] },
     ],
@@ -250,7 +253,11 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // endpoint's `failing_since` (UpdateItem); an attention mark moved with
     // its event's outbox item (TransactWriteItems: Put + Put); a later
     // retry's wake-up item (PutItem); the elements for the attention sweep
-    // (Query of the index by_scope). No DeleteItem, and no queue to send
+    // (Query of the index by_scope). An alarm server's 2xx to a call.alert
+    // as its handsets' receipts (DECISIONS §16, §18; receipts.rs): the
+    // alarm engine's receipt as the staff function writes a phone's, with
+    // the same reads and one TransactWriteItems (Update + Put), all within
+    // the grants above. No DeleteItem, and no queue to send
     // to: the alarm function schedules the wake-up from the stream. The
     // webhook queue's receive and delete, with the key through SQS only,
     // are granted with the event source mapping (takeFrom of

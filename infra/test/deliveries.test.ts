@@ -298,7 +298,7 @@ describe('the Rust side does the same', () => {
     assert.match(rustSource('push/src/delivery_queue.rs'), /"itemIdentifier"/);
   });
 
-  it('the push store issues exactly GetItem, PutItem, UpdateItem, DeleteItem and Query (the grant)', () => {
+  it('the push store issues exactly GetItem, PutItem, UpdateItem, DeleteItem, Query and their transaction (the grant)', () => {
     const file = rustSource('store-dynamodb/src/push.rs');
     const body = file.slice(file.indexOf('impl PushStore for DynamoStore'));
     assert.ok(body.length > 0, 'impl PushStore for DynamoStore');
@@ -307,10 +307,14 @@ describe('the Rust side does the same', () => {
     const sources = [body, rustSource('store-dynamodb/src/devices.rs'), rustSource('store-dynamodb/src/device_tests.rs')];
     const calls = new Set(sources.flatMap((source) => [...source.matchAll(/\.client\s*\.(\w+)\(\)/g)].map((m) => m[1])));
     assert.deepEqual([...calls].sort(), ['delete_item', 'get_item', 'put_item', 'update_item']);
-    // A person's subscriptions and devices: one Query of their partition.
+    // A person's subscriptions and devices: one Query of their partition; a
+    // subscription is written with its channel item in one transaction
+    // (TransactWriteItems: the UpdateItem grant of the subscription, which
+    // keeps the device's facts, the PutItem grant of the channel item,
+    // DECISIONS §18).
     assert.deepEqual(
       [...new Set([...body.matchAll(/self\s*\.(\w+)\(/g)].map((m) => m[1]))].sort(),
-      ['device_pushed', 'device_received', 'devices_of', 'put_device_test', 'query_partition', 'vapid_keys'],
+      ['device_pushed', 'device_received', 'devices_of', 'put_device_test', 'query_partition', 'transact', 'vapid_keys'],
     );
     assert.match(rustSource('store-dynamodb/src/devices.rs'), /self\s*\.query_partition\(/);
     assert.match(rustSource('store-dynamodb/src/reads.rs'), /async fn query_partition[^{]*\{\s*self\.client\s*\.query\(\)/);

@@ -355,7 +355,9 @@ for (const mode of MODES) {
       ],
       'live-connect': () => [
         'dynamodb:GetItem on table consumers',
-        'dynamodb:DeleteItem, dynamodb:PutItem on table connections',
+        // The connection, and a staff page's channel item in the roster
+        // (DECISIONS §18; CDK merges the two statements).
+        'dynamodb:DeleteItem, dynamodb:PutItem on table connections, table data',
         'dynamodb:Query on table connections/index/by_connection',
         ...key.map(() => `kms:Decrypt, kms:DescribeKey, kms:Encrypt, kms:GenerateDataKey on key if ${DYNAMODB_VIA}`),
       ],

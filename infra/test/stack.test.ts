@@ -278,6 +278,7 @@ describe('least privilege', () => {
     },
     'live-connect': {
       consumers: ['dynamodb:GetItem'],
+      data: ['dynamodb:DeleteItem', 'dynamodb:PutItem'],
       connections: ['dynamodb:DeleteItem', 'dynamodb:PutItem'],
       'connections/index/by_connection': ['dynamodb:Query'],
     },

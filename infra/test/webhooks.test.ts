@@ -362,6 +362,24 @@ describe('the Rust side does the same', () => {
     }
   });
 
+  it('the receipts of a delivered call.alert (functions/core/src/app/webhooks/receipts.rs) need no other grant: the scope\'s roster (Query), then the alarm runner\'s receipt as the staff function writes a phone\'s: the call (GetItem), the call types (Scan), the duties and the address\'s open calls (Query), the alarm write with its audit (TransactWriteItems: Update + Put)', () => {
+    const receipts = rustSource('core/src/app/webhooks/receipts.rs');
+    assert.match(receipts, /store\.staff_of\(&handsets\.scope\)/);
+    assert.match(receipts, /\.alarm_runner\(\)\s*\.receive\(/);
+    assert.doesNotMatch(receipts, /staff_member\(/, 'a member by id scans the consumers table, which the forward function may not read');
+    // The alarm write issues Updates and Puts only.
+    const alarms = rustSource('store-dynamodb/src/alarms.rs');
+    assert.doesNotMatch(alarms, /Delete::builder|ConditionCheck::builder/);
+    assert.match(rustSource('forward/src/main.rs'), /dispatcher\.take_receipts_with\(receipts\);/);
+    for (const mode of MODES) {
+      const granted = permissionsOf(templates[mode], 'forward').join('\n');
+      for (const action of ['GetItem', 'Query', 'UpdateItem', 'PutItem']) {
+        assert.match(granted, new RegExp(`dynamodb:${action}[^\\n]* on [^\\n]*table data`), `${mode}: ${action}`);
+      }
+      assert.match(granted, /dynamodb:Scan on table call-types/, mode);
+    }
+  });
+
   it('the rounds end within the 70 s timeout: they stop 8 s before the deadline (more than an attempt\'s 5 s) and wait at most 5 s for a retry', () => {
     const rounds = rustSource('forward/src/webhook_rounds.rs');
     const seconds = (name: string) => {

@@ -102,6 +102,9 @@ async fn the_calls_alerting_a_person_come_first_then_the_others_of_their_section
     let ben = staff(&server, &visitor, "Ben", &[]).await;
     sign_on(&server, &anna, &["1"]).await;
     sign_on(&server, &ben, &["2"]).await;
+    // Their pages open: a channel each (§18).
+    let _anna_page = connect_staff(&server, &anna).await;
+    let _ben_page = connect_staff(&server, &ben).await;
 
     let mine = open(&server, &visitor, "Z1", "Notruf", Some("1")).await;
     let bens = open(&server, &visitor, "Z2", "Notruf", Some("2")).await;
@@ -354,6 +357,7 @@ async fn nobody_on_duty_in_the_section_falls_through_to_the_house_at_once() {
     let visitor = server.new_consumer().await;
     let ben = staff(&server, &visitor, "Ben", &[]).await;
     sign_on(&server, &ben, &["2"]).await;
+    let _ben_page = connect_staff(&server, &ben).await;
     // Notruf: section at once, the house after 60 s; nobody is on duty
     // for section 1, so the house level starts at once.
     let id = open(&server, &visitor, "Z1", "Notruf", Some("1")).await;
@@ -375,6 +379,7 @@ async fn nobody_at_all_is_unattended_on_the_displays_and_a_sign_on_ends_it() {
 
     // Somebody signs on for the house: they are alerted at once.
     let anna = staff(&server, &visitor, "Anna", &[]).await;
+    let _anna_page = connect_staff(&server, &anna).await;
     sign_on(&server, &anna, &[]).await;
     let listed = listed(&server, &anna, id, true).await;
     assert_eq!(listed["alarm"]["state"], "alerting");

@@ -270,6 +270,9 @@ async fn after_a_kill_every_pending_level_starts_within_a_second_of_the_restart(
     let ben = staff(&server, &visitor, "Ben", &[]).await;
     sign_on(&server, &anna, &["1"]).await;
     sign_on(&server, &ben, &["2"]).await;
+    // Their pages open: a channel each (§18).
+    let anna_page = connect_staff(&server, &anna).await;
+    let ben_page = connect_staff(&server, &ben).await;
     let mut ids = Vec::new();
     for room in 0..5 {
         ids.push(open(&server, &visitor, &format!("Z{room}"), "Notruf", Some("1")).await);
@@ -286,11 +289,14 @@ async fn after_a_kill_every_pending_level_starts_within_a_second_of_the_restart(
         }
     }
     server.kill();
+    drop((anna_page, ben_page));
     // Down past every level 2's time.
     tokio::time::sleep(Duration::from_millis(3500)).await;
 
     let server = Server::start(options);
     let restarted = Instant::now();
+    // Ben's page comes back as the server does (it reconnects by itself).
+    let _ben_page = connect_staff(&server, &ben).await;
     let deadline = restarted + WAIT;
     loop {
         let calls = staff_calls(&server, &ben).await;

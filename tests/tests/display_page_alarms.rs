@@ -202,7 +202,9 @@ async fn the_test_page_s_staff_and_the_alarm_on_the_tiles() {
         "{line}"
     );
 
-    // Anna signs on for section A: the call alerts her; its tile says how far it escalated.
+    // Anna, her staff page open (a channel to her, §18), signs on for
+    // section A: the call alerts her; its tile says how far it escalated.
+    let _anna_page = alarms_support::connect_staff_token(&server, &token).await;
     as_staff(
         &server,
         Method::PUT,
@@ -274,11 +276,13 @@ async fn an_alert_nobody_confirms_is_not_delivered_on_the_tile_until_a_receipt()
     let browser = driver.browser("display-receipts", 1920, 1080).await;
     let me = display_via_test_page(&browser, &base).await;
     // Anna on duty for A, her page open (it confirms nothing by itself
-    // here); Ben of Leitung off duty: the Notruf's last level.
+    // here); Ben of Leitung off duty, his page open too (a channel: he is
+    // not "not reached" at once, §18): the Notruf's last level.
     let anna = alarms_support::staff(&server, &me, "Anna", &[]).await;
-    let _ben = alarms_support::staff(&server, &me, "Ben", &["Leitung"]).await;
+    let ben = alarms_support::staff(&server, &me, "Ben", &["Leitung"]).await;
     alarms_support::sign_on(&server, &anna, &["A"]).await;
     let mut anna_page = alarms_support::connect_staff(&server, &anna).await;
+    let _ben_page = alarms_support::connect_staff(&server, &ben).await;
 
     let opened = Instant::now();
     let id = alarms_support::open(&server, &me, "Zimmer-7", "Notruf", Some("A")).await;

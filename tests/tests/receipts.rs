@@ -158,6 +158,42 @@ async fn recipients_who_do_not_confirm_start_the_next_level_at_the_deadline() {
     assert_eq!(recipient(&alarm, &ben)["level"], 2);
 }
 
+#[tokio::test]
+async fn a_person_without_any_channel_is_not_reached_at_once() {
+    // Deadlines of 30 s: "at once" cannot be the deadline.
+    let server = Server::start(Options::sandbox().env("RECEIPT_SECONDS", "30"));
+    let visitor = server.new_consumer().await;
+    // Anna has no phone subscribed, no page open and no device.
+    let anna = staff(&server, &visitor, "Anna", &[]).await;
+    let ben = staff(&server, &visitor, "Ben", &[]).await;
+    sign_on(&server, &anna, &["1"]).await;
+    sign_on(&server, &ben, &["2"]).await;
+    let mut ben_page = connect_staff(&server, &ben).await;
+    let opened = Instant::now();
+    let id = open(&server, &visitor, "Z1", "Notruf", Some("1")).await;
+
+    let house = message(&mut ben_page, "call.alert", id).await;
+    let at = seconds(opened);
+    println!("level 2 (house) with nobody reachable at level 1: {at:.2} s after the open");
+    assert!(at < 1.0, "{at:.2} s: the next level starts at once");
+    assert_eq!(house["level"], 2);
+    // Anna is still alerted (a page she opens later shows it) and listed,
+    // not reached.
+    let alarm = alarm_of(&server, &visitor, id).await;
+    let anna_entry = recipient(&alarm, &anna);
+    assert_eq!(anna_entry["level"], 1);
+    assert_eq!(anna_entry["received_at"], Value::Null);
+    assert_eq!(recipient(&alarm, &ben)["level"], 2);
+
+    // Once her page is open, she has a channel: a call then waits for her
+    // receipt, and level 1 holds.
+    let _anna_page = connect_staff(&server, &anna).await;
+    let second = open(&server, &visitor, "Z2", "Notruf", Some("1")).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let alarm = alarm_of(&server, &visitor, second).await;
+    assert_eq!(alarm["level"], 1, "{alarm}");
+}
+
 /// `member`'s entry in `alarm`'s `recipients`.
 fn recipient(alarm: &Value, member: &Member) -> Value {
     alarm["recipients"]

@@ -5,8 +5,11 @@
 //! says who comes. Another visitor sees none of it; the token is in no log
 //! line. Runs on SQLite and, with `BLACKBOX_STORE=dynamodb`, on moto.
 
+mod alarms_support;
+
 use std::time::{Duration, Instant};
 
+use alarms_support::connect_staff_token;
 use blackbox_tests::*;
 use reqwest::Method;
 
@@ -142,7 +145,9 @@ async fn a_visitor_s_staff_member_is_alerted_and_accepts_on_the_whole_path() {
         "the state never shows a token"
     );
 
-    // A call of the visitor alerts Anna; their display shows it.
+    // Her staff page open (a channel to her, §18): a call of the visitor
+    // alerts Anna; their display shows it.
+    let _anna_page = connect_staff_token(&server, &token).await;
     let opened = server
         .display_query(
             "include=type",

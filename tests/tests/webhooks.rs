@@ -115,7 +115,7 @@ async fn every_event_of_a_call_arrives_verified_in_order_the_first_within_a_seco
     assert_eq!(data(0)["level"], 1);
     assert_eq!(
         data(0)["recipients"],
-        json!([{"id": data(0)["recipients"][0]["id"], "name": "Anna", "device": "DECT-101"}])
+        json!([{"id": data(0)["recipients"][0]["id"], "name": "Anna", "device": "DECT-101", "alert": 1}])
     );
     assert_eq!(data(1)["level"], 2);
     assert_eq!(data(2)["level"], 2);

@@ -44,8 +44,13 @@ pub(crate) enum Command {
         /// whole house). Calls without a section go to every endpoint.
         #[arg(long = "section")]
         sections: Vec<String>,
+        /// The alarm server sends `received` (POST /api/v1/response) when a
+        /// handset got an alert. Without it, its 2xx to a call.alert is the
+        /// receipt of the recipients with a device named in it.
+        #[arg(long)]
+        confirms_delivery: bool,
     },
-    /// List the endpoints: id, name, URL, events, sections, secrets, state (never a secret).
+    /// List the endpoints: id, name, URL, events, sections, receipts, secrets, state (never a secret).
     List,
     /// Add a second secret and print it; attempts carry a signature of each until `retire-secret`.
     Rotate {
@@ -98,12 +103,14 @@ pub(crate) async fn run(
             name,
             events,
             sections,
+            confirms_delivery,
         } => {
             let asked = Asked {
                 url: &url,
                 name: name.as_deref(),
                 events: &events,
                 sections: &sections,
+                confirms_delivery,
             };
             create(store, sealer, out, asked).await
         }
@@ -154,6 +161,9 @@ struct EndpointRow {
     /// How many of them are sealed with the installation's key.
     sealed: usize,
     disabled: bool,
+    /// The alarm server sends `received` itself; else its 2xx to a
+    /// `call.alert` is the receipt of the recipients with a device.
+    confirms_delivery: bool,
     failing_since: Option<String>,
     created_at: String,
 }
@@ -173,6 +183,7 @@ impl EndpointRow {
             secrets: endpoint.secrets.len(),
             sealed: endpoint.secrets.iter().filter(|s| is_sealed(s)).count(),
             disabled: endpoint.disabled,
+            confirms_delivery: endpoint.confirms_delivery,
             failing_since: endpoint.failing_since.map(|t| out.time(t)),
             created_at: out.time(endpoint.created_at),
         }
@@ -185,6 +196,7 @@ struct Asked<'a> {
     name: Option<&'a str>,
     events: &'a [String],
     sections: &'a [String],
+    confirms_delivery: bool,
 }
 
 async fn create(
@@ -198,6 +210,7 @@ async fn create(
         name,
         events,
         sections,
+        confirms_delivery,
     } = asked;
     let url = check_url(url).map_err(|problem| Failure::refused(format!("--url {problem}")))?;
     let name = match name {
@@ -236,6 +249,7 @@ async fn create(
         disabled: false,
         created_at: clock::now(),
         failing_since: None,
+        confirms_delivery,
     };
     store.create_endpoint(&endpoint).await?;
     IssuedSecret {
@@ -273,6 +287,11 @@ async fn list(store: &dyn WebhookStore, out: Output) -> Outcome {
                     e.url.clone(),
                     all(&e.events, "(every type)"),
                     all(&e.sections, "(whole house)"),
+                    if e.confirms_delivery {
+                        "received".to_string()
+                    } else {
+                        "2xx".to_string()
+                    },
                     match e.sealed {
                         0 => e.secrets.to_string(),
                         n if n == e.secrets => format!("{n} sealed"),
@@ -292,7 +311,8 @@ async fn list(store: &dyn WebhookStore, out: Output) -> Outcome {
             .collect();
         table(
             &[
-                "ID", "NAME", "URL", "EVENTS", "SECTIONS", "SECRETS", "STATE", "CREATED",
+                "ID", "NAME", "URL", "EVENTS", "SECTIONS", "RECEIPTS", "SECRETS", "STATE",
+                "CREATED",
             ],
             &cells,
         )

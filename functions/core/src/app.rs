@@ -71,6 +71,9 @@ pub struct AppState {
     /// background ([`alarm::looks`]); off where another process steps every
     /// alarm ([`AppState::without_alarm_looks`]).
     pub looks_after_writes: bool,
+    /// The scopes whose duty looks run: one round at a time per scope
+    /// ([`alarm::scope_rounds`]).
+    pub(crate) scope_rounds: Arc<alarm::scope_rounds::ScopeRounds>,
 }
 
 impl AppState {
@@ -91,6 +94,7 @@ impl AppState {
             push: None,
             pushes: None,
             looks_after_writes: true,
+            scope_rounds: Arc::default(),
         }
     }
 

@@ -85,7 +85,7 @@ pub use signing::{sealing, secrets, signature, tokens};
 
 // The stores: the traits each store implements and what they take and give.
 pub use store::admin::{AdminStore, Erased, SecretsReplaced, listed};
-pub use store::alarms::{AlarmStore, AlarmWrite, DueAlarm, FirstAlarm, KeptAlarm};
+pub use store::alarms::{AlarmStore, AlarmWrite, DueAlarm, FirstAlarm, KeptAlarm, RosterRead};
 pub use store::cache::DEFAULT_TTL;
 pub use store::push::PushStore;
 pub use store::webhooks::{Attempt, AttemptEnd, WebhookStore};
@@ -135,12 +135,14 @@ pub mod webhooks {
     pub use crate::domain::webhooks::facts::ElementFacts;
     pub use crate::domain::webhooks::outbox;
     pub use crate::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
-    pub use crate::domain::webhooks::{Endpoint, EventType, Outcome, check_url};
+    pub use crate::domain::webhooks::{
+        Endpoint, EventType, Outcome, alerts_reach_handsets, check_url,
+    };
 }
 
 /// The live feed of the displays and staff pages: its hub and its messages.
 pub mod live {
     pub use crate::wire::live::{
-        AlarmNews, Delivery, LiveAudience, LiveEvent, LiveHub, LiveMessage, PONG, is_ping,
+        AlarmNews, Delivery, LiveAudience, LiveEvent, LiveHub, LiveMessage, OpenPage, PONG, is_ping,
     };
 }

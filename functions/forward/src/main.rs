@@ -4,6 +4,8 @@
 //! rounds ([`webhook_rounds`]) until the deliveries rest. A function of its
 //! own beside `deliver` (the pushes): the dispatcher, its store operations
 //! and the pushes' encryption together made a zip over the 3 MB budget.
+//! An alarm server's 2xx to a `call.alert` is its handsets' receipt
+//! (DECISIONS §16, §18), applied here by the alarm engine.
 //! This is the runtime glue.
 
 mod webhook_rounds;
@@ -16,7 +18,7 @@ use lambda_support::LambdaEvent;
 use lambda_support::batch::Batch;
 use serde::de::IgnoredAny;
 
-use nurse_call_core::{Dispatcher, Mode, Settings, WebhookStore};
+use nurse_call_core::{AppState, Dispatcher, Mode, Settings, WebhookStore};
 use nurse_call_dynamodb::DynamoStore;
 use nurse_call_push::webhook_sender::HttpSender;
 
@@ -81,5 +83,14 @@ async fn rounds_from_env() -> Result<WebhookRounds, String> {
         CONCURRENCY,
         settings.supervision,
     );
+    // An alarm server's 2xx to a `call.alert` is its handsets' receipt
+    // unless it confirms delivery itself (DECISIONS §16, §18): the alarm
+    // written here as the staff function writes a phone's receipt; the
+    // stream tells displays and pages, and the alarm function takes the
+    // step's alerts on (no look after the write, no push from here).
+    let receipts = AppState::new(store.clone(), settings.clone())
+        .with_alarms(store.clone())
+        .without_alarm_looks();
+    dispatcher.take_receipts_with(receipts);
     Ok(WebhookRounds::new(dispatcher, store))
 }

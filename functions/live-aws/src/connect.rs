@@ -11,6 +11,8 @@
 //! query or its headers, only the route, the connection id, the display id
 //! and the status.
 
+use std::sync::Arc;
+
 use aws_lambda_events::apigw::{ApiGatewayProxyResponse, ApiGatewayWebsocketProxyRequest};
 use aws_lambda_events::encodings::Body;
 use http::HeaderValue;
@@ -18,8 +20,9 @@ use http::header::CONTENT_TYPE;
 use serde_json::Value;
 
 use nurse_call_core::{ApiError, AppState, SandboxProof, clock, error_response, live_reader};
+use nurse_call_dynamodb::DynamoStore;
 
-use crate::connections::{Connection, Connections};
+use crate::connections::{Connection, Connections, LIFETIME};
 
 /// API Gateway's route of a new WebSocket connection: authenticated, then
 /// recorded.
@@ -31,13 +34,19 @@ pub const DISCONNECT: &str = "$disconnect";
 pub struct ConnectHandler {
     state: AppState,
     connections: Connections,
+    pages: Arc<DynamoStore>,
 }
 
 impl ConnectHandler {
     /// `state` authenticates (display tokens, sandbox proofs); `connections`
-    /// records who is connected.
-    pub fn new(state: AppState, connections: Connections) -> Self {
-        ConnectHandler { state, connections }
+    /// records who is connected; `pages` (the state's store) which staff
+    /// pages are open: a channel to their person (§18).
+    pub fn new(state: AppState, connections: Connections, pages: Arc<DynamoStore>) -> Self {
+        ConnectHandler {
+            state,
+            connections,
+            pages,
+        }
     }
 
     /// One API Gateway WebSocket event in, the answer out (always one:
@@ -97,7 +106,23 @@ impl ConnectHandler {
             sections: reader.sections,
             display_id: reader.display_id,
         };
-        match self.connections.put(&connection, clock::now()).await {
+        let now = clock::now();
+        let recorded = match &reader.staff_id {
+            // A staff page: its person's channel while it is connected (§18),
+            // until API Gateway's connection limit at the latest.
+            Some(staff_id) => {
+                let until = now + LIFETIME;
+                futures_util::future::try_join(
+                    self.connections.put(&connection, now),
+                    self.pages
+                        .page_opened(&connection.scope, staff_id, connection_id, until),
+                )
+                .await
+                .map(|_| ())
+            }
+            None => self.connections.put(&connection, now).await,
+        };
+        match recorded {
             Ok(()) => {
                 tracing::info!(
                     connection_id,
@@ -122,6 +147,10 @@ impl ConnectHandler {
                 for scope in scopes {
                     if let Err(error) = self.connections.delete(&scope, connection_id).await {
                         tracing::warn!(connection_id, %error, "connection not forgotten");
+                    }
+                    // A display's has none: deleting nothing is no error.
+                    if let Err(error) = self.pages.page_closed(&scope, connection_id).await {
+                        tracing::warn!(connection_id, %error, "staff page not forgotten");
                     }
                 }
             }

@@ -28,6 +28,9 @@ pub struct Setup {
     pub state: AppState,
     /// The connections table, on the store's client.
     pub connections: Connections,
+    /// The same store as the state's, typed: `$connect` records a staff
+    /// page as its person's channel (§18) beside the roster.
+    pub store: Arc<DynamoStore>,
     /// The SDK configuration every client of the function shares (the poster's
     /// too).
     pub sdk_config: SdkConfig,
@@ -40,7 +43,7 @@ impl Setup {
     pub async fn from_env() -> Result<Setup, String> {
         let settings = Settings::from_env(Mode::Production)?;
         let (sdk_config, store) = DynamoStore::from_env().await;
-        let store = store.with_call_retention(settings.call_retention);
+        let store = Arc::new(store.with_call_retention(settings.call_retention));
         // One client (and connection pool) for the store and the connections.
         let connections = Connections::new(store.client().clone(), connections_table_from_env());
         tracing::info!(
@@ -49,8 +52,9 @@ impl Setup {
             "using the connections table"
         );
         Ok(Setup {
-            state: lambda_state(Arc::new(store), settings),
+            state: lambda_state(store.clone(), settings),
             connections,
+            store,
             sdk_config,
         })
     }
@@ -83,6 +87,6 @@ impl Setup {
     /// during init.
     pub async fn connect_handler(self) -> ConnectHandler {
         warm_store(&self.state).await;
-        ConnectHandler::new(self.state, self.connections)
+        ConnectHandler::new(self.state, self.connections, self.store)
     }
 }

@@ -15,7 +15,8 @@ use aws_smithy_mocks::{Rule, mock};
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use nurse_call_core::{Consumer, Display, Mode, Scope, proof, tokens::token_hash};
+use nurse_call_core::{Consumer, Display, Mode, Scope, alarm::Staff, proof, tokens::token_hash};
+use nurse_call_dynamodb::alarm_items::{staff_credential, staff_key};
 use nurse_call_dynamodb::item::{Item, consumer_item, display_item, display_key};
 use nurse_call_live_aws::connect::ConnectHandler;
 use nurse_call_live_aws::connections::Connections;
@@ -115,6 +116,7 @@ fn handler(db: &Db, mode: Mode) -> ConnectHandler {
     ConnectHandler::new(
         state(db, mode),
         Connections::new(db.clone(), CONNECTIONS_TABLE),
+        store(db),
     )
 }
 
@@ -161,6 +163,63 @@ async fn a_display_token_connects_and_its_scope_sections_and_expiry_are_recorded
     );
     assert!(item["connected_at"].as_s().unwrap().ends_with('Z'));
     assert!(!item.contains_key("token"), "no credential is kept");
+}
+
+#[tokio::test]
+async fn a_staff_page_connects_and_is_recorded_as_its_persons_channel_until_the_connection_limit() {
+    let staff = Staff {
+        id: "3c2b1a09-8f7e-4d6c-9b5a-493827161504".into(),
+        scope: Scope::installation(),
+        name: "Anna".into(),
+        groups: Vec::new(),
+        device: None,
+        token_hash: token_hash(TOKEN),
+        created_at: Utc::now(),
+        revoked: false,
+    };
+    let known = credentials(
+        staff_key(&token_hash(TOKEN)),
+        Some(staff_credential(&staff, None)),
+    );
+    let puts = Puts::default();
+    let put = recording(&puts);
+    let channels = Puts::default();
+    let channel = {
+        let channels = channels.clone();
+        mock!(Db::put_item)
+            .match_requests(|put| put.table_name() == Some("t-data"))
+            .then_compute_output(move |put| {
+                channels
+                    .0
+                    .lock()
+                    .unwrap()
+                    .push(put.item().cloned().unwrap_or_default());
+                PutItemOutput::builder().build()
+            })
+    };
+    // The token is no display's: the staff credential is looked up next.
+    let display_unknown = credentials(display_key(&token_hash(TOKEN)), None);
+    let db = dynamodb(&[&display_unknown, &known, &put, &channel]);
+
+    let before = Utc::now().timestamp();
+    let response = handler(&db, Mode::Production)
+        .handle(connect_event(&[("token", TOKEN)]))
+        .await;
+
+    assert_eq!(response.status_code, 200);
+    assert_eq!(puts.0.lock().unwrap().len(), 1, "one connection item");
+    let items = channels.0.lock().unwrap().clone();
+    assert_eq!(items.len(), 1, "one channel item: {items:?}");
+    let item = &items[0];
+    assert_eq!(item["pk"], s("staff#installation"));
+    assert_eq!(item["sk"], s(&format!("channel#page#{CONNECTION}")));
+    assert_eq!(item["staff_id"], s(&staff.id));
+    let ttl: i64 = item["ttl"].as_n().unwrap().parse().unwrap();
+    let lifetime = 2 * 3600 + 10 * 60;
+    assert!(
+        (before + lifetime..=Utc::now().timestamp() + lifetime).contains(&ttl),
+        "counted open until 2 h 10 min after the connect: {ttl}"
+    );
 }
 
 #[tokio::test]
@@ -270,7 +329,17 @@ async fn disconnect_deletes_the_connection_found_through_its_index() {
                 && delete.key().and_then(|key| key.get("connection_id")) == Some(&s(CONNECTION))
         })
         .then_output(|| DeleteItemOutput::builder().build());
-    let db = dynamodb(&[&lookup, &delete]);
+    // A staff page's channel item in the roster goes too (§18); a
+    // display's connection has none, and deleting nothing is no error.
+    let page = mock!(Db::delete_item)
+        .match_requests(|delete| {
+            delete.table_name() == Some("t-data")
+                && delete.key().and_then(|key| key.get("pk")) == Some(&s("staff#installation"))
+                && delete.key().and_then(|key| key.get("sk"))
+                    == Some(&s(&format!("channel#page#{CONNECTION}")))
+        })
+        .then_output(|| DeleteItemOutput::builder().build());
+    let db = dynamodb(&[&lookup, &delete, &page]);
 
     let response = handler(&db, Mode::Production)
         .handle(disconnect_event())
@@ -278,6 +347,7 @@ async fn disconnect_deletes_the_connection_found_through_its_index() {
 
     assert_eq!(response.status_code, 200);
     assert_eq!(delete.num_calls(), 1);
+    assert_eq!(page.num_calls(), 1);
 }
 
 #[tokio::test]

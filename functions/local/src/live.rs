@@ -70,6 +70,8 @@ pub(crate) async fn connect(
         return answer(&ApiError::Internal, &method, 500);
     };
     let changes = hub.subscribe();
+    // A staff page is its person's channel while it is open (§18).
+    let page = reader.staff_id.as_deref().map(|id| hub.page_opened(id));
     tracing::info!(
         display_id = ?reader.display_id,
         staff_id = ?reader.staff_id,
@@ -77,7 +79,10 @@ pub(crate) async fn connect(
         "live display connected"
     );
     upgrade
-        .on_upgrade(move |socket| forward(socket, reader, changes))
+        .on_upgrade(move |socket| async move {
+            forward(socket, reader, changes).await;
+            drop(page);
+        })
         .into_response()
 }
 

@@ -219,6 +219,10 @@ async fn run(args: Args) -> Result<(), String> {
     if args.alarm_steps == "none" {
         tracing::warn!("webhook events are delivered by another process (ALARM_STEPS=none)");
     } else {
+        // An alarm server's 2xx to a `call.alert` is its handsets' receipt
+        // unless it confirms delivery itself (DECISIONS §16, §18): applied
+        // as a phone's, seen live by displays and staff pages.
+        dispatcher.take_receipts_with(state.clone());
         webhooks::start(dispatcher, webhook_store)
             .map_err(|e| format!("cannot start the webhook deliveries: {e}"))?;
     }

@@ -96,6 +96,7 @@ async fn a_receiver_down_for_an_hour_gets_what_is_still_due_and_the_rest_is_logg
             disabled: false,
             created_at: t0,
             failing_since: None,
+            confirms_delivery: false,
         })
         .await
         .unwrap();
@@ -237,6 +238,7 @@ async fn a_close_not_delivered_within_24_hours_is_given_up_and_logged() {
             disabled: false,
             created_at: t0,
             failing_since: None,
+            confirms_delivery: false,
         })
         .await
         .unwrap();

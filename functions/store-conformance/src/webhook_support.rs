@@ -33,6 +33,7 @@ pub(crate) fn endpoint(n: u32, created_at: DateTime<Utc>) -> Endpoint {
         disabled: false,
         created_at,
         failing_since: None,
+        confirms_delivery: false,
     }
 }
 

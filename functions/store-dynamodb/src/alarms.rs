@@ -16,7 +16,7 @@ use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 
 use nurse_call_core::{
-    AlarmStore, AlarmWrite, Call, DueAlarm, KeptAlarm, Scope, StoreError,
+    AlarmStore, AlarmWrite, Call, DueAlarm, KeptAlarm, RosterRead, Scope, StoreError,
     alarm::{Alarm, AuditEvent, Duty, Staff},
     clock,
     webhooks::{outbox, outbox::OutboxEvent},
@@ -70,6 +70,28 @@ impl AlarmStore for DynamoStore {
 
     async fn staff_of(&self, scope: &Scope) -> Result<Vec<Staff>, StoreError> {
         self.roster(scope).await
+    }
+
+    async fn staff_with_channel(
+        &self,
+        scope: &Scope,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(self.roster_and_channels(scope, now).await?.1)
+    }
+
+    /// The staff and their channels in one `Query` ([`crate::channels`]),
+    /// then the duties when there is anybody.
+    async fn roster(&self, scope: &Scope, now: DateTime<Utc>) -> Result<RosterRead, StoreError> {
+        let (staff, with_channel) = self.roster_and_channels(scope, now).await?;
+        if staff.is_empty() {
+            return Ok(RosterRead::default());
+        }
+        Ok(RosterRead {
+            duties: self.duties_at(scope, now).await?,
+            staff,
+            with_channel,
+        })
     }
 
     async fn replace_staff_token(&self, id: &str, token_hash: &str) -> Result<bool, StoreError> {

@@ -7,11 +7,18 @@
 //! (devices.rs) outlive a registration of the same endpoint again. A
 //! person's subscriptions are read with one consistent `Query`; sandbox
 //! items expire with their visitor (TTL).
+//!
+//! Who of a scope has a phone subscribed (a channel, DECISIONS §18) is read
+//! with the roster, at no cost: each subscription has a channel item in its
+//! scope's roster partition ([`crate::channels`]), written in the same
+//! transaction as the subscription. (Subscriptions stored before those
+//! items existed have none: their person counts as without a channel until
+//! the page registers again, which it does each time it opens.)
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValue, TransactWriteItem, Update};
 
 use chrono::{DateTime, Utc};
 use nurse_call_core::{
@@ -21,16 +28,33 @@ use nurse_call_core::{
 };
 
 use crate::DynamoStore;
-use crate::alarm_items::{get_precise, precise};
+use crate::alarm_items::{get_precise, precise, roster_pk};
+use crate::channels::{channel_item, push_channel_sk};
 use crate::device_tests::DeviceTest;
-use crate::error::{classify, condition_failed};
+use crate::error::{build_error, classify, condition_failed};
 use crate::item::{Item, expiry_for, get_s, n, required, s};
+use crate::transaction::Transaction;
 
 const VAPID_PK: &str = "push#vapid";
 const VAPID_SK: &str = "key";
 
 pub(crate) fn subscriptions_pk(staff_id: &str) -> String {
     format!("push#{staff_id}")
+}
+
+/// The channel item of a subscription: its person has a push channel.
+fn index_item(subscription: &PushSubscription) -> Item {
+    let ttl = expiry_for(&subscription.scope, subscription.created_at);
+    channel_item(
+        &subscription.scope,
+        &index_sk(&subscription.staff_id, &subscription.endpoint),
+        &subscription.staff_id,
+        ttl,
+    )
+}
+
+fn index_sk(staff_id: &str, endpoint: &str) -> String {
+    push_channel_sk(staff_id, &sha256_hex(endpoint))
 }
 
 fn subscription_item(subscription: &PushSubscription) -> Item {
@@ -117,18 +141,21 @@ fn keys_from_item(item: &Item) -> Result<VapidKeys, StoreError> {
 }
 
 impl DynamoStore {
-    /// Deletes every subscription of a staff member (revoke, erase): a
-    /// `Query` of their partition and `BatchWriteItem`s, after the
-    /// member's own transaction (repeating it is harmless).
+    /// Deletes every subscription of a staff member (revoke, erase) and
+    /// their channel items: a `Query` of their partition and
+    /// `BatchWriteItem`s, after the member's own transaction (repeating it
+    /// is harmless).
     pub(crate) async fn forget_push_subscriptions(&self, staff_id: &str) -> Result<(), StoreError> {
         let pk = subscriptions_pk(staff_id);
-        let keys = self
-            .query_partition(&pk)
-            .await?
-            .iter()
-            .filter_map(|item| get_s(item, "sk"))
-            .map(|sk| (pk.clone(), sk))
-            .collect::<Vec<_>>();
+        let mut keys = Vec::new();
+        for item in self.query_partition(&pk).await? {
+            let subscription = subscription_from_item(&item)?;
+            keys.push((pk.clone(), sha256_hex(&subscription.endpoint)));
+            keys.push((
+                roster_pk(&subscription.scope),
+                index_sk(staff_id, &subscription.endpoint),
+            ));
+        }
         if keys.is_empty() {
             return Ok(());
         }
@@ -183,18 +210,30 @@ impl PushStore for DynamoStore {
         &self,
         subscription: &PushSubscription,
     ) -> Result<(), StoreError> {
+        // The subscription's own attributes set (an update: a renewal
+        // keeps the device's facts), its channel item put, together.
         let update = subscription_update(subscription);
-        self.client
-            .update_item()
+        let update = Update::builder()
             .table_name(&self.tables.data)
             .set_key(Some(update.key))
             .update_expression(update.expression)
             .set_expression_attribute_names(Some(update.names))
             .set_expression_attribute_values(Some(update.values))
-            .send()
-            .await
-            .map_err(classify)?;
-        Ok(())
+            .build()
+            .map(|update| TransactWriteItem::builder().update(update).build())
+            .map_err(build_error)?;
+        let channel = Put::builder()
+            .table_name(&self.tables.data)
+            .set_item(Some(index_item(subscription)))
+            .build()
+            .map(|put| TransactWriteItem::builder().put(put).build())
+            .map_err(build_error)?;
+        match self.transact(vec![update, channel]).await? {
+            Transaction::Committed => Ok(()),
+            Transaction::Cancelled(reasons) => Err(StoreError::Unavailable(format!(
+                "the push subscription was not stored (transaction cancelled: {reasons:?})"
+            ))),
+        }
     }
 
     async fn delete_push_subscription(
@@ -212,7 +251,24 @@ impl PushStore for DynamoStore {
             .send()
             .await
             .map_err(classify)?;
-        Ok(output.attributes.is_some_and(|old| !old.is_empty()))
+        let Some(old) = output.attributes.filter(|old| !old.is_empty()) else {
+            return Ok(false);
+        };
+        // Its index item: the scope is the deleted subscription's. Not in
+        // one transaction with the delete (a transaction cannot say whether
+        // it deleted anything); should this fail, the person counts as
+        // subscribed a while longer: their alert's receipt deadline then
+        // says it (§18), as for a phone that does not confirm.
+        let subscription = subscription_from_item(&old)?;
+        self.client
+            .delete_item()
+            .table_name(&self.tables.data)
+            .key("pk", s(roster_pk(&subscription.scope)))
+            .key("sk", s(index_sk(staff_id, endpoint)))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(true)
     }
 
     async fn push_subscriptions(

@@ -20,9 +20,22 @@ use crate::alarm_items::{
     duty_from_item, duty_item, duty_pk, roster_pk, staff_credential, staff_from_item, staff_key,
     staff_roster_entry,
 };
+use crate::channels::{is_channel, staff_with_channel};
 use crate::error::{build_error, classify};
 use crate::item::{Item, expiry_for, s};
 use crate::transaction::{TRANSACTION_ATTEMPTS, Transaction, backoff};
+
+/// The staff members of a roster partition's items (not its channel
+/// items), ordered by name, then id.
+fn roster_staff(items: &[Item]) -> Result<Vec<Staff>, StoreError> {
+    let mut staff = items
+        .iter()
+        .filter(|item| !is_channel(item))
+        .map(staff_from_item)
+        .collect::<Result<Vec<_>, _>>()?;
+    staff.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+    Ok(staff)
+}
 
 /// When a staff member's item is put.
 enum Only<'a> {
@@ -97,14 +110,18 @@ impl DynamoStore {
 
     /// One consistent `Query` of the scope's roster, ordered by name, then id.
     pub(crate) async fn roster(&self, scope: &Scope) -> Result<Vec<Staff>, StoreError> {
-        let mut staff = self
-            .query_partition(&roster_pk(scope))
-            .await?
-            .iter()
-            .map(staff_from_item)
-            .collect::<Result<Vec<_>, _>>()?;
-        staff.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
-        Ok(staff)
+        roster_staff(&self.query_partition(&roster_pk(scope)).await?)
+    }
+
+    /// The scope's staff and who of them has a channel at `now`
+    /// ([`crate::channels`]): the same one `Query`.
+    pub(crate) async fn roster_and_channels(
+        &self,
+        scope: &Scope,
+        now: DateTime<Utc>,
+    ) -> Result<(Vec<Staff>, Vec<String>), StoreError> {
+        let items = self.query_partition(&roster_pk(scope)).await?;
+        Ok((roster_staff(&items)?, staff_with_channel(&items, now)))
     }
 
     /// The credential of the new hash put, the old one deleted (only if it

@@ -68,7 +68,7 @@ fn epoch_seconds(at: DateTime<Utc>, days: i64) -> i64 {
 }
 
 /// The attributes an update replaces (`update_endpoint`), by name.
-pub fn endpoint_settings(endpoint: &Endpoint) -> [(&'static str, AttributeValue); 6] {
+pub fn endpoint_settings(endpoint: &Endpoint) -> [(&'static str, AttributeValue); 7] {
     [
         ("name", s(&endpoint.name)),
         ("url", s(&endpoint.url)),
@@ -76,6 +76,10 @@ pub fn endpoint_settings(endpoint: &Endpoint) -> [(&'static str, AttributeValue)
         ("sections", texts(&endpoint.sections)),
         ("secrets", texts(&endpoint.secrets)),
         ("disabled", AttributeValue::Bool(endpoint.disabled)),
+        (
+            "confirms_delivery",
+            AttributeValue::Bool(endpoint.confirms_delivery),
+        ),
     ]
 }
 
@@ -114,6 +118,9 @@ pub fn endpoint_from_item(item: &Item) -> Result<Endpoint, StoreError> {
         disabled: get_bool(item, "disabled").unwrap_or(true),
         created_at: required(get_precise(item, "created_at"), "endpoint", "created_at")?,
         failing_since: get_precise(item, "failing_since"),
+        // An item written before the flag existed: its 2xx is a receipt,
+        // as it was.
+        confirms_delivery: get_bool(item, "confirms_delivery").unwrap_or(false),
     })
 }
 
@@ -292,5 +299,25 @@ mod tests {
                     < delivery_list_from(at + chrono::Duration::nanoseconds(1))
             );
         }
+    }
+
+    #[test]
+    fn an_endpoint_stored_before_the_flag_does_not_confirm_delivery() {
+        let endpoint = Endpoint {
+            id: "ep_1".into(),
+            name: "alarm.example".into(),
+            url: "https://alarm.example/hook".into(),
+            events: Vec::new(),
+            sections: Vec::new(),
+            secrets: vec!["whsec_x".into()],
+            disabled: false,
+            created_at: "2026-05-01T10:00:00.25Z".parse().unwrap(),
+            failing_since: None,
+            confirms_delivery: true,
+        };
+        let mut item = endpoint_item(&endpoint);
+        assert_eq!(endpoint_from_item(&item).unwrap(), endpoint);
+        item.remove("confirms_delivery");
+        assert!(!endpoint_from_item(&item).unwrap().confirms_delivery);
     }
 }

@@ -13,7 +13,8 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use nurse_call_core::{
-    AddressSnapshot, AlarmStore, AlarmWrite, Call, DueAlarm, KeptAlarm, Scope, StoreError,
+    AddressSnapshot, AlarmStore, AlarmWrite, Call, DueAlarm, KeptAlarm, RosterRead, Scope,
+    StoreError,
     alarm::{Alarm, AuditEvent, Duty, Staff, StaffRef, quiet_end},
     clock,
     webhooks::outbox,
@@ -254,19 +255,34 @@ impl AlarmStore for SqliteStore {
         scope: &Scope,
         address: &str,
         now: DateTime<Utc>,
-    ) -> Result<(AddressSnapshot, Option<(Vec<Staff>, Vec<Duty>)>), StoreError> {
+    ) -> Result<(AddressSnapshot, Option<RosterRead>), StoreError> {
         let (scope, address) = (scope.as_str().to_string(), address.to_string());
         self.read(move |c| {
             let snapshot = crate::address::read_snapshot(c, &scope, &address)?;
             let staff = staff::of_scope(c, &scope)?;
-            let duties = if staff.is_empty() {
-                Vec::new()
+            let roster = if staff.is_empty() {
+                RosterRead::default()
             } else {
-                staff::duties(c, &scope, now)?
+                RosterRead {
+                    duties: staff::duties(c, &scope, now)?,
+                    with_channel: staff::with_channel(c, &scope)?,
+                    staff,
+                }
             };
-            Ok((snapshot, Some((staff, duties))))
+            Ok((snapshot, Some(roster)))
         })
         .await
+    }
+
+    /// A push subscription is the only channel this store knows of: the
+    /// local server's open pages are its live hub's.
+    async fn staff_with_channel(
+        &self,
+        scope: &Scope,
+        _now: DateTime<Utc>,
+    ) -> Result<Vec<String>, StoreError> {
+        let scope = scope.as_str().to_string();
+        self.read(move |c| staff::with_channel(c, &scope)).await
     }
 
     async fn alarm(&self, scope: &Scope, call_id: i64) -> Result<Option<KeptAlarm>, StoreError> {

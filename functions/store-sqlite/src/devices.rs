@@ -1,5 +1,5 @@
 //! What each push subscription's pushes and receipts tell (DECISIONS §18,
-//! schema version 12): four columns of `push_subscriptions`, written only
+//! schema version 13): four columns of `push_subscriptions`, written only
 //! here, so a subscription's row and its device's facts go together (a
 //! deleted subscription takes its facts along) while the writes stay apart
 //! from registration.

@@ -23,9 +23,10 @@ use crate::rows::to_precise;
 /// subscriptions (`push`).
 /// 11: the outbox without an index on the event's id (`webhooks`): an
 /// event leaves it by its position.
-/// 12: what each push subscription's pushes and receipts tell (DECISIONS
+/// 12: an endpoint's `confirms_delivery` (DECISIONS §16, §18).
+/// 13: what each push subscription's pushes and receipts tell (DECISIONS
 /// §18, `devices`).
-const SCHEMA_VERSION: i64 = 12;
+const SCHEMA_VERSION: i64 = 13;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -84,23 +85,69 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 12 {
         version_12(connection)?;
     }
+    if version < 13 {
+        version_13(connection)?;
+    }
     Ok(())
+}
+
+/// `webhook_endpoints.confirms_delivery`: the alarm server sends `received`
+/// for its handsets itself (`webhooks create --confirms-delivery`); the
+/// endpoints registered before read 0, their 2xx a receipt as before.
+/// Added only where missing, as the earlier steps create only what is
+/// missing: a file whose tables are newer than its version (a copy moved
+/// back by hand, the tests' older files) opens all the same.
+fn version_12(connection: &Connection) -> rusqlite::Result<()> {
+    let has_column: bool = connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('webhook_endpoints')
+                        WHERE name = 'confirms_delivery')",
+        [],
+        |row| row.get(0),
+    )?;
+    let add = if has_column {
+        ""
+    } else {
+        "ALTER TABLE webhook_endpoints ADD COLUMN confirms_delivery INTEGER NOT NULL DEFAULT 0;"
+    };
+    connection.execute_batch(&format!(
+        "BEGIN;
+         {add}
+         PRAGMA user_version = 12;
+         COMMIT;"
+    ))
 }
 
 /// Each push subscription's device facts (DECISIONS §18): when a test or an
 /// alert was last pushed to it and a test last, its first receipt since,
 /// and the pushes since its last receipt. A subscription kept before knows
-/// nothing yet (`NULL`, 0).
-fn version_12(connection: &Connection) -> rusqlite::Result<()> {
-    connection.execute_batch(
+/// nothing yet (`NULL`, 0). Each column added only where missing, as
+/// version 12 does.
+fn version_13(connection: &Connection) -> rusqlite::Result<()> {
+    let mut add = String::new();
+    for (column, kind) in [
+        ("pushed_at", "TEXT"),
+        ("tested_at", "TEXT"),
+        ("received_at", "TEXT"),
+        ("unanswered", "INTEGER NOT NULL DEFAULT 0"),
+    ] {
+        let has_column: bool = connection.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pragma_table_info('push_subscriptions')
+                            WHERE name = ?1)",
+            [column],
+            |row| row.get(0),
+        )?;
+        if !has_column {
+            add.push_str(&format!(
+                "ALTER TABLE push_subscriptions ADD COLUMN {column} {kind};\n"
+            ));
+        }
+    }
+    connection.execute_batch(&format!(
         "BEGIN;
-         ALTER TABLE push_subscriptions ADD COLUMN pushed_at TEXT;
-         ALTER TABLE push_subscriptions ADD COLUMN tested_at TEXT;
-         ALTER TABLE push_subscriptions ADD COLUMN received_at TEXT;
-         ALTER TABLE push_subscriptions ADD COLUMN unanswered INTEGER NOT NULL DEFAULT 0;
-         PRAGMA user_version = 12;
-         COMMIT;",
-    )
+         {add}
+         PRAGMA user_version = 13;
+         COMMIT;"
+    ))
 }
 
 /// The outbox again, without `UNIQUE` on `id`: its index took a random page

@@ -73,6 +73,16 @@ pub(crate) fn of_scope(c: &Connection, scope: &str) -> rusqlite::Result<Vec<Staf
     .collect()
 }
 
+/// The staff (ids) of `scope` with at least one push subscription: a
+/// channel (§18).
+pub(crate) fn with_channel(c: &Connection, scope: &str) -> rusqlite::Result<Vec<String>> {
+    c.prepare_cached(
+        "SELECT DISTINCT staff_id FROM push_subscriptions WHERE scope = ?1 ORDER BY staff_id",
+    )?
+    .query_map(params![scope], |row| row.get(0))?
+    .collect()
+}
+
 pub(crate) fn replace_token(c: &Connection, id: &str, token_hash: &str) -> rusqlite::Result<bool> {
     Ok(c.execute(
         "UPDATE staff SET token_hash = ?2 WHERE id = ?1",

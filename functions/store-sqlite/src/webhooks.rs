@@ -1,5 +1,6 @@
 //! Outbound webhooks in SQLite (DECISIONS §16): the endpoints, the outbox
-//! and the delivery log (schema version 8). The writes that put events in
+//! and the delivery log (schema version 8; an endpoint's `confirms_delivery`:
+//! 12). The writes that put events in
 //! the outbox keep them with [`crate::outbox_write::keep`].
 
 use std::collections::HashMap;
@@ -28,8 +29,8 @@ fn conversion(index: usize, problem: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, problem.into())
 }
 
-const ENDPOINT_COLUMNS: &str =
-    "id, name, url, events, sections, secrets, disabled, created_at, failing_since";
+const ENDPOINT_COLUMNS: &str = "id, name, url, events, sections, secrets, disabled, created_at, \
+     failing_since, confirms_delivery";
 
 fn endpoint_from_row(row: &Row<'_>) -> rusqlite::Result<Endpoint> {
     let events = texts_at(row, 3)?
@@ -53,6 +54,7 @@ fn endpoint_from_row(row: &Row<'_>) -> rusqlite::Result<Endpoint> {
             Some(_) => Some(precise_at(row, 8)?),
             None => None,
         },
+        confirms_delivery: row.get(9)?,
     })
 }
 
@@ -155,7 +157,7 @@ impl WebhookStore for SqliteStore {
             c.execute(
                 &format!(
                     "INSERT INTO webhook_endpoints ({ENDPOINT_COLUMNS})
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
                 ),
                 params![
                     endpoint.id,
@@ -166,7 +168,8 @@ impl WebhookStore for SqliteStore {
                     json(&endpoint.secrets),
                     endpoint.disabled,
                     to_precise(endpoint.created_at),
-                    endpoint.failing_since.map(to_precise)
+                    endpoint.failing_since.map(to_precise),
+                    endpoint.confirms_delivery
                 ],
             )?;
             Ok(())
@@ -190,7 +193,8 @@ impl WebhookStore for SqliteStore {
         self.with(move |c| {
             Ok(c.execute(
                 "UPDATE webhook_endpoints
-                 SET name = ?2, url = ?3, events = ?4, sections = ?5, secrets = ?6, disabled = ?7
+                 SET name = ?2, url = ?3, events = ?4, sections = ?5, secrets = ?6, disabled = ?7,
+                     confirms_delivery = ?8
                  WHERE id = ?1",
                 params![
                     endpoint.id,
@@ -199,7 +203,8 @@ impl WebhookStore for SqliteStore {
                     json(&endpoint.event_names()),
                     json(&endpoint.sections),
                     json(&endpoint.secrets),
-                    endpoint.disabled
+                    endpoint.disabled,
+                    endpoint.confirms_delivery
                 ],
             )? == 1)
         })

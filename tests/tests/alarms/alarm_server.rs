@@ -284,6 +284,8 @@ async fn an_alarm_server_s_mistakes_are_refused_in_the_documented_order() {
     let stranger = server.new_consumer().await;
     let anna = staff(&server, &visitor, "Anna", &[]).await;
     sign_on(&server, &anna, &[]).await;
+    // Her page open: a channel, so that her alarm waits for her (§18).
+    let _anna_page = connect_staff(&server, &anna).await;
     let id = open(&server, &visitor, "Z1", "Notruf", None).await;
     let presence = open(&server, &visitor, "Z2", "Anwesenheit", None).await;
     let strangers = open(&server, &stranger, "Z1", "Notruf", None).await;

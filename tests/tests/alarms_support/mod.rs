@@ -200,7 +200,13 @@ pub(crate) async fn displayed_in_state(
 
 /// A staff page's live socket.
 pub(crate) async fn connect_staff(server: &Server, member: &Member) -> Socket {
-    connect(server, &format!("token={}", member.token)).await
+    connect_staff_token(server, &member.token).await
+}
+
+/// The staff page of the person of `token` on the live socket: while it is
+/// open, a channel to them (§18).
+pub(crate) async fn connect_staff_token(server: &Server, token: &str) -> Socket {
+    connect(server, &format!("token={token}")).await
 }
 
 /// A display of the visitor's scope on the live socket (their proof).

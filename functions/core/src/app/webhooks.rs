@@ -36,6 +36,7 @@ use crate::store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 mod attempts;
 mod attention;
 mod reads;
+mod receipts;
 mod round;
 
 /// Events read from the outbox per page, and pages per round at most.
@@ -160,6 +161,9 @@ pub struct Dispatcher {
     memory: Mutex<Memory>,
     /// Attempts on their way at once, at most.
     slots: Arc<tokio::sync::Semaphore>,
+    /// Whose alarm runner takes a 2xx to a `call.alert` as its handsets'
+    /// receipts ([`receipts`]); unset: a 2xx is only a delivery.
+    receipts: std::sync::OnceLock<crate::app::AppState>,
 }
 
 /// What one attempt needs, taken out of a round.
@@ -172,6 +176,9 @@ struct Job {
     endpoint: Endpoint,
     number: u32,
     alert_current: bool,
+    /// Whose receipt a 2xx is (a `call.alert` to an endpoint that does not
+    /// confirm delivery itself), shared by the event's attempts.
+    handsets: Option<Arc<receipts::Handsets>>,
 }
 
 impl Dispatcher {
@@ -198,6 +205,7 @@ impl Dispatcher {
             supervision,
             memory: Mutex::new(Memory::default()),
             slots: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
+            receipts: std::sync::OnceLock::new(),
         })
     }
 

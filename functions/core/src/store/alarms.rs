@@ -77,6 +77,20 @@ pub struct DueAlarm {
     pub next_at: DateTime<Utc>,
 }
 
+/// A scope's people as an alarm needs them (§14, §18).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RosterRead {
+    /// Every staff member of the scope.
+    pub staff: Vec<Staff>,
+    /// Their duties not ended.
+    pub duties: Vec<Duty>,
+    /// The staff (ids) with a channel the store knows of (§18): a push
+    /// subscription, or (DynamoDB, written by the WebSocket API's
+    /// `$connect`) a staff page connected now. The local server's open pages
+    /// are its live hub's, added by [`crate::app::alarm::step::People::of`].
+    pub with_channel: Vec<String>,
+}
+
 /// What alarm routing keeps (see the module): staff, duties, each call's
 /// alarm and audit, and the index of alarms due.
 #[async_trait]
@@ -114,24 +128,33 @@ pub trait AlarmStore: Store {
     /// itself at `until`; a store may keep expired ones, never returns them).
     async fn duties(&self, scope: &Scope, now: DateTime<Utc>) -> Result<Vec<Duty>, StoreError>;
 
-    /// The scope's staff and their duties not ended by `now`: who a level
-    /// can reach. A scope without staff reads no duties.
-    async fn roster(
+    /// The staff (ids) of `scope` with a channel the store knows of at
+    /// `now` ([`RosterRead::with_channel`]), each once.
+    async fn staff_with_channel(
         &self,
         scope: &Scope,
         now: DateTime<Utc>,
-    ) -> Result<(Vec<Staff>, Vec<Duty>), StoreError> {
+    ) -> Result<Vec<String>, StoreError>;
+
+    /// The scope's staff, their duties not ended by `now` and who of them
+    /// has a channel: who a level can reach, and whether it can. A scope
+    /// without staff reads nothing else.
+    async fn roster(&self, scope: &Scope, now: DateTime<Utc>) -> Result<RosterRead, StoreError> {
         let staff = self.staff_of(scope).await?;
-        let duties = if staff.is_empty() {
-            Vec::new()
-        } else {
-            self.duties(scope, now).await?
-        };
-        Ok((staff, duties))
+        if staff.is_empty() {
+            return Ok(RosterRead::default());
+        }
+        let (duties, with_channel) =
+            tokio::try_join!(self.duties(scope, now), self.staff_with_channel(scope, now))?;
+        Ok(RosterRead {
+            staff,
+            duties,
+            with_channel,
+        })
     }
 
-    /// The snapshot of `address` and the scope's staff and the duties not
-    /// ended by `now`, for an open's first alarm step
+    /// The snapshot of `address` and the scope's roster ([`AlarmStore::roster`])
+    /// at `now`, for an open's first alarm step
     /// ([`crate::app::alarm::start`]). The roster is `None` when it could not
     /// be read (logged): the open then stores the pending alarm. A store may
     /// read all of it in one go (the embedded store: one read).
@@ -140,7 +163,7 @@ pub trait AlarmStore: Store {
         scope: &Scope,
         address: &str,
         now: DateTime<Utc>,
-    ) -> Result<(AddressSnapshot, Option<(Vec<Staff>, Vec<Duty>)>), StoreError> {
+    ) -> Result<(AddressSnapshot, Option<RosterRead>), StoreError> {
         let (snapshot, roster) =
             tokio::join!(self.snapshot(scope, address), self.roster(scope, now));
         let roster = roster

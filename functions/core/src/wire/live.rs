@@ -10,7 +10,8 @@
 //! Handlers publish after the store has committed, so a display never sees a
 //! change that was not written.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -302,6 +303,27 @@ pub struct Delivery {
 #[derive(Clone)]
 pub struct LiveHub {
     sender: broadcast::Sender<Arc<Delivery>>,
+    /// The staff members with a staff page connected, and how many: an
+    /// open page is a channel to its person (§18).
+    pages: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// A staff page's place among the open pages while its socket lasts.
+pub struct OpenPage {
+    pages: Arc<Mutex<HashMap<String, usize>>>,
+    staff_id: String,
+}
+
+impl Drop for OpenPage {
+    fn drop(&mut self) {
+        let mut pages = self.pages.lock().expect("open pages");
+        if let Some(count) = pages.get_mut(&self.staff_id) {
+            *count -= 1;
+            if *count == 0 {
+                pages.remove(&self.staff_id);
+            }
+        }
+    }
 }
 
 impl LiveHub {
@@ -311,7 +333,32 @@ impl LiveHub {
     /// A hub with no reader yet (the local server makes one when it starts).
     pub fn new() -> Self {
         let (sender, _) = broadcast::channel(Self::CAPACITY);
-        LiveHub { sender }
+        LiveHub {
+            sender,
+            pages: Arc::default(),
+        }
+    }
+
+    /// `staff_id`'s staff page is connected until the value is dropped.
+    pub fn page_opened(&self, staff_id: &str) -> OpenPage {
+        *self
+            .pages
+            .lock()
+            .expect("open pages")
+            .entry(staff_id.to_string())
+            .or_default() += 1;
+        OpenPage {
+            pages: Arc::clone(&self.pages),
+            staff_id: staff_id.to_string(),
+        }
+    }
+
+    /// Whether `staff_id` has a staff page connected now.
+    pub fn has_page(&self, staff_id: &str) -> bool {
+        self.pages
+            .lock()
+            .expect("open pages")
+            .contains_key(staff_id)
     }
 
     /// A new reader, of what is published from now on: a connection subscribes

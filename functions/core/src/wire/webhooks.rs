@@ -2,7 +2,8 @@
 //! `data` has the call as displays get it (wire times in the installation's
 //! zone, its `type` object with name, priority and urgency, its version),
 //! its alarm, and per event type the level, the recipients or the person
-//! who answered, each with their id, name and device. `element.attention`
+//! who answered, each with their id, name and device (a `call.alert`'s
+//! recipients also with which alert of theirs it is). `element.attention`
 //! has the element as displays get it with its reasons (DECISIONS §12).
 
 use std::collections::HashMap;
@@ -57,7 +58,13 @@ pub(crate) fn event_of(
         EventType::CallAlert => {
             data["level"] = json!(facts.level);
             data["repeat"] = json!(facts.repeat);
-            data["recipients"] = json!(people(&facts.staff));
+            // Each recipient with which alert of theirs this is (DECISIONS
+            // §18: their receipt names it; `null` only where unknown).
+            let mut recipients = people(&facts.staff);
+            for (recipient, staff) in recipients.iter_mut().zip(&facts.staff) {
+                recipient["alert"] = json!(facts.alert_of(&staff.id));
+            }
+            data["recipients"] = json!(recipients);
         }
         EventType::CallEscalated => data["level"] = json!(facts.level),
         EventType::CallAccepted | EventType::CallDeclined => {

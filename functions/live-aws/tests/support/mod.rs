@@ -48,14 +48,22 @@ pub(crate) fn settings(mode: Mode) -> Settings {
     }
 }
 
-/// The Lambda functions' state on `client`: tables `t-…`, cached call types.
-pub(crate) fn state(client: &aws_sdk_dynamodb::Client, mode: Mode) -> AppState {
-    let store = DynamoStore::new(
+/// The Lambda functions' store on `client`: tables `t-…`.
+pub(crate) fn store(client: &aws_sdk_dynamodb::Client) -> Arc<DynamoStore> {
+    Arc::new(DynamoStore::new(
         client.clone(),
         TableNames::with_prefix("t-"),
         RequestCounter::default(),
-    );
-    AppState::new(Arc::new(store), settings(mode)).with_cache(DEFAULT_TTL)
+    ))
+}
+
+/// The Lambda functions' state on `client`: tables `t-…`, staff tokens
+/// known, cached call types (as `nurse_call_wiring::lambda_state`).
+pub(crate) fn state(client: &aws_sdk_dynamodb::Client, mode: Mode) -> AppState {
+    let store = store(client);
+    AppState::new(store.clone(), settings(mode))
+        .with_alarms(store)
+        .with_cache(DEFAULT_TTL)
 }
 
 pub(crate) fn s(value: &str) -> AttributeValue {

@@ -122,7 +122,9 @@ impl AlarmRunner<'_> {
 
     /// After a duty changed: looks, in the background, at the open calls of
     /// `scope` whose alarm is alerting or unattended (somebody came on duty
-    /// for them, or went off duty and is alerted no more).
+    /// for them, or went off duty and is alerted no more). One round per
+    /// scope at a time: a change during a round has it go once more
+    /// ([`super::scope_rounds`]).
     pub fn look_at_scope_later(self, scope: &Scope) {
         if self.state.alarms.is_none() || !self.state.looks_after_writes {
             return;
@@ -131,23 +133,34 @@ impl AlarmRunner<'_> {
             tracing::warn!("no runtime to look at alarms on: the timers will");
             return;
         };
+        let Some(mut round) = self.state.scope_rounds.ask(scope) else {
+            return;
+        };
         let state = self.state.clone();
         let scope = scope.clone();
         runtime.spawn(async move {
-            let calls = match state.store.open_calls(&scope).await {
-                Ok(calls) => calls,
-                Err(error) => {
-                    tracing::warn!(scope = scope.as_str(), %error, "open calls not read for a duty change");
-                    return;
+            loop {
+                state.alarm_runner().scope_round(&scope).await;
+                if !round.again() {
+                    break;
                 }
-            };
-            for call in calls.iter().filter(|call| is_running(call.alarm.as_ref())) {
-                state
-                    .alarm_runner()
-                    .look_in_background(&scope, call.id, None, None)
-                    .await;
             }
         });
+    }
+
+    /// One round of [`AlarmRunner::look_at_scope_later`]: a look at each
+    /// running alarm of the scope's open calls.
+    async fn scope_round(self, scope: &Scope) {
+        let calls = match self.state.store.open_calls(scope).await {
+            Ok(calls) => calls,
+            Err(error) => {
+                tracing::warn!(scope = scope.as_str(), %error, "open calls not read for a duty change");
+                return;
+            }
+        };
+        for call in calls.iter().filter(|call| is_running(call.alarm.as_ref())) {
+            self.look_in_background(scope, call.id, None, None).await;
+        }
     }
 
     /// One look of [`AlarmRunner::look_later`] and the like: a failure is
@@ -200,7 +213,9 @@ impl AlarmRunner<'_> {
         };
         for alarm in &due {
             if !read.rosters.contains_key(&alarm.scope) {
-                let people = People::read(store.as_ref(), &alarm.scope, now).await?;
+                let people =
+                    People::read(store.as_ref(), &alarm.scope, now, self.state.live.as_ref())
+                        .await?;
                 read.rosters.insert(alarm.scope.clone(), Arc::new(people));
             }
         }

@@ -21,6 +21,7 @@
 
 pub(crate) mod looks;
 pub(crate) mod receipt;
+pub(crate) mod scope_rounds;
 pub(crate) mod start;
 pub(crate) mod step;
 pub(crate) mod timer;

@@ -98,11 +98,7 @@ impl AlarmRunner<'_> {
             return Ok((self.state.store.snapshot(scope, address).await?, None));
         };
         let (snapshot, roster) = store.snapshot_and_roster(scope, address, now).await?;
-        let people = roster.map(|(staff, duties)| People {
-            staff,
-            duties,
-            without_channel: Vec::new(),
-        });
+        let people = roster.map(|roster| People::of(roster, self.state.live.as_ref()));
         Ok((snapshot, people))
     }
 

@@ -26,8 +26,8 @@ use crate::domain::alarm::{
 };
 use crate::domain::model::{Call, CallType, Scope};
 use crate::store::StoreError;
-use crate::store::alarms::{AlarmStore, AlarmWrite, KeptAlarm};
-use crate::wire::live::{AlarmNews, LiveAudience, LiveEvent, LiveMessage};
+use crate::store::alarms::{AlarmStore, AlarmWrite, KeptAlarm, RosterRead};
+use crate::wire::live::{AlarmNews, LiveAudience, LiveEvent, LiveHub, LiveMessage};
 
 /// How often one look reads and steps again after losing the race for the
 /// alarm's write before it gives up. A lost race is another look's write,
@@ -61,22 +61,44 @@ pub(super) enum Needs {
 pub struct People {
     /// The staff (ids) without any channel now: not reached at once (§18).
     pub without_channel: Vec<String>,
+    /// Every staff member of the scope.
     pub staff: Vec<Staff>,
+    /// Their duties not ended.
     pub duties: Vec<Duty>,
 }
 
 impl People {
+    /// The scope's people now, read from `store`; `pages`: the open staff
+    /// pages where this process sees them (the local server's hub).
     pub async fn read(
         store: &dyn AlarmStore,
         scope: &Scope,
         now: DateTime<Utc>,
+        pages: Option<&LiveHub>,
     ) -> Result<Self, StoreError> {
-        let (staff, duties) = store.roster(scope, now).await?;
-        Ok(People {
-            staff,
-            duties,
-            without_channel: Vec::new(),
-        })
+        Ok(People::of(store.roster(scope, now).await?, pages))
+    }
+
+    /// The people of a roster read. A person has a channel (§18) when a
+    /// phone of theirs is subscribed for Web Push, a staff page of theirs is
+    /// open (the store knows those of the WebSocket API in AWS; `pages`
+    /// are the local server's, its live hub's), or they have a device for
+    /// the alarm servers (DECT handset, pager). Without any, an alert
+    /// cannot reach them: they are not reached at once.
+    pub(crate) fn of(roster: RosterRead, pages: Option<&LiveHub>) -> Self {
+        let without_channel = roster
+            .staff
+            .iter()
+            .filter(|s| s.device.is_none())
+            .filter(|s| !roster.with_channel.contains(&s.id))
+            .filter(|s| !pages.is_some_and(|hub| hub.has_page(&s.id)))
+            .map(|s| s.id.clone())
+            .collect();
+        People {
+            without_channel,
+            staff: roster.staff,
+            duties: roster.duties,
+        }
     }
 }
 
@@ -319,7 +341,15 @@ impl AlarmRunner<'_> {
     ) -> Result<(Arc<People>, Option<DateTime<Utc>>), StoreError> {
         let people = match read.and_then(|read| read.rosters.get(scope)) {
             Some(people) => Arc::clone(people),
-            None => Arc::new(People::read(self.state.alarm_store()?.as_ref(), scope, now).await?),
+            None => Arc::new(
+                People::read(
+                    self.state.alarm_store()?.as_ref(),
+                    scope,
+                    now,
+                    self.state.live.as_ref(),
+                )
+                .await?,
+            ),
         };
         let presence_at = match known_presence {
             Some(presence_at) => presence_at,

@@ -168,6 +168,7 @@ impl Dispatcher {
             endpoint,
             number,
             alert_current,
+            handsets,
         } = job;
         let body = event.body();
         let attempted_at = round.0
@@ -214,6 +215,13 @@ impl Dispatcher {
             },
         };
         log_attempt(&event, &endpoint, &attempt);
+        // The handsets' receipts before the delivery counts as finished
+        // (DECISIONS §16: the 2xx of an endpoint that does not confirm
+        // delivery itself).
+        if let Some(handsets) = handsets.filter(|_| outcome.delivered()) {
+            self.receive_delivered(&handsets, &endpoint, &event.id)
+                .await;
+        }
         let health = {
             let mut memory = self.memory.lock().expect("dispatcher memory");
             memory.unlogged.push(attempt);

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::attempts::not_sent;
+use super::receipts::{Handsets, handsets_of};
 use super::{CREATED_GRACE, Dispatcher, Job, Memory};
 use crate::domain::model::CallType;
 use crate::domain::webhooks::outbox::OutboxEvent;
@@ -127,6 +128,7 @@ impl Dispatcher {
         // alerts given up because their call ended first), and shared
         // by its endpoints' attempts.
         let mut rendered: HashMap<&str, Arc<Event>> = HashMap::new();
+        let mut handsets: HashMap<&str, Option<Arc<Handsets>>> = HashMap::new();
         for (kept, endpoint) in candidates {
             let key = (kept.id.clone(), endpoint.id.clone());
             let delivery = memory.deliveries.entry(key).or_default();
@@ -143,6 +145,14 @@ impl Dispatcher {
             let event = Arc::clone(rendered.entry(kept.id.as_str()).or_insert_with(|| {
                 Arc::new(event_of(kept, self.zone, &lookups.devices, &lookups.types))
             }));
+            let handsets = if self.answer_is_receipt(kept, endpoint) {
+                handsets
+                    .entry(kept.id.as_str())
+                    .or_insert_with(|| handsets_of(kept, &lookups.devices).map(Arc::new))
+                    .clone()
+            } else {
+                None
+            };
             delivery.in_flight = true;
             jobs.push(Job {
                 round: (now, started_at),
@@ -150,6 +160,7 @@ impl Dispatcher {
                 endpoint: endpoint.clone(),
                 number: delivery.attempts + 1,
                 alert_current,
+                handsets,
             });
         }
         (given_up, jobs)

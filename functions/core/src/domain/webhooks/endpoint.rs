@@ -38,6 +38,11 @@ pub struct Endpoint {
     /// Since when every attempt to it failed (the first failure after its
     /// last success); `None` while it works.
     pub failing_since: Option<DateTime<Utc>>,
+    /// Set by `webhooks create --confirms-delivery` (DECISIONS §16, §18):
+    /// the alarm server sends `received` for its handsets itself. Without
+    /// it, its 2xx to a `call.alert` is the receipt of the recipients with
+    /// a device. Endpoints stored before the flag existed read `false`.
+    pub confirms_delivery: bool,
 }
 
 impl Endpoint {
@@ -63,11 +68,28 @@ impl Endpoint {
         type_wanted && section_wanted
     }
 
+    /// Whether its 2xx to a `call.alert` is the receipt of the recipients
+    /// with a device named in it (DECISIONS §16): only where the alarm
+    /// server does not promise `received` itself.
+    pub fn answer_is_receipt(&self) -> bool {
+        !self.confirms_delivery
+    }
+
     /// The names of the event types it wants (`call.opened`, …), as both
     /// stores keep them; empty: every type.
     pub fn event_names(&self) -> Vec<String> {
         self.events.iter().map(|t| t.as_str().to_string()).collect()
     }
+}
+
+/// Whether a call of `section` (`None`: without one) reaches handsets
+/// through an alarm server: some endpoint of `endpoints` is enabled and
+/// gets its `call.alert` (DECISIONS §18: a person whose device is served
+/// so has a channel, though no push subscription and no open page).
+pub fn alerts_reach_handsets(endpoints: &[Endpoint], section: Option<&str>) -> bool {
+    endpoints
+        .iter()
+        .any(|endpoint| endpoint.wants_kind(EventType::CallAlert, section))
 }
 
 /// Why a URL is not accepted for an endpoint.
@@ -156,6 +178,7 @@ mod tests {
             disabled: false,
             created_at: Utc.with_ymd_and_hms(2026, 11, 26, 0, 0, 0).unwrap(),
             failing_since: None,
+            confirms_delivery: false,
         }
     }
 
@@ -229,5 +252,29 @@ mod tests {
         for kind in EventType::ALL {
             assert!(!disabled.wants(&event(kind, None)));
         }
+    }
+
+    #[test]
+    fn handsets_are_reached_by_an_enabled_endpoint_that_gets_the_alert() {
+        let section_1 = endpoint(&[EventType::CallAlert], &["1"]);
+        let cancels = endpoint(&[EventType::CallCancelled], &[]);
+        let off = Endpoint {
+            disabled: true,
+            ..endpoint(&[], &[])
+        };
+        assert!(alerts_reach_handsets(
+            &[cancels.clone(), section_1.clone()],
+            Some("1")
+        ));
+        assert!(!alerts_reach_handsets(
+            &[cancels.clone(), section_1.clone()],
+            Some("2")
+        ));
+        assert!(alerts_reach_handsets(
+            std::slice::from_ref(&section_1),
+            None
+        ));
+        assert!(!alerts_reach_handsets(&[cancels, off], Some("1")));
+        assert!(!alerts_reach_handsets(&[], None));
     }
 }

@@ -5,6 +5,8 @@
 //! [`super::outbox`], those of an element needing attention in
 //! [`super::attention`]; both use these.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -61,6 +63,13 @@ pub struct Facts {
     /// `ended`, `off duty`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Which alert of each person in `staff` it is (`call.alert`: 1 the
+    /// first, 2 the first re-alert, …), by staff id, as their audit line
+    /// names it: what a 2xx to it confirms (DECISIONS §18), never a later
+    /// alert written meanwhile. Empty in events kept before it was
+    /// recorded ([`Facts::alert_of`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub alerts: BTreeMap<String, i64>,
 }
 
 /// A call and its alarm as an event keeps them.
@@ -138,6 +147,7 @@ impl Facts {
             staff: Vec::new(),
             repeat: false,
             reason: None,
+            alerts: BTreeMap::new(),
         }
     }
 
@@ -150,7 +160,22 @@ impl Facts {
             staff: Vec::new(),
             repeat: false,
             reason: None,
+            alerts: BTreeMap::new(),
         }
+    }
+
+    /// Which alert of `staff_id`'s this event is (`call.alert`), `None`
+    /// for someone it does not alert. An event kept before the numbers
+    /// were recorded takes their count in the alarm as written with it:
+    /// one write alerts a person once, so that is the same number.
+    pub fn alert_of(&self, staff_id: &str) -> Option<i64> {
+        if !self.staff.iter().any(|staff| staff.id == staff_id) {
+            return None;
+        }
+        self.alerts.get(staff_id).copied().or_else(|| {
+            let alarm = self.call.as_ref()?.alarm.as_ref()?;
+            Some(alarm.recipient(staff_id)?.alerts).filter(|alerts| *alerts > 0)
+        })
     }
 
     /// The stored form (the outbox's `facts`), which [`Facts::from_json`]

@@ -20,7 +20,7 @@ pub mod outbox;
 pub(crate) mod schedule;
 pub(crate) mod signing;
 
-pub use endpoint::{Endpoint, check_url};
+pub use endpoint::{Endpoint, alerts_reach_handsets, check_url};
 pub(crate) use event::Event;
 pub use event::EventType;
 pub use schedule::Outcome;

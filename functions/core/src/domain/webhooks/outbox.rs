@@ -10,7 +10,7 @@
 //! | audit lines of one write | event |
 //! |---|---|
 //! | `escalated` | `call.escalated` (the level) |
-//! | `alert` / `realert` of one level | one `call.alert` (the level, its recipients, `repeat`) |
+//! | `alert` / `realert` of one level | one `call.alert` (the level, its recipients and which alert of each it is, `repeat`) |
 //! | `accepted` | `call.accepted` (who) |
 //! | `declined` | `call.declined` (who) |
 //! | `cancel` with one reason | one `call.cancelled` (whose alerts, why) |
@@ -81,7 +81,18 @@ pub fn events_of_write(
             }
         };
         if let Some(staff) = &line.staff {
-            events[index].1.staff.push(staff.clone());
+            let facts = &mut events[index].1;
+            facts.staff.push(staff.clone());
+            // An alert's line names its number for the person (`alert 2`).
+            let number = line
+                .detail
+                .as_deref()
+                .and_then(|d| d.strip_prefix("alert "));
+            if kind == EventType::CallAlert
+                && let Some(number) = number.and_then(|n| n.parse().ok())
+            {
+                facts.alerts.insert(staff.id.clone(), number);
+            }
         }
     }
     events

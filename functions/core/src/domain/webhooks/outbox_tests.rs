@@ -182,3 +182,48 @@ fn the_facts_read_back_from_their_json() {
         );
     }
 }
+
+#[test]
+fn an_alert_keeps_which_alert_of_each_person_it_is() {
+    let audit = [
+        line("realert", 1, Some("anna"), Some("alert 3")),
+        line("realert", 1, Some("ben"), Some("alert 2")),
+        line("cancel", 0, Some("carla"), Some("off duty")),
+    ];
+    let events = events_of_write(&Scope::installation(), &call(), &audit, ids());
+    assert_eq!(kinds(&events), ["call.alert", "call.cancelled"]);
+    let alert = &events[0].facts;
+    assert_eq!(alert.alert_of("anna"), Some(3));
+    assert_eq!(alert.alert_of("ben"), Some(2));
+    assert_eq!(alert.alert_of("carla"), None, "not alerted by it");
+    assert_eq!(
+        events[1].facts.alert_of("carla"),
+        None,
+        "a cancel alerts nobody"
+    );
+    let kept = Facts::from_json(&alert.to_json()).unwrap();
+    assert_eq!(kept.alert_of("anna"), Some(3), "kept in the outbox");
+}
+
+#[test]
+fn an_alert_kept_before_the_numbers_takes_the_count_written_with_it() {
+    let mut written = call();
+    let alarm = written.alarm.as_mut().unwrap();
+    alarm.recipients.push(crate::domain::alarm::Recipient {
+        staff: person("anna"),
+        level: 1,
+        alerts: 2,
+        last_alert_at: t0(),
+        ringing: true,
+        alerted_at: Some(t0()),
+        received_at: None,
+    });
+    let audit = [line("realert", 1, Some("anna"), None)];
+    let mut facts = events_of_write(&Scope::installation(), &written, &audit, ids())
+        .remove(0)
+        .facts;
+    facts.alerts.clear();
+    let old = Facts::from_json(&facts.to_json()).unwrap();
+    assert!(old.alerts.is_empty());
+    assert_eq!(old.alert_of("anna"), Some(2));
+}
