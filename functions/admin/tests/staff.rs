@@ -125,7 +125,7 @@ async fn staff_are_issued_listed_rotated_revoked_and_erased(store: Backend) {
         "{table}"
     );
 
-    // Her phone (DECISIONS §18): tested ten minutes ago, no receipt since:
+    // Her phone (DECISIONS §18): tested five minutes ago, no receipt since:
     // silent, and she is on duty: "Telefon stumm". Ben has no phone.
     let endpoint = "https://push.example/anna-phone";
     kept.put_push_subscription(&PushSubscription {
@@ -138,7 +138,7 @@ async fn staff_are_issued_listed_rotated_revoked_and_erased(store: Backend) {
     })
     .await
     .unwrap();
-    let tested = Utc::now() - Duration::minutes(10);
+    let tested = Utc::now() - Duration::minutes(5);
     assert!(
         kept.record_device_push(&id, endpoint, tested, true)
             .await
@@ -168,7 +168,7 @@ async fn staff_are_issued_listed_rotated_revoked_and_erased(store: Backend) {
         "{table}"
     );
     // Within RECEIPT_SECONDS of the test it might still answer: waiting.
-    let patient = store.admin_json(&["staff", "list", "--json", "--receipt-seconds", "3600"]);
+    let patient = store.admin_json(&["staff", "list", "--json", "--receipt-seconds", "600"]);
     assert_eq!(patient[0]["devices"][0]["state"], "waiting", "{patient}");
     assert_eq!(patient[0]["phone_silent"], false, "{patient}");
     // Its receipt: confirmed, no longer mute.
