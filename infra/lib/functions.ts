@@ -177,7 +177,8 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
     display: requestPath,
     'display-read': { ...requestPath, DISPLAY_LIVE_URL: live.url },
     element: requestPath,
-    'call-types': requestPath,
+    // The staff page connects to the live socket too (DECISIONS §14, §15).
+    'call-types': { ...requestPath, DISPLAY_LIVE_URL: live.url },
     sandbox: requestPath,
     staff: requestPath,
     'live-connect': { ...common, CONNECTIONS_TABLE: live.connections.tableName, RUST_LOG: 'info' },

@@ -169,11 +169,14 @@ for (const mode of MODES) {
       }
     });
 
-    it('the output LiveUrl is the stage\'s wss:// URL, and the display page gets the same as DISPLAY_LIVE_URL', () => {
+    it('the output LiveUrl is the stage\'s wss:// URL, and the display page and the staff page get the same as DISPLAY_LIVE_URL', () => {
       const outputs = template.toJSON().Outputs;
       assert.equal(text(outputs.LiveUrl.Value), liveUrl());
-      const displayRead = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, 'display-read')];
-      assert.equal(text(displayRead.Properties.Environment.Variables.DISPLAY_LIVE_URL), liveUrl());
+      // display-read serves the display page, call-types the staff page.
+      for (const name of ['display-read', 'call-types'] as const) {
+        const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)];
+        assert.equal(text(fn.Properties.Environment.Variables.DISPLAY_LIVE_URL), liveUrl(), name);
+      }
     });
   });
 

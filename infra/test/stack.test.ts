@@ -61,9 +61,9 @@ describe('routes', () => {
       'ANY /api/v1/staff/device-tests': 'staff',
       'ANY /api/v1/staff/push-key': 'staff',
       'ANY /api/v1/staff/push-subscriptions': 'staff',
-      'ANY /staff': 'staff',
-      'ANY /staff/manifest.webmanifest': 'staff',
-      'ANY /staff/sw.js': 'staff',
+      'ANY /staff': 'call-types',
+      'ANY /staff/manifest.webmanifest': 'call-types',
+      'ANY /staff/sw.js': 'call-types',
       $default: 'call-types',
     });
   });
@@ -90,9 +90,9 @@ describe('routes', () => {
       'ANY /api/v1/staff/device-tests': 'staff',
       'ANY /api/v1/staff/push-key': 'staff',
       'ANY /api/v1/staff/push-subscriptions': 'staff',
-      'ANY /staff': 'staff',
-      'ANY /staff/manifest.webmanifest': 'staff',
-      'ANY /staff/sw.js': 'staff',
+      'ANY /staff': 'call-types',
+      'ANY /staff/manifest.webmanifest': 'call-types',
+      'ANY /staff/sw.js': 'call-types',
       $default: 'call-types',
     });
   });
@@ -155,7 +155,8 @@ describe('functions', () => {
             name,
           );
           assert.equal(variables.CALL_RETENTION_DAYS, undefined, name);
-        } else if (name === 'display-read') {
+        } else if (name === 'display-read' || name === 'call-types') {
+          // The pages' live socket (the display page's, the staff page's).
           assert.deepEqual(
             { ...variables, DISPLAY_LIVE_URL: undefined },
             { ...common, CALL_RETENTION_DAYS: '400', DISPLAY_LIVE_URL: undefined },

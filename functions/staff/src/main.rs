@@ -5,10 +5,10 @@
 //! (DECISIONS §16): the same response path with another sender, so the
 //! same function and the same store access. The receipts of the staff's
 //! phones and pages, `POST /api/v1/staff/receipts` (DECISIONS §18): the
-//! same alarm, read and written as a response. And the staff's phones
-//! (DECISIONS §15): the staff page `GET /staff`, its manifest and its
-//! service worker, and the Web Push registration: `GET
-//! /api/v1/staff/push-key`, `POST`/`DELETE /api/v1/staff/push-subscriptions`.
+//! same alarm, read and written as a response. And the staff's phones'
+//! Web Push registration (DECISIONS §15): `GET /api/v1/staff/push-key`,
+//! `POST`/`DELETE /api/v1/staff/push-subscriptions`. (The staff page itself
+//! is the `call-types` function's: this zip has no room for it.)
 
 use nurse_call_core::routes;
 
@@ -24,9 +24,6 @@ async fn main() -> Result<(), lambda_http::Error> {
         routes::STAFF_DEVICE_TESTS,
         routes::STAFF_PUSH_KEY,
         routes::STAFF_PUSH_SUBSCRIPTIONS,
-        routes::STAFF_PAGE,
-        routes::STAFF_MANIFEST,
-        routes::STAFF_SERVICE_WORKER,
     ])
     .await
 }

@@ -164,3 +164,71 @@ pub async fn push_subscriptions_go_with_their_person(harness: Harness) {
     assert_eq!(push.push_subscriptions(&ben.id).await.unwrap(), []);
     assert_eq!(push.push_subscriptions(&cem.id).await.unwrap().len(), 1);
 }
+
+/// A push subscription is a channel to its person (DECISIONS §18): the
+/// roster says who has one, in the scope of the subscription only, until
+/// the last one is deleted or the person revoked; the roster's staff are
+/// the staff only (DynamoDB keeps the channels in the roster's partition).
+pub async fn a_subscription_is_its_persons_channel_in_the_roster(harness: Harness) {
+    let store = harness.store.as_ref();
+    let push = push(&harness);
+    let installation = Scope::installation();
+    let visitor = Scope::from_key("visitor-channels");
+    let (anna, ben, cem) = (
+        staff(11, &installation, "Anna", &[]),
+        staff(12, &installation, "Ben", &[]),
+        staff(13, &visitor, "Cem", &[]),
+    );
+    for member in [&anna, &ben, &cem] {
+        create(store, member).await;
+    }
+    let with_channel = |scope: Scope| async move {
+        store
+            .roster(&scope, t(10))
+            .await
+            .expect("roster")
+            .with_channel
+    };
+    assert_eq!(
+        with_channel(installation.clone()).await,
+        Vec::<String>::new()
+    );
+
+    let (phone, tablet) = (
+        subscription(&anna.id, &installation, "phone", 0),
+        subscription(&anna.id, &installation, "tablet", 1),
+    );
+    push.put_push_subscription(&phone).await.unwrap();
+    push.put_push_subscription(&tablet).await.unwrap();
+    push.put_push_subscription(&subscription(&cem.id, &visitor, "phone", 0))
+        .await
+        .unwrap();
+    assert_eq!(with_channel(installation.clone()).await, [anna.id.as_str()]);
+    assert_eq!(with_channel(visitor.clone()).await, [cem.id.as_str()]);
+    let roster = store.roster(&installation, t(10)).await.unwrap();
+    let names: Vec<&str> = roster.staff.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["Anna", "Ben"], "the staff only");
+    assert_eq!(store.staff_of(&installation).await.unwrap().len(), 2);
+
+    // One device gone: still a channel; the last one gone: none.
+    assert!(
+        push.delete_push_subscription(&anna.id, &phone.endpoint)
+            .await
+            .unwrap()
+    );
+    assert_eq!(with_channel(installation.clone()).await, [anna.id.as_str()]);
+    assert!(
+        push.delete_push_subscription(&anna.id, &tablet.endpoint)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        with_channel(installation.clone()).await,
+        Vec::<String>::new()
+    );
+
+    // Revoked: their subscriptions and so their channel go with them.
+    push.put_push_subscription(&phone).await.unwrap();
+    assert!(store.revoke_staff(&anna.id).await.unwrap());
+    assert_eq!(with_channel(installation).await, Vec::<String>::new());
+}
