@@ -228,7 +228,8 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // The Web Push store (functions/store-dynamodb/src/push.rs): the VAPID
     // key pair (GetItem; on the first cold start a conditional PutItem, and
     // after a lost race the GetItem of the winner's), a person's
-    // subscriptions (Query of their partition), one the push service says
+    // subscriptions (Query of their partition), each alert pushed recorded
+    // on its device (UpdateItem, DECISIONS §18), one the push service says
     // is gone (DeleteItem). Nothing of the other tables; the delivery
     // queue's receive and delete, with the key through SQS only, are
     // granted with the event source mapping (takeFrom of
@@ -237,7 +238,7 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // start, decrypted on each (SECRETS_KEY_ID).
     deliver: [
       {
-        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
         resources: [data.tableArn],
       },
       ...sealWithKey(['kms:Encrypt', 'kms:Decrypt'], SEALED_PURPOSES.vapidPrivateKey),

@@ -49,6 +49,9 @@ export const OUTBOX_PK = 'webhook#outbox';
 /** The partition of the webhook wake-ups the forward function puts for a later retry (`WAKE_PK` of functions/store-dynamodb/src/webhook_wakes.rs). */
 export const WAKE_PK = 'webhook#wake';
 
+/** The partition of the sign-on tests the staff function asks for (`DEVICE_TEST_PK` of functions/store-dynamodb/src/device_tests.rs). */
+export const DEVICE_TEST_PK = 'push#test';
+
 /**
  * The stream records the alarm function is invoked for (any pattern):
  * new and changed calls (an open stores its alarm due at once; a step, a
@@ -61,7 +64,10 @@ export const WAKE_PK = 'webhook#wake';
  * outbox ({@link OUTBOX_PK}: a wake-up of the forward function's
  * dispatcher on the webhook queue at once, infra/lib/webhooks.ts) or a
  * wake-up the forward function put for a later retry ({@link WAKE_PK}: one
- * then, delayed on the timer queue until it is due). Locks, index items,
+ * then, delayed on the timer queue until it is due), and sign-on tests
+ * inserted ({@link DEVICE_TEST_PK}: the staff function sends no pushes, so
+ * the test's push job goes to the delivery queue from here, DECISIONS
+ * §18). Locks, index items, push subscriptions,
  * elements, webhook endpoints, attention marks and delivery log lines, and
  * the removal of an audit item, an outbox event, a wake-up or a call
  * (finished, or by TTL) wake nothing and are filtered out by Lambda before
@@ -72,7 +78,7 @@ export const ALARM_FILTERS = [
   { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: ['call'] } } } },
   { eventName: ['INSERT', 'MODIFY', 'REMOVE'], dynamodb: { Keys: { pk: { S: [{ prefix: 'duty#' }] } } } },
   { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'audit#' }] } } } },
-  { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: [OUTBOX_PK, WAKE_PK] } } } },
+  { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: [OUTBOX_PK, WAKE_PK, DEVICE_TEST_PK] } } } },
 ];
 
 /**

@@ -46,6 +46,8 @@ export const ROUTES: Record<FunctionName, string[]> = {
     '/api/v1/response',
     // The receipts of the phones and pages (DECISIONS §18).
     '/api/v1/staff/receipts',
+    // The sign-on test again, "Erneut testen" (DECISIONS §18).
+    '/api/v1/staff/device-tests',
     // The phones' Web Push registration (DECISIONS §15).
     '/api/v1/staff/push-key',
     '/api/v1/staff/push-subscriptions',

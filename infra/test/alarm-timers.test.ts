@@ -105,13 +105,13 @@ for (const mode of MODES) {
         { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: ['call'] } } } },
         { eventName: ['INSERT', 'MODIFY', 'REMOVE'], dynamodb: { Keys: { pk: { S: [{ prefix: 'duty#' }] } } } },
         { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'audit#' }] } } } },
-        { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: ['webhook#outbox', 'webhook#wake'] } } } },
+        { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: ['webhook#outbox', 'webhook#wake', 'push#test'] } } } },
       ]);
       // Lambda's quota: five filters per event source mapping.
       assert.ok(patterns.length <= 5);
     });
 
-    it('the filters let through new and changed calls, every change of a duty, audit items, outbox events and webhook wake-ups inserted, only', () => {
+    it('the filters let through new and changed calls, every change of a duty, audit items, outbox events, webhook wake-ups and sign-on tests inserted, only', () => {
       const patterns = streamFilters();
       const record = (eventName: string, pk: string, sk: string) => ({
         eventName,
@@ -137,6 +137,10 @@ for (const mode of MODES) {
         ['INSERT', 'installation#Zimmer-101', 'open#Notruf', false], // the open-call lock
         ['REMOVE', 'installation#Zimmer-101', 'open#Notruf', false], // the lock removed at the close
         ['INSERT', 'push#staff-1', '9f86d081', false], // a push subscription
+        ['MODIFY', 'push#staff-1', '9f86d081', false], // a device's push or receipt recorded
+        ['INSERT', 'push#test', '2026-01-05T09:00:00.000000000Z#staff-1#all', true], // a sign-on test: its push job
+        ['REMOVE', 'push#test', '2026-01-05T09:00:00.000000000Z#staff-1#all', false], // gone by TTL
+        ['INSERT', 'push#vapid', 'key', false], // the VAPID key pair
         ['INSERT', 'open#installation', '00000000000000000042', false], // an open-call index item
         ['INSERT', 'installation', 'duty#x', false], // `duty#` in the sort key only
         ['INSERT', 'webhook#outbox', '2026-01-05T09:00:00.000000000Z#000#msg_1', true], // a write's webhook event: the deliveries are woken

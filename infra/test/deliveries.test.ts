@@ -126,8 +126,9 @@ for (const mode of MODES) {
         permissionsOf(template, 'deliver'),
         [
           // The VAPID key pair (GetItem, the first one's conditional
-          // PutItem), a person's subscriptions (Query), a gone one (DeleteItem).
-          'dynamodb:DeleteItem, dynamodb:GetItem, dynamodb:PutItem, dynamodb:Query on table data',
+          // PutItem), a person's subscriptions (Query), each alert pushed
+          // recorded on its device (UpdateItem), a gone one (DeleteItem).
+          'dynamodb:DeleteItem, dynamodb:GetItem, dynamodb:PutItem, dynamodb:Query, dynamodb:UpdateItem on table data',
           // The event source mapping's receive and delete.
           `sqs:ChangeMessageVisibility, sqs:DeleteMessage, sqs:GetQueueAttributes, sqs:GetQueueUrl, sqs:ReceiveMessage on queue nurse-call-test-${mode}-deliveries`,
           ...key.flatMap(() => [
@@ -297,16 +298,25 @@ describe('the Rust side does the same', () => {
     assert.match(rustSource('push/src/delivery_queue.rs'), /"itemIdentifier"/);
   });
 
-  it('the push store issues exactly GetItem, PutItem, DeleteItem and Query (the grant)', () => {
+  it('the push store issues exactly GetItem, PutItem, UpdateItem, DeleteItem, Query and their transaction (the grant)', () => {
     const file = rustSource('store-dynamodb/src/push.rs');
     const body = file.slice(file.indexOf('impl PushStore for DynamoStore'));
     assert.ok(body.length > 0, 'impl PushStore for DynamoStore');
-    const calls = new Set([...body.matchAll(/\.client\s*\.(\w+)\(\)/g)].map((m) => m[1]));
-    assert.deepEqual([...calls].sort(), ['delete_item', 'get_item', 'put_item']);
-    // A person's subscriptions: one Query of their partition; a new one is
-    // put with its channel item in one transaction (TransactWriteItems: the
-    // PutItem grant of each item, DECISIONS §18).
-    assert.deepEqual([...new Set([...body.matchAll(/self\s*\.(\w+)\(/g)].map((m) => m[1]))].sort(), ['query_partition', 'transact', 'vapid_keys']);
+    // The trait's methods, and the devices' facts and sign-on tests they
+    // call (devices.rs, device_tests.rs).
+    const sources = [body, rustSource('store-dynamodb/src/devices.rs'), rustSource('store-dynamodb/src/device_tests.rs')];
+    const calls = new Set(sources.flatMap((source) => [...source.matchAll(/\.client\s*\.(\w+)\(\)/g)].map((m) => m[1])));
+    assert.deepEqual([...calls].sort(), ['delete_item', 'get_item', 'put_item', 'update_item']);
+    // A person's subscriptions and devices: one Query of their partition; a
+    // subscription is written with its channel item in one transaction
+    // (TransactWriteItems: the UpdateItem grant of the subscription, which
+    // keeps the device's facts, the PutItem grant of the channel item,
+    // DECISIONS §18).
+    assert.deepEqual(
+      [...new Set([...body.matchAll(/self\s*\.(\w+)\(/g)].map((m) => m[1]))].sort(),
+      ['device_pushed', 'device_received', 'devices_of', 'put_device_test', 'query_partition', 'transact', 'vapid_keys'],
+    );
+    assert.match(rustSource('store-dynamodb/src/devices.rs'), /self\s*\.query_partition\(/);
     assert.match(rustSource('store-dynamodb/src/reads.rs'), /async fn query_partition[^{]*\{\s*self\.client\s*\.query\(\)/);
   });
 });

@@ -58,6 +58,7 @@ describe('routes', () => {
       'ANY /api/v1/staff/calls/{id}/responses': 'staff',
       'ANY /api/v1/response': 'staff',
       'ANY /api/v1/staff/receipts': 'staff',
+      'ANY /api/v1/staff/device-tests': 'staff',
       'ANY /api/v1/staff/push-key': 'staff',
       'ANY /api/v1/staff/push-subscriptions': 'staff',
       'ANY /staff': 'call-types',
@@ -86,6 +87,7 @@ describe('routes', () => {
       'ANY /api/v1/staff/calls/{id}/responses': 'staff',
       'ANY /api/v1/response': 'staff',
       'ANY /api/v1/staff/receipts': 'staff',
+      'ANY /api/v1/staff/device-tests': 'staff',
       'ANY /api/v1/staff/push-key': 'staff',
       'ANY /api/v1/staff/push-subscriptions': 'staff',
       'ANY /staff': 'call-types',
@@ -304,9 +306,10 @@ describe('least privilege', () => {
       '*': ['dynamodb:ListStreams'],
     },
     // The Web Push store only: the VAPID key pair (read, made once with a
-    // conditional put), a person's subscriptions, a gone one deleted.
+    // conditional put), a person's subscriptions, each alert pushed recorded
+    // on its device (UpdateItem), a gone one deleted.
     deliver: {
-      data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+      data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     },
     // The webhook dispatcher: call types for the bodies; the endpoints, the
     // outbox, the delivery log, the attention marks, the roster (Query), a

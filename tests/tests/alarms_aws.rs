@@ -27,7 +27,8 @@
 //! on the timer queue, after which `forward` sweeps and announces it.
 //!
 //! Receipts and their deadline (DECISIONS §18) on the same path:
-//! tests/tests/alarms_aws/receipts.rs.
+//! tests/tests/alarms_aws/receipts.rs; the sign-on test:
+//! tests/tests/alarms_aws/sign_on.rs.
 //!
 //! Runs with `BLACKBOX_STORE=dynamodb` (scripts/test runs the suite a second
 //! time so); on SQLite there is no stream nor queue, and it says that it is
@@ -50,7 +51,10 @@ mod alarms_aws {
     pub(crate) mod queues;
     /// Receipts (DECISIONS §18): through the `staff` function, and their
     /// deadline through the timer queue.
-    mod receipts;
+    pub(crate) mod receipts;
+    /// The sign-on test (DECISIONS §18): from the `staff` function through
+    /// the stream, `alarm` and `deliver` to the phone.
+    mod sign_on;
 }
 
 #[path = "push/stand_in.rs"]

@@ -6,14 +6,15 @@
 //! rotated-away or revoked token stops working at once. `erase` deletes the
 //! person's record and duty (their name is personal data, DSGVO Art. 17).
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use clap::Subcommand;
 use serde::Serialize;
 
 use nurse_call_core::{
-    AlarmStore, Scope, admin_text,
+    AlarmStore, Backend, Scope, StaffSettings, admin_text,
     alarm::{Duty, Staff},
-    clock, is_uuid,
+    clock, is_uuid, parse_receipt_seconds,
+    push::{Device, DeviceState, all_silent, device_state},
     tokens::{new_staff, new_token, staff_page_link, token_hash},
 };
 
@@ -36,8 +37,15 @@ pub(crate) enum Command {
         #[arg(long)]
         device: Option<String>,
     },
-    /// List the staff: id, name, groups, device, duty, created, revoked (never a token).
-    List,
+    /// List the staff: id, name, groups, device, duty, created, revoked (never a
+    /// token), and each person's phones with their state (DECISIONS §18):
+    /// "Telefon stumm" for a person on duty whose phones are all silent.
+    List {
+        /// Seconds a phone may take to confirm a push (as the service's).
+        #[arg(long, env = "RECEIPT_SECONDS", default_value = StaffSettings::DEFAULT_RECEIPT_SECONDS,
+              value_parser = parse_receipt_seconds)]
+        receipt_seconds: i64,
+    },
     /// Give a staff member a new token and print it; the old token stops working at once.
     Rotate {
         /// The staff member's id (UUID).
@@ -55,14 +63,14 @@ pub(crate) enum Command {
     },
 }
 
-pub(crate) async fn run(command: Command, store: &dyn AlarmStore, out: Output) -> Outcome {
+pub(crate) async fn run(command: Command, store: &dyn Backend, out: Output) -> Outcome {
     match command {
         Command::Create {
             name,
             groups,
             device,
         } => create(store, out, &name, &groups, device.as_deref()).await,
-        Command::List => list(store, out).await,
+        Command::List { receipt_seconds } => list(store, out, receipt_seconds).await,
         Command::Rotate { id } => rotate(store, out, &id).await,
         Command::Revoke { id } => revoke(store, out, &id).await,
         Command::Erase { id } => erase(store, out, &id).await,
@@ -80,6 +88,22 @@ struct StaffRow {
     duty: Option<DutyRow>,
     created_at: String,
     revoked: bool,
+    /// Their phones (push subscriptions) and each one's state (§18); left
+    /// out where not read (revoke's answer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    devices: Option<Vec<DeviceRow>>,
+    /// On duty with phones that are all silent: "Telefon stumm" (§18).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phone_silent: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct DeviceRow {
+    /// The device's tag, as `GET /api/v1/staff/me` names it.
+    id: String,
+    created_at: String,
+    last_receipt_at: Option<String>,
+    state: &'static str,
 }
 
 #[derive(Serialize)]
@@ -102,6 +126,57 @@ impl StaffRow {
             }),
             created_at: out.time(staff.created_at),
             revoked: staff.revoked,
+            devices: None,
+            phone_silent: None,
+        }
+    }
+
+    /// The same row with the person's devices, their states at `now`.
+    fn with_devices(
+        self,
+        devices: &[Device],
+        now: DateTime<Utc>,
+        receipt_seconds: i64,
+        out: Output,
+    ) -> Self {
+        let states: Vec<DeviceState> = devices
+            .iter()
+            .map(|device| device_state(device, now, receipt_seconds))
+            .collect();
+        StaffRow {
+            phone_silent: Some(self.duty.is_some() && all_silent(&states)),
+            devices: Some(
+                devices
+                    .iter()
+                    .zip(&states)
+                    .map(|(device, state)| DeviceRow {
+                        id: device.tag(),
+                        created_at: out.time(device.created_at),
+                        last_receipt_at: device.received_at.map(|at| out.time(at)),
+                        state: state.as_str(),
+                    })
+                    .collect(),
+            ),
+            ..self
+        }
+    }
+
+    /// The phones cell: each device's id and state; "Telefon stumm" first
+    /// when they are all silent while on duty.
+    fn phones_cell(&self) -> String {
+        let devices = self.devices.as_deref().unwrap_or_default();
+        if devices.is_empty() {
+            return "-".to_string();
+        }
+        let list = devices
+            .iter()
+            .map(|d| format!("{} {}", d.id, d.state))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.phone_silent == Some(true) {
+            format!("Telefon stumm: {list}")
+        } else {
+            list
         }
     }
 }
@@ -177,14 +252,23 @@ async fn create(
     Ok(())
 }
 
-async fn list(store: &dyn AlarmStore, out: Output) -> Outcome {
+async fn list(store: &dyn Backend, out: Output, receipt_seconds: i64) -> Outcome {
     let scope = Scope::installation();
     let staff = store.staff_of(&scope).await?;
-    let duties = store.duties(&scope, Utc::now()).await?;
-    let rows: Vec<StaffRow> = staff
-        .iter()
-        .map(|s| StaffRow::new(s, duties.iter().find(|d| d.staff_id == s.id), out))
-        .collect();
+    let now = Utc::now();
+    let duties = store.duties(&scope, now).await?;
+    let mut rows: Vec<StaffRow> = Vec::with_capacity(staff.len());
+    for s in &staff {
+        let devices = store.push_devices(&s.id).await?;
+        rows.push(
+            StaffRow::new(s, duties.iter().find(|d| d.staff_id == s.id), out).with_devices(
+                &devices,
+                now,
+                receipt_seconds,
+                out,
+            ),
+        );
+    }
     out.print(&rows, |rows| {
         let cells: Vec<Vec<String>> = rows
             .iter()
@@ -201,12 +285,13 @@ async fn list(store: &dyn AlarmStore, out: Output) -> Outcome {
                     },
                     s.created_at.clone(),
                     if s.revoked { "yes" } else { "no" }.to_string(),
+                    s.phones_cell(),
                 ]
             })
             .collect();
         table(
             &[
-                "ID", "NAME", "GROUPS", "DEVICE", "ON DUTY", "CREATED", "REVOKED",
+                "ID", "NAME", "GROUPS", "DEVICE", "ON DUTY", "CREATED", "REVOKED", "PHONES",
             ],
             &cells,
         )

@@ -2,8 +2,10 @@
 //! processes (DECISIONS §14), on the embedded store and on DynamoDB (moto):
 //! a staff token is printed once with its page link and only its SHA-256 is
 //! kept; rotate, revoke and erase do what they say, an unknown id is refused
-//! with exit status 1; an escalation policy is set, shown, and refused with
-//! the reason when invalid.
+//! with exit status 1; the list shows each person's phones and "Telefon
+//! stumm" for one on duty whose phones are all silent (DECISIONS §18); an
+//! escalation policy is set, shown, and refused with the reason when
+//! invalid.
 //!
 //! For the DynamoDB cases moto on PATH (scripts/test sets it up).
 
@@ -12,7 +14,7 @@ mod support;
 
 use chrono::{Duration, Utc};
 
-use nurse_call_core::{Scope, alarm::Duty, tokens::token_hash};
+use nurse_call_core::{Scope, alarm::Duty, push::PushSubscription, tokens::token_hash};
 use support::{Backend, Value, json};
 
 on_both_stores!(
@@ -122,6 +124,64 @@ async fn staff_are_issued_listed_rotated_revoked_and_erased(store: Backend) {
         table.contains("ON DUTY") && table.contains("Station 1"),
         "{table}"
     );
+
+    // Her phone (DECISIONS §18): tested five minutes ago, no receipt since:
+    // silent, and she is on duty: "Telefon stumm". Ben has no phone.
+    let endpoint = "https://push.example/anna-phone";
+    kept.put_push_subscription(&PushSubscription {
+        staff_id: id.clone(),
+        scope: Scope::installation(),
+        endpoint: endpoint.into(),
+        p256dh: "BLn9b-VR0ca83knDNZ32dCHGyjJp-1riX9ZTN40MqV8K_LpQmLqxC_DoHvqvFXO_nGdAB4W9dogZb_sM-uV4JbY".into(),
+        auth: "auth".into(),
+        created_at: Utc::now() - Duration::minutes(20),
+    })
+    .await
+    .unwrap();
+    let tested = Utc::now() - Duration::minutes(5);
+    assert!(
+        kept.record_device_push(&id, endpoint, tested, true)
+            .await
+            .unwrap()
+    );
+    let listed = store.admin_json(&["staff", "list", "--json"]);
+    let (anna, ben) = (&listed[0], &listed[1]);
+    assert_eq!(anna["phone_silent"], true, "{listed}");
+    assert_eq!(
+        anna["devices"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    assert_eq!(anna["devices"][0]["state"], "silent", "{listed}");
+    assert_eq!(anna["devices"][0]["last_receipt_at"], Value::Null);
+    assert!(
+        !anna["devices"].to_string().contains(endpoint),
+        "never the endpoint: {listed}"
+    );
+    assert_eq!(
+        (ben["phone_silent"].clone(), ben["devices"].clone()),
+        (json!(false), json!([]))
+    );
+    let table = store.admin(&["staff", "list"]).success().stdout;
+    assert!(
+        table.contains("PHONES") && table.contains("Telefon stumm"),
+        "{table}"
+    );
+    // Within RECEIPT_SECONDS of the test it might still answer: waiting.
+    let patient = store.admin_json(&["staff", "list", "--json", "--receipt-seconds", "600"]);
+    assert_eq!(patient[0]["devices"][0]["state"], "waiting", "{patient}");
+    assert_eq!(patient[0]["phone_silent"], false, "{patient}");
+    // Its receipt: confirmed, no longer mute.
+    assert!(
+        kept.record_device_receipt(&id, endpoint, Utc::now())
+            .await
+            .unwrap()
+    );
+    let listed = store.admin_json(&["staff", "list", "--json"]);
+    assert_eq!(listed[0]["devices"][0]["state"], "confirmed", "{listed}");
+    assert_eq!(listed[0]["phone_silent"], false, "{listed}");
+    let table = store.admin(&["staff", "list"]).success().stdout;
+    assert!(!table.contains("Telefon stumm"), "{table}");
 
     // Rotation: the new token is found, the old one at once no longer.
     let rotated = store.admin_json(&["staff", "rotate", &id, "--json"]);

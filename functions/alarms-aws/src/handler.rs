@@ -221,6 +221,12 @@ impl AlarmHandler {
                     call,
                     events,
                 } => pushes.extend(self.pushes_of(&scope, call, &events, calls).await?),
+                Wake::DeviceTest(test) => pushes.push(PushJob::test(
+                    &test.scope,
+                    &test.staff_id,
+                    test.at,
+                    test.device,
+                )),
                 other => looks.push(other),
             }
         }
@@ -309,7 +315,10 @@ impl AlarmHandler {
                     let others = snapshot.open_calls.iter().filter(|other| other.id != call);
                     timers.extend(others.map(|other| now_timer(&scope, other.id, now)));
                 }
-                Wake::Audit { .. } | Wake::Outbox | Wake::WebhookRetry { .. } => {}
+                Wake::Audit { .. }
+                | Wake::DeviceTest(_)
+                | Wake::Outbox
+                | Wake::WebhookRetry { .. } => {}
                 Wake::DutyChanged { scope } => {
                     let calls = self
                         .state

@@ -19,6 +19,9 @@
 //!   the alarm write that made it, for the handler to push to the people's
 //!   phones (the audit is written in the same transaction as the alarm, so
 //!   it is the write's outbox of pushes, whichever function wrote it);
+//! - a sign-on test item inserted (a person signed on, registered a phone
+//!   or asked to test again, DECISIONS §18): [`Wake::DeviceTest`], for the
+//!   handler to queue the test's push like an alert;
 //! - a webhook event put in the outbox: [`Wake::Outbox`], for the handler
 //!   to wake the webhook deliveries; a webhook wake-up item (a retry's time,
 //!   put by the `forward` function): [`Wake::WebhookRetry`], for the handler
@@ -41,6 +44,7 @@ use nurse_call_core::{
     alarm::{AuditEvent, Timer, timer_of_change},
 };
 use nurse_call_dynamodb::alarm_items::{AUDIT_PREFIX, audit_from_item};
+use nurse_call_dynamodb::device_tests::{DEVICE_TEST_PK, DeviceTest, device_test_from_item};
 use nurse_call_dynamodb::item::{CALL_SK, Item, alarm_from_item, call_from_item, get_n, get_s};
 use nurse_call_dynamodb::webhook_items::OUTBOX_PK;
 use nurse_call_dynamodb::webhook_wakes::{WAKE_PK, wake_due};
@@ -77,6 +81,8 @@ pub enum Wake {
         /// The retry's time, as the wake-up item's `due` says.
         due: DateTime<Utc>,
     },
+    /// A sign-on test to push to a person's devices (DECISIONS §18).
+    DeviceTest(DeviceTest),
     /// An alarm write's audit lines: what it told whom.
     Audit {
         /// The call's scope (whose staff's phones get the pushes).
@@ -118,6 +124,15 @@ pub fn wakes_of_record(record: &EventRecord, now: DateTime<Utc>) -> Result<Vec<W
         let due = wake_due(&to_sdk(&record.change.new_image))
             .ok_or_else(|| Unreadable("a webhook wake-up without a usable \"due\"".into()))?;
         return Ok(vec![Wake::WebhookRetry { due }]);
+    }
+    if partition == DEVICE_TEST_PK {
+        if operation != "INSERT" {
+            return Ok(Vec::new());
+        }
+        let test = device_test_from_item(&to_sdk(&record.change.new_image)).ok_or_else(|| {
+            Unreadable("a sign-on test without \"scope\", \"staff_id\" and \"at\"".into())
+        })?;
+        return Ok(vec![Wake::DeviceTest(test)]);
     }
     if partition == OUTBOX_PK {
         return Ok(if operation == "INSERT" {
@@ -440,6 +455,41 @@ mod tests {
             wakes_of_record(&record("REMOVE", Some(&wake), None), t0()).unwrap(),
             []
         );
+    }
+
+    #[test]
+    fn a_sign_on_test_item_asks_for_its_push_and_an_unreadable_one_is_said() {
+        let test: Item = [
+            ("pk", "push#test"),
+            (
+                "sk",
+                "2026-01-05T09:00:08.000000000Z#5af55af5-0000-4000-8000-000000000001#all",
+            ),
+            ("scope", "installation"),
+            ("staff_id", "5af55af5-0000-4000-8000-000000000001"),
+            ("at", "2026-01-05T09:00:08.000000000Z"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), s(v)))
+        .collect();
+        assert_eq!(
+            wakes_of_record(&record("INSERT", None, Some(&test)), t0()).unwrap(),
+            [Wake::DeviceTest(DeviceTest {
+                scope: Scope::installation(),
+                staff_id: "5af55af5-0000-4000-8000-000000000001".into(),
+                at: at(8),
+                device: None,
+            })]
+        );
+        assert_eq!(
+            wakes_of_record(&record("REMOVE", Some(&test), None), t0()).unwrap(),
+            [],
+            "its removal by TTL"
+        );
+        let mut broken = test.clone();
+        broken.remove("staff_id");
+        let error = wakes_of_record(&record("INSERT", None, Some(&broken)), t0()).unwrap_err();
+        assert!(error.0.contains("staff_id"), "{error}");
     }
 
     #[test]

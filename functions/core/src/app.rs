@@ -8,6 +8,7 @@
 //! which of them fail.
 
 pub(crate) mod alarm;
+pub(crate) mod devices;
 pub(crate) mod forwarding;
 pub(crate) mod push;
 pub(crate) mod webhooks;

@@ -11,6 +11,13 @@ pub fn now() -> DateTime<Utc> {
     Utc::now().trunc_subsecs(0)
 }
 
+/// The current instant to the millisecond: a sign-on test's time, which
+/// its receipt names (DECISIONS §18), so that two tests within a second (a
+/// new phone's, then the sign-on's) are two, each with a receipt of its own.
+pub fn now_ms() -> DateTime<Utc> {
+    Utc::now().trunc_subsecs(3)
+}
+
 /// A fresh `webhook-id`: `msg_` and a UUID (the Standard Webhooks
 /// convention), unique per event, the same on every retry of it. Version 7
 /// (RFC 9562: the time in milliseconds first, then random bits): ids made

@@ -116,8 +116,12 @@ pub mod alarm {
 }
 
 /// Web Push: a person's subscriptions, the server's keys and what follows a
-/// push service's answer.
+/// push service's answer; each device's state by its receipts (§18).
 pub mod push {
+    pub use crate::app::push::TEST_CALL_ID;
+    pub use crate::domain::device::{
+        Device, DeviceState, SILENT_AFTER_PUSHES, TestReceipt, all_silent, device_state,
+    };
     pub use crate::domain::push::{
         PUSH_TTL_SECONDS, PushNext, PushSubscription, VapidKeys, after_push, topic_of,
     };

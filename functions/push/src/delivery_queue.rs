@@ -16,7 +16,8 @@
 //! - of several jobs of one person about one call in a batch, all but the
 //!   newest (by the time of the write that made it, then the batch's
 //!   order): the phone would replace them anyway (same `Topic` and tag), as
-//!   the local server's lanes do;
+//!   the local server's lanes do (a sign-on test's lane is also its device's,
+//!   [`PushJob::lane`]);
 //! - an alert whose person's alert no longer rings when it is sent (the
 //!   call was accepted, closed or the person answered meanwhile): a
 //!   standard queue keeps no order, so an alert may come after its own
@@ -91,8 +92,8 @@ impl DeliveryHandler {
         let records = event.len();
         let mut failures = Vec::new();
         // The newest job of each person and call, in the batch's order.
-        let mut lanes: Vec<(String, i64)> = Vec::new();
-        let mut newest: HashMap<(String, i64), PushJob> = HashMap::new();
+        let mut lanes: Vec<(String, i64, Option<String>)> = Vec::new();
+        let mut newest: HashMap<(String, i64, Option<String>), PushJob> = HashMap::new();
         let mut superseded = 0;
         for message in event.into_records() {
             // Never an error: any JSON value is a message.
@@ -108,7 +109,7 @@ impl DeliveryHandler {
                 failures.push(id);
                 continue;
             };
-            let lane = (job.staff_id.clone(), job.call_id);
+            let lane = job.lane();
             match newest.get(&lane) {
                 None => {
                     lanes.push(lane.clone());

@@ -23,7 +23,7 @@ use tokio::sync::{OnceCell, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use nurse_call_core::{
-    PushJob, PushSink, PushStore, host_of,
+    PushJob, PushKind, PushSink, PushStore, host_of,
     push::{PushNext, PushSubscription, after_push},
     sealing::Sealer,
     webhooks::{ATTEMPT_TIMEOUT, Outcome},
@@ -34,8 +34,9 @@ use crate::request::Signer;
 /// Attempts on their way at once.
 pub const CONCURRENCY: usize = 32;
 
-/// A person's pushes about one call.
-type LaneKey = (String, i64);
+/// A person's pushes about one call (a test's: to one device, or all;
+/// [`PushJob::lane`]).
+type LaneKey = (String, i64, Option<String>);
 
 /// The local server's push sender.
 pub struct Pusher {
@@ -106,7 +107,7 @@ impl Pusher {
 
 impl PushSink for Pusher {
     fn send(&self, job: PushJob) {
-        let key = (job.staff_id.clone(), job.call_id);
+        let key = job.lane();
         let mut lanes = self.inner.lanes.lock().expect("lanes lock");
         let job = match lanes.get(&key) {
             Some(lane) => match lane.send(job) {
@@ -199,6 +200,7 @@ impl Inner {
                     let now = Utc::now();
                     break subscriptions
                         .into_iter()
+                        .filter(|subscription| job.goes_to(&subscription.endpoint))
                         .map(|subscription| Pending {
                             subscription,
                             failed: 0,
@@ -227,6 +229,7 @@ impl Inner {
             tracing::debug!(staff_id = %job.staff_id, call_id = job.call_id, "no phone registered for pushes");
             return None;
         }
+        self.record_alert_pushes(job, &pending).await;
         let signer = match self.signer().await {
             Ok(signer) => signer,
             Err(error) => {
@@ -263,6 +266,27 @@ impl Inner {
             if let Some(newer) = wait_until(next, receiver).await {
                 tracing::info!(staff_id = %job.staff_id, call_id = job.call_id, waiting = pending.len(), "push superseded by a newer one before its retry");
                 return Some(newer);
+            }
+        }
+    }
+
+    /// An alert is a push each of its devices owes a receipt for (DECISIONS
+    /// §18): recorded before it is sent, so that the receipt finds it. (A
+    /// test is recorded where it is made.) A failed write costs the
+    /// device's state one push, never the alert.
+    async fn record_alert_pushes(&self, job: &PushJob, pending: &[Pending]) {
+        if job.kind != PushKind::Alert {
+            return;
+        }
+        let at = Utc::now();
+        for entry in pending {
+            let endpoint = &entry.subscription.endpoint;
+            if let Err(error) = self
+                .store
+                .record_device_push(&job.staff_id, endpoint, at, false)
+                .await
+            {
+                tracing::warn!(staff_id = %job.staff_id, call_id = job.call_id, push_service = host_of(endpoint), %error, "alert push not recorded on its device");
             }
         }
     }

@@ -21,6 +21,7 @@ async fn main() -> Result<(), lambda_http::Error> {
         routes::STAFF_RESPONSES,
         routes::ALARM_RESPONSE,
         routes::STAFF_RECEIPTS,
+        routes::STAFF_DEVICE_TESTS,
         routes::STAFF_PUSH_KEY,
         routes::STAFF_PUSH_SUBSCRIPTIONS,
     ])

@@ -195,6 +195,7 @@ macro_rules! conformance_tests {
             vapid_keys_are_kept_once,
             push_subscriptions_are_kept_per_person_and_endpoint,
             push_subscriptions_go_with_their_person,
+            device_pushes_and_receipts_are_kept,
             a_subscription_is_its_persons_channel_in_the_roster,
         );
     };

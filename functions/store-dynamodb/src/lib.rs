@@ -25,7 +25,9 @@
 //! `tables` (their names and creation),
 //! `webhooks` and `webhook_items` (outbound webhooks: endpoints, the outbox
 //! that `alarms` and `calls` write in their transactions, the delivery
-//! log), `batch` (`BatchWriteItem`),
+//! log), `push`, `devices` and `device_tests` (Web Push: the subscriptions,
+//! what their pushes and receipts tell, the sign-on tests handed to the
+//! `alarm` function), `batch` (`BatchWriteItem`),
 //! `client` and `error` (the SDK's setup and its failures).
 
 mod admin;
@@ -36,6 +38,8 @@ mod batch;
 mod calls;
 mod channels;
 mod client;
+pub mod device_tests;
+mod devices;
 mod elements;
 mod error;
 pub mod item;

@@ -3,8 +3,10 @@
 //! only where none is (the first pair written stays), and each staff
 //! member's browser subscriptions under `push#<staff id>`, one item per
 //! endpoint (its SHA-256 as the sort key: an endpoint may be longer than a
-//! sort key may be). A person's subscriptions are read with one consistent
-//! `Query`; sandbox items expire with their visitor (TTL).
+//! sort key may be), written by `UpdateItem` so that the device's facts
+//! (devices.rs) outlive a registration of the same endpoint again. A
+//! person's subscriptions are read with one consistent `Query`; sandbox
+//! items expire with their visitor (TTL).
 //!
 //! Who of a scope has a phone subscribed (a channel, DECISIONS §18) is read
 //! with the roster, at no cost: each subscription has a channel item in its
@@ -13,18 +15,22 @@
 //! items existed have none: their person counts as without a channel until
 //! the page registers again, which it does each time it opens.)
 
-use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{Put, ReturnValue, TransactWriteItem};
+use std::collections::HashMap;
 
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValue, TransactWriteItem, Update};
+
+use chrono::{DateTime, Utc};
 use nurse_call_core::{
     PushStore, Scope, StoreError,
-    push::{PushSubscription, VapidKeys},
+    push::{Device, PushSubscription, VapidKeys},
     tokens::token_hash as sha256_hex,
 };
 
 use crate::DynamoStore;
 use crate::alarm_items::{get_precise, precise, roster_pk};
 use crate::channels::{channel_item, push_channel_sk};
+use crate::device_tests::DeviceTest;
 use crate::error::{build_error, classify, condition_failed};
 use crate::item::{Item, expiry_for, get_s, n, required, s};
 use crate::transaction::Transaction;
@@ -32,7 +38,7 @@ use crate::transaction::Transaction;
 const VAPID_PK: &str = "push#vapid";
 const VAPID_SK: &str = "key";
 
-fn subscriptions_pk(staff_id: &str) -> String {
+pub(crate) fn subscriptions_pk(staff_id: &str) -> String {
     format!("push#{staff_id}")
 }
 
@@ -72,6 +78,41 @@ fn subscription_item(subscription: &PushSubscription) -> Item {
         item.insert("ttl".to_string(), n(ttl));
     }
     item
+}
+
+/// A subscription's `UpdateItem` (its key apart): `SET` of every attribute
+/// of [`subscription_item`], so that registering the same endpoint again
+/// replaces its keys and time and keeps what the device's pushes and
+/// receipts told (devices.rs), as the embedded store does (DECISIONS §18).
+/// Names for all: `ttl` is a reserved word.
+pub(crate) struct SubscriptionUpdate {
+    pub(crate) key: Item,
+    pub(crate) expression: String,
+    pub(crate) names: HashMap<String, String>,
+    pub(crate) values: Item,
+}
+
+pub(crate) fn subscription_update(subscription: &PushSubscription) -> SubscriptionUpdate {
+    let mut item = subscription_item(subscription);
+    let key: Item = ["pk", "sk"]
+        .into_iter()
+        .filter_map(|name| item.remove_entry(name))
+        .collect();
+    let mut attributes: Vec<(String, AttributeValue)> = item.into_iter().collect();
+    attributes.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut sets = Vec::new();
+    let (mut names, mut values) = (HashMap::new(), Item::new());
+    for (index, (name, value)) in attributes.into_iter().enumerate() {
+        sets.push(format!("#a{index} = :a{index}"));
+        names.insert(format!("#a{index}"), name);
+        values.insert(format!(":a{index}"), value);
+    }
+    SubscriptionUpdate {
+        key,
+        expression: format!("SET {}", sets.join(", ")),
+        names,
+        values,
+    }
 }
 
 fn subscription_from_item(item: &Item) -> Result<PushSubscription, StoreError> {
@@ -169,19 +210,25 @@ impl PushStore for DynamoStore {
         &self,
         subscription: &PushSubscription,
     ) -> Result<(), StoreError> {
-        let put = |item| {
-            Put::builder()
-                .table_name(&self.tables.data)
-                .set_item(Some(item))
-                .build()
-                .map(|put| TransactWriteItem::builder().put(put).build())
-                .map_err(build_error)
-        };
-        let items = vec![
-            put(subscription_item(subscription))?,
-            put(index_item(subscription))?,
-        ];
-        match self.transact(items).await? {
+        // The subscription's own attributes set (an update: a renewal
+        // keeps the device's facts), its channel item put, together.
+        let update = subscription_update(subscription);
+        let update = Update::builder()
+            .table_name(&self.tables.data)
+            .set_key(Some(update.key))
+            .update_expression(update.expression)
+            .set_expression_attribute_names(Some(update.names))
+            .set_expression_attribute_values(Some(update.values))
+            .build()
+            .map(|update| TransactWriteItem::builder().update(update).build())
+            .map_err(build_error)?;
+        let channel = Put::builder()
+            .table_name(&self.tables.data)
+            .set_item(Some(index_item(subscription)))
+            .build()
+            .map(|put| TransactWriteItem::builder().put(put).build())
+            .map_err(build_error)?;
+        match self.transact(vec![update, channel]).await? {
             Transaction::Committed => Ok(()),
             Transaction::Cancelled(reasons) => Err(StoreError::Unavailable(format!(
                 "the push subscription was not stored (transaction cancelled: {reasons:?})"
@@ -240,5 +287,45 @@ impl PushStore for DynamoStore {
                 .then(a.endpoint.cmp(&b.endpoint))
         });
         Ok(subscriptions)
+    }
+
+    async fn push_devices(&self, staff_id: &str) -> Result<Vec<Device>, StoreError> {
+        self.devices_of(staff_id).await
+    }
+
+    async fn record_device_push(
+        &self,
+        staff_id: &str,
+        endpoint: &str,
+        at: DateTime<Utc>,
+        test: bool,
+    ) -> Result<bool, StoreError> {
+        self.device_pushed(staff_id, endpoint, at, test).await
+    }
+
+    async fn record_device_receipt(
+        &self,
+        staff_id: &str,
+        endpoint: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        self.device_received(staff_id, endpoint, at).await
+    }
+
+    async fn hand_on_device_test(
+        &self,
+        scope: &Scope,
+        staff_id: &str,
+        at: DateTime<Utc>,
+        device: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        self.put_device_test(&DeviceTest {
+            scope: scope.clone(),
+            staff_id: staff_id.to_string(),
+            at,
+            device: device.map(str::to_string),
+        })
+        .await?;
+        Ok(true)
     }
 }

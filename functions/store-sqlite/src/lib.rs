@@ -25,6 +25,7 @@ mod admin;
 mod alarms;
 mod attention;
 mod config_cache;
+mod devices;
 mod mismatches;
 mod outbox_write;
 mod push;

@@ -4,9 +4,10 @@
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use chrono::{DateTime, Utc};
 use nurse_call_core::{
     PushStore, Scope, StoreError,
-    push::{PushSubscription, VapidKeys},
+    push::{Device, PushSubscription, VapidKeys},
 };
 
 use crate::SqliteStore;
@@ -118,5 +119,40 @@ impl PushStore for SqliteStore {
             .collect()
         })
         .await
+    }
+
+    async fn push_devices(&self, staff_id: &str) -> Result<Vec<Device>, StoreError> {
+        self.devices_of(staff_id).await
+    }
+
+    async fn record_device_push(
+        &self,
+        staff_id: &str,
+        endpoint: &str,
+        at: DateTime<Utc>,
+        test: bool,
+    ) -> Result<bool, StoreError> {
+        self.device_pushed(staff_id, endpoint, at, test).await
+    }
+
+    async fn record_device_receipt(
+        &self,
+        staff_id: &str,
+        endpoint: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        self.device_received(staff_id, endpoint, at).await
+    }
+
+    async fn hand_on_device_test(
+        &self,
+        _scope: &Scope,
+        _staff_id: &str,
+        _at: DateTime<Utc>,
+        _device: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        // No change stream, nobody to hand it to: the local server sends
+        // its tests itself.
+        Ok(false)
     }
 }

@@ -24,7 +24,9 @@ use crate::rows::to_precise;
 /// 11: the outbox without an index on the event's id (`webhooks`): an
 /// event leaves it by its position.
 /// 12: an endpoint's `confirms_delivery` (DECISIONS §16, §18).
-const SCHEMA_VERSION: i64 = 12;
+/// 13: what each push subscription's pushes and receipts tell (DECISIONS
+/// §18, `devices`).
+const SCHEMA_VERSION: i64 = 13;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -83,6 +85,9 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 12 {
         version_12(connection)?;
     }
+    if version < 13 {
+        version_13(connection)?;
+    }
     Ok(())
 }
 
@@ -108,6 +113,39 @@ fn version_12(connection: &Connection) -> rusqlite::Result<()> {
         "BEGIN;
          {add}
          PRAGMA user_version = 12;
+         COMMIT;"
+    ))
+}
+
+/// Each push subscription's device facts (DECISIONS §18): when a test or an
+/// alert was last pushed to it and a test last, its first receipt since,
+/// and the pushes since its last receipt. A subscription kept before knows
+/// nothing yet (`NULL`, 0). Each column added only where missing, as
+/// version 12 does.
+fn version_13(connection: &Connection) -> rusqlite::Result<()> {
+    let mut add = String::new();
+    for (column, kind) in [
+        ("pushed_at", "TEXT"),
+        ("tested_at", "TEXT"),
+        ("received_at", "TEXT"),
+        ("unanswered", "INTEGER NOT NULL DEFAULT 0"),
+    ] {
+        let has_column: bool = connection.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pragma_table_info('push_subscriptions')
+                            WHERE name = ?1)",
+            [column],
+            |row| row.get(0),
+        )?;
+        if !has_column {
+            add.push_str(&format!(
+                "ALTER TABLE push_subscriptions ADD COLUMN {column} {kind};\n"
+            ));
+        }
+    }
+    connection.execute_batch(&format!(
+        "BEGIN;
+         {add}
+         PRAGMA user_version = 13;
          COMMIT;"
     ))
 }

@@ -6,7 +6,8 @@
 //! a pending alarm for every call open at the update; 6 → 7: the
 //! configuration's generation, tests/config_cache.rs; 10 → 11: the outbox
 //! without an index on its ids; 11 → 12: an endpoint's `confirms_delivery`,
-//! off for those registered before).
+//! off for those registered before; 12 → 13: each push subscription's
+//! device facts, unknown for those subscribed before).
 
 use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
@@ -103,7 +104,7 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 12);
+    assert_eq!(version, 13);
     // Version 10's Web Push tables are there, empty (DECISIONS §15).
     let connection = Connection::open(&path).expect("file opens");
     for table in ["vapid_keys", "push_subscriptions"] {
@@ -232,7 +233,7 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 12);
+    assert_eq!(version, 13);
 }
 
 #[tokio::test]
@@ -452,7 +453,7 @@ async fn a_version_5_file_keeps_its_data_and_its_open_calls_get_pending_alarms()
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 12);
+    assert_eq!(version, 13);
 }
 
 /// 10 → 11: the outbox loses the index on its ids; the events waiting in
@@ -497,7 +498,7 @@ async fn a_version_10_outbox_keeps_its_events_and_its_counter_without_the_id_ind
     let version: i64 = connection
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 12);
+    assert_eq!(version, 13);
     let kept: Vec<(i64, String, Option<String>)> = connection
         .prepare("SELECT seq, id, section FROM webhook_outbox ORDER BY seq")
         .unwrap()
@@ -580,4 +581,54 @@ async fn a_version_11_endpoint_does_not_confirm_delivery_itself() {
         [("ep_new", true), ("ep_old", false)],
         "by age, then id; each with its own flag"
     );
+}
+
+/// 12 → 13: a phone subscribed before the sign-on test existed knows
+/// nothing of its pushes and receipts (DECISIONS §18: never pushed, no
+/// receipt, none unanswered), and records them from then on.
+#[tokio::test]
+async fn a_version_12_subscription_gains_its_device_facts() {
+    use nurse_call_core::PushStore;
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join(FILE_NAME);
+    drop(SqliteStore::open(&path).expect("a new file"));
+    let staff_id = "5af55af5-0000-4000-8000-000000000001";
+    Connection::open(&path)
+        .expect("file opens")
+        .execute_batch(&format!(
+            "BEGIN;
+             ALTER TABLE push_subscriptions DROP COLUMN pushed_at;
+             ALTER TABLE push_subscriptions DROP COLUMN tested_at;
+             ALTER TABLE push_subscriptions DROP COLUMN received_at;
+             ALTER TABLE push_subscriptions DROP COLUMN unanswered;
+             INSERT INTO push_subscriptions (staff_id, scope, endpoint, p256dh, auth, created_at)
+                 VALUES ('{staff_id}', 'installation', 'https://push.example/old-phone',
+                         'BLn9b-VR0ca83knDNZ32dCHGyjJp-1riX9ZTN40MqV8K_LpQmLqxC_DoHvqvFXO_nGdAB4W9dogZb_sM-uV4JbY',
+                         'auth', '2026-01-01T10:00:00.000000000Z');
+             PRAGMA user_version = 12;
+             COMMIT;"
+        ))
+        .expect("back to version 12");
+
+    let store = SqliteStore::open(&path).expect("the version 12 file opens");
+    let devices = store.push_devices(staff_id).await.expect("devices read");
+    assert_eq!(devices.len(), 1, "{devices:?}");
+    assert_eq!(
+        (
+            devices[0].pushed_at,
+            devices[0].tested_at,
+            devices[0].received_at,
+            devices[0].unanswered
+        ),
+        (None, None, None, 0)
+    );
+    let at = Utc.with_ymd_and_hms(2026, 1, 2, 8, 0, 0).unwrap();
+    assert!(
+        store
+            .record_device_push(staff_id, "https://push.example/old-phone", at, true)
+            .await
+            .expect("recorded")
+    );
+    let devices = store.push_devices(staff_id).await.expect("devices read");
+    assert_eq!((devices[0].tested_at, devices[0].unanswered), (Some(at), 1));
 }

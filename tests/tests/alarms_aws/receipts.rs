@@ -68,40 +68,59 @@ fn first_push_at(recorder: &Recorder, phone: &Subscription, id: i64) -> Instant 
 }
 
 /// The staff function's answer to `POST /api/v1/staff/receipts` of
-/// `receipt` with `member`'s token, as API Gateway's HTTP API (payload
-/// 2.0) hands the request over and takes the answer: status and body.
-async fn post_receipt(staff: &mut Function, member: &Member, receipt: &str) -> (u64, Value) {
+/// `receipt` with `member`'s token: status and body.
+pub(crate) async fn post_receipt(
+    staff: &mut Function,
+    member: &Member,
+    receipt: &str,
+) -> (u64, Value) {
     let body = json!({ "receipt": receipt }).to_string();
+    staff_request(staff, member, "POST", RECEIPTS, Some(&body)).await
+}
+
+/// The staff function's answer to `method` `path` with `member`'s token
+/// and `body`, as API Gateway's HTTP API (payload 2.0) hands the request
+/// over and takes the answer: status and body.
+pub(crate) async fn staff_request(
+    staff: &mut Function,
+    member: &Member,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u64, Value) {
     let domain = "a1b2c3d4e5.execute-api.eu-central-1.amazonaws.com";
     let now = Utc::now();
+    let mut headers = json!({
+        "authorization": format!("Bearer {}", member.token),
+        "host": domain,
+        "user-agent": "nurse-call-tests",
+        "x-forwarded-for": "203.0.113.7",
+        "x-forwarded-proto": "https",
+    });
+    if let Some(body) = body {
+        headers["content-type"] = json!("application/json");
+        headers["content-length"] = json!(body.len().to_string());
+    }
     let event = json!({
         "version": "2.0",
-        "routeKey": format!("ANY {RECEIPTS}"),
-        "rawPath": RECEIPTS,
+        "routeKey": format!("ANY {path}"),
+        "rawPath": path,
         "rawQueryString": "",
-        "headers": {
-            "authorization": format!("Bearer {}", member.token),
-            "content-type": "application/json",
-            "content-length": body.len().to_string(),
-            "host": domain,
-            "user-agent": "nurse-call-tests",
-            "x-forwarded-for": "203.0.113.7",
-            "x-forwarded-proto": "https",
-        },
+        "headers": headers,
         "requestContext": {
             "accountId": "123456789012",
             "apiId": "a1b2c3d4e5",
             "domainName": domain,
             "domainPrefix": "a1b2c3d4e5",
             "http": {
-                "method": "POST",
-                "path": RECEIPTS,
+                "method": method,
+                "path": path,
                 "protocol": "HTTP/1.1",
                 "sourceIp": "203.0.113.7",
                 "userAgent": "nurse-call-tests",
             },
-            "requestId": format!("receipt-{}", now.timestamp_nanos_opt().unwrap_or_default()),
-            "routeKey": format!("ANY {RECEIPTS}"),
+            "requestId": format!("request-{}", now.timestamp_nanos_opt().unwrap_or_default()),
+            "routeKey": format!("ANY {path}"),
             "stage": "$default",
             "time": now.format("%d/%b/%Y:%H:%M:%S +0000").to_string(),
             "timeEpoch": now.timestamp_millis(),

@@ -444,11 +444,13 @@ pub(crate) async fn page_met(
     took
 }
 
+#[allow(dead_code)] // not every browser test reads colours
 pub(crate) fn rgb(hex: &str) -> String {
     let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex colour");
     format!("rgb({}, {}, {})", channel(1), channel(3), channel(5))
 }
 
+#[allow(dead_code)] // not every browser test saves a picture
 pub(crate) async fn save_screenshot(browser: &Client, path: &Path) {
     let png = browser.screenshot().await.expect("screenshot");
     std::fs::write(path, png).expect("screenshot written");

@@ -13,7 +13,8 @@
 //! unchanged and returns the stand-in's answer.
 //!
 //! And a staff member's browser registering with the service: the push key,
-//! a subscription at the stand-in, its registration ([`register`]).
+//! a subscription at the stand-in, its registration and the sign-on test it
+//! gets ([`register`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -33,6 +34,10 @@ use crate::alarms_support::{Member, as_staff};
 
 pub(crate) const PUSH_KEY: &str = "/api/v1/staff/push-key";
 pub(crate) const SUBSCRIPTIONS: &str = "/api/v1/staff/push-subscriptions";
+/// The `Topic` of the sign-on tests (DECISIONS §18: about no call, id 0).
+pub(crate) const TEST_TOPIC: &str = "call-0";
+/// How long the registration's sign-on test may take to arrive.
+const TEST_WAIT: Duration = Duration::from_secs(10);
 
 /// `web-push-testing`'s own server, in the foreground (its `start` command
 /// detaches a process the test could not stop).
@@ -168,16 +173,44 @@ impl PushService {
             .collect()
     }
 
-    /// Waits (up to `within`) until `count` pushes were decrypted.
+    /// Waits (up to `within`) until `count` of the alarm's pushes (alerts
+    /// and cancels: not the sign-on tests, [`PushService::wait_for_tests`])
+    /// were decrypted.
     pub(crate) async fn wait_for(
         &self,
         subscription: &Subscription,
         count: usize,
         within: Duration,
     ) -> Vec<Value> {
+        self.wait_for_kind(subscription, count, within, false).await
+    }
+
+    /// Waits (up to `within`) until `count` sign-on tests (`staff.test`,
+    /// DECISIONS §18) were decrypted.
+    pub(crate) async fn wait_for_tests(
+        &self,
+        subscription: &Subscription,
+        count: usize,
+        within: Duration,
+    ) -> Vec<Value> {
+        self.wait_for_kind(subscription, count, within, true).await
+    }
+
+    async fn wait_for_kind(
+        &self,
+        subscription: &Subscription,
+        count: usize,
+        within: Duration,
+        tests: bool,
+    ) -> Vec<Value> {
         let started = Instant::now();
         loop {
-            let messages = self.decrypted(subscription).await;
+            let messages: Vec<Value> = self
+                .decrypted(subscription)
+                .await
+                .into_iter()
+                .filter(|message| (message["type"] == "staff.test") == tests)
+                .collect();
             if messages.len() >= count || started.elapsed() > within {
                 return messages;
             }
@@ -322,6 +355,8 @@ impl Recorder {
         *self.shared.throttle.lock().unwrap() = count;
     }
 
+    /// The alarm's pushes to this subscription as the proxy saw them (the
+    /// sign-on tests, `Topic: call-0`, left out).
     pub(crate) fn seen(&self, subscription: &Subscription) -> Vec<Seen> {
         self.shared
             .seen
@@ -329,6 +364,7 @@ impl Recorder {
             .unwrap()
             .iter()
             .filter(|seen| seen.client_hash == subscription.client_hash)
+            .filter(|seen| seen.topic.as_deref() != Some(TEST_TOPIC))
             .cloned()
             .collect()
     }
@@ -373,5 +409,20 @@ pub(crate) async fn register(
         response.data()["endpoint"].as_str(),
         Some(recorder.endpoint_of(&subscription).as_str())
     );
+    subscription
+}
+
+/// [`register`], then the sign-on test the new phone gets at once (DECISIONS
+/// §18) waited for, so that what a test pushes next comes after it (the
+/// local server's sender; in AWS the test leaves by another path).
+pub(crate) async fn register_tested(
+    server: &Server,
+    service: &PushService,
+    recorder: &Recorder,
+    member: &Member,
+) -> Subscription {
+    let subscription = register(server, service, recorder, member).await;
+    let tests = service.wait_for_tests(&subscription, 1, TEST_WAIT).await;
+    assert_eq!(tests.len(), 1, "the registration's sign-on test: {tests:?}");
     subscription
 }

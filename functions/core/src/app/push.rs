@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::app::AppState;
 use crate::domain::alarm::receipt::{Path, Receipt, device_tag};
 use crate::domain::alarm::{Effect, Step};
+use crate::domain::device::TestReceipt;
 use crate::domain::model::{Call, CallType, Scope};
 use crate::wire::CallRecord;
 use crate::wire::live::LiveMessage;
@@ -32,7 +33,15 @@ pub enum PushKind {
     Alert,
     /// `call.cancelled`: the person's alert for the call stops.
     Cancel,
+    /// `staff.test`: the sign-on test of one device (DECISIONS §18), about
+    /// no call ([`TEST_CALL_ID`]).
+    Test,
 }
+
+/// The call id of a test push, which is about no call (ids start at 1): its
+/// `Topic` (`call-0`, a newer test replaces an older one still waiting) and
+/// its lane in the senders ([`PushJob::lane`]).
+pub const TEST_CALL_ID: i64 = 0;
 
 /// One push to every subscription of one person. As JSON it is the
 /// message of the AWS path's delivery queue (DECISIONS §17).
@@ -58,27 +67,69 @@ pub struct PushJob {
     /// receipts existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alert: Option<i64>,
+    /// The one device this push is for (its tag, [`device_tag`]): a test
+    /// goes to the device tested; `None`: every device of the person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
 }
 
 impl PushJob {
     /// The payload as sent to the subscription at `endpoint`: an alert's
-    /// `receipt` names that device, so that the device's own receipt tells
-    /// the service that this phone shows alerts (§18).
+    /// or a test's `receipt` names that device, so that the device's own
+    /// receipt tells the service that this phone shows alerts (§18).
     pub fn payload_for(&self, endpoint: &str) -> String {
-        let Some(alert) = self.alert else {
-            return self.payload.clone();
+        let receipt = match (self.kind, self.alert) {
+            (PushKind::Test, _) => {
+                TestReceipt::new(self.made_at, &self.staff_id, endpoint).to_string()
+            }
+            (_, Some(alert)) => Receipt::new(
+                self.call_id,
+                alert,
+                &self.staff_id,
+                Path::Push(device_tag(endpoint)),
+            )
+            .to_string(),
+            (_, None) => return self.payload.clone(),
         };
         let Ok(Value::Object(mut message)) = serde_json::from_str::<Value>(&self.payload) else {
             return self.payload.clone();
         };
-        let receipt = Receipt::new(
-            self.call_id,
-            alert,
-            &self.staff_id,
-            Path::Push(device_tag(endpoint)),
-        );
-        message.insert("receipt".into(), Value::String(receipt.to_string()));
+        message.insert("receipt".into(), Value::String(receipt));
         Value::Object(message).to_string()
+    }
+}
+
+impl PushJob {
+    /// The sign-on test pushed at `at` to the person's devices, or to the
+    /// one tagged `device` (DECISIONS §18): made where the test is asked
+    /// for (locally), or from the table's stream in AWS (the `alarm`
+    /// function, from the item the request's store wrote).
+    pub fn test(scope: &Scope, staff_id: &str, at: DateTime<Utc>, device: Option<String>) -> Self {
+        PushJob {
+            scope: scope.clone(),
+            staff_id: staff_id.to_string(),
+            call_id: TEST_CALL_ID,
+            kind: PushKind::Test,
+            payload: json!({ "type": "staff.test" }).to_string(),
+            made_at: at,
+            alert: None,
+            device,
+        }
+    }
+
+    /// Whether this job goes to the device at `endpoint`.
+    pub fn goes_to(&self, endpoint: &str) -> bool {
+        self.device
+            .as_deref()
+            .is_none_or(|device| device == device_tag(endpoint))
+    }
+
+    /// The senders' lane of this job: a newer job of the same lane
+    /// supersedes an older one (the phone would replace it: same `Topic`).
+    /// The person and the call, and for a test the device it is for, so
+    /// that a new phone's test never replaces the test of all the others.
+    pub fn lane(&self) -> (String, i64, Option<String>) {
+        (self.staff_id.clone(), self.call_id, self.device.clone())
     }
 }
 
@@ -148,6 +199,7 @@ pub fn jobs_of_effects(
                 payload: fit_payload(message.to_json()),
                 made_at: now,
                 alert,
+                device: None,
             })
         })
         .collect()

@@ -9,13 +9,14 @@
 //! ([`credentials`]); alarm routing ([`alarm`]) and the outbound webhooks'
 //! events, endpoints, retries and signatures ([`webhooks`]); the staff's
 //! browsers' Web Push subscriptions and the installation's VAPID keys
-//! ([`push`]). Nothing here
+//! ([`push`]) and what their receipts tell of each of them ([`device`]). Nothing here
 //! reads a store or speaks HTTP.
 
 pub(crate) mod alarm;
 pub(crate) mod call_type_items;
 pub(crate) mod call_types;
 pub mod credentials;
+pub(crate) mod device;
 pub(crate) mod model;
 pub(crate) mod push;
 pub(crate) mod raw;

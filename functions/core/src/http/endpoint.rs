@@ -43,6 +43,9 @@ pub enum Endpoint {
     AlarmResponse,
     /// Staff: the receipt of an alert a phone or page showed (DECISIONS §18).
     StaffReceipts,
+    /// Staff: push the sign-on test to their devices again ("Erneut
+    /// testen", DECISIONS §18).
+    StaffDeviceTests,
     /// Staff: the installation's VAPID public key (DECISIONS §15).
     StaffPushKey,
     /// Staff: register (`POST`) or remove (`DELETE`) a browser's push
@@ -63,7 +66,7 @@ const RESPONSES_SUFFIX: &str = "/responses";
 impl Endpoint {
     /// Every endpoint once, in declaration order: what [`Endpoint::from_path`]
     /// searches, and the order of [`crate::http::routes::ALL`].
-    pub const ALL: [Endpoint; 22] = [
+    pub const ALL: [Endpoint; 23] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
@@ -81,6 +84,7 @@ impl Endpoint {
         Endpoint::StaffResponses,
         Endpoint::AlarmResponse,
         Endpoint::StaffReceipts,
+        Endpoint::StaffDeviceTests,
         Endpoint::StaffPushKey,
         Endpoint::StaffPushSubscriptions,
         Endpoint::StaffPage,
@@ -110,6 +114,7 @@ impl Endpoint {
             Endpoint::StaffResponses => "/api/v1/staff/calls/{id}/responses",
             Endpoint::AlarmResponse => "/api/v1/response",
             Endpoint::StaffReceipts => "/api/v1/staff/receipts",
+            Endpoint::StaffDeviceTests => "/api/v1/staff/device-tests",
             Endpoint::StaffPushKey => "/api/v1/staff/push-key",
             Endpoint::StaffPushSubscriptions => "/api/v1/staff/push-subscriptions",
             Endpoint::StaffPage => "/staff",
@@ -135,7 +140,8 @@ impl Endpoint {
             | Endpoint::SandboxStaff
             | Endpoint::StaffResponses
             | Endpoint::AlarmResponse
-            | Endpoint::StaffReceipts => &[Method::POST],
+            | Endpoint::StaffReceipts
+            | Endpoint::StaffDeviceTests => &[Method::POST],
             Endpoint::StaffDuty => &[Method::PUT, Method::DELETE],
             Endpoint::StaffPushSubscriptions => &[Method::POST, Method::DELETE],
             Endpoint::CallTypes

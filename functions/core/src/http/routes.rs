@@ -134,6 +134,11 @@ pub const STAFF_RECEIPTS: Route = Route {
     endpoint: Endpoint::StaffReceipts,
     handler: |state, request| Box::pin(handlers::staff_receipts::receipt(state, request)),
 };
+/// `POST /api/v1/staff/device-tests`: the sign-on test again (§18).
+pub const STAFF_DEVICE_TESTS: Route = Route {
+    endpoint: Endpoint::StaffDeviceTests,
+    handler: |state, request| Box::pin(handlers::staff_devices::test_again(state, request)),
+};
 /// `GET /api/v1/staff/push-key`: the installation's VAPID public key.
 pub const STAFF_PUSH_KEY: Route = Route {
     endpoint: Endpoint::StaffPushKey,
@@ -179,6 +184,7 @@ pub const ALL: [Route; Endpoint::ALL.len()] = [
     STAFF_RESPONSES,
     ALARM_RESPONSE,
     STAFF_RECEIPTS,
+    STAFF_DEVICE_TESTS,
     STAFF_PUSH_KEY,
     STAFF_PUSH_SUBSCRIPTIONS,
     STAFF_PAGE,

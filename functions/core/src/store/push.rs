@@ -6,6 +6,10 @@
 
 use async_trait::async_trait;
 
+use chrono::{DateTime, Utc};
+
+use crate::domain::device::Device;
+use crate::domain::model::Scope;
 use crate::domain::push::{PushSubscription, VapidKeys};
 use crate::store::StoreError;
 
@@ -38,4 +42,45 @@ pub trait PushStore: Send + Sync {
     /// The person's subscriptions, oldest first.
     async fn push_subscriptions(&self, staff_id: &str)
     -> Result<Vec<PushSubscription>, StoreError>;
+
+    /// The person's devices (one per subscription, oldest first) with what
+    /// their pushes and receipts tell (DECISIONS §18).
+    async fn push_devices(&self, staff_id: &str) -> Result<Vec<Device>, StoreError>;
+
+    /// A test (`test`) or an alert was pushed at `at` to the person's
+    /// device at `endpoint`: its `pushed_at` (and for a test `tested_at`)
+    /// becomes `at`, one more push awaits a receipt. `false`: no such
+    /// subscription (it stays gone).
+    async fn record_device_push(
+        &self,
+        staff_id: &str,
+        endpoint: &str,
+        at: DateTime<Utc>,
+        test: bool,
+    ) -> Result<bool, StoreError>;
+
+    /// A receipt of the device at `endpoint` came at `at`: `received_at`
+    /// becomes `at` and no push awaits one, unless none did (a receipt
+    /// posted again, or a late one after another): then nothing changes.
+    /// `true` when it changed.
+    async fn record_device_receipt(
+        &self,
+        staff_id: &str,
+        endpoint: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Hands the sign-on test pushed at `at` to the person's devices (or to
+    /// the one tagged `device`) to the push sender of another process
+    /// (DECISIONS §17, §18): where the process that tests sends no pushes
+    /// (a Lambda function), the store's change stream takes it there.
+    /// `false`: this store has no such path (the embedded store's server
+    /// sends its pushes itself).
+    async fn hand_on_device_test(
+        &self,
+        scope: &Scope,
+        staff_id: &str,
+        at: DateTime<Utc>,
+        device: Option<&str>,
+    ) -> Result<bool, StoreError>;
 }

@@ -6,6 +6,7 @@ use chrono_tz::Tz;
 use serde::Serialize;
 
 use crate::domain::alarm::{Duty, Staff};
+use crate::domain::device::{Device, DeviceState};
 use crate::domain::wire_time::format_local;
 
 /// A duty on the wire, its times in the installation's zone.
@@ -27,15 +28,39 @@ impl<'a> DutyRecord<'a> {
     }
 }
 
+/// One of a person's devices on the wire (DECISIONS §18): its tag, when it
+/// subscribed, its last receipt and its state; never its endpoint.
+#[derive(Debug, Serialize)]
+pub(crate) struct DeviceRecord {
+    pub id: String,
+    pub created_at: String,
+    pub last_receipt_at: Option<String>,
+    pub state: &'static str,
+}
+
+impl DeviceRecord {
+    pub(crate) fn new(device: &Device, state: DeviceState, zone: Tz) -> Self {
+        DeviceRecord {
+            id: device.tag(),
+            created_at: format_local(device.created_at, zone),
+            last_receipt_at: device.received_at.map(|at| format_local(at, zone)),
+            state: state.as_str(),
+        }
+    }
+}
+
 /// A staff member on the wire: who, their groups, their duty now (`null`
-/// when signed off); never a token. `GET /api/v1/staff/me`'s `data`, and
-/// each of a visitor's staff in `GET /api/v1/sandbox/state`.
+/// when signed off); never a token. `GET /api/v1/staff/me`'s `data` (with
+/// their `devices`), and each of a visitor's staff in
+/// `GET /api/v1/sandbox/state` (without).
 #[derive(Debug, Serialize)]
 pub(crate) struct StaffRecord<'a> {
     pub id: &'a str,
     pub name: &'a str,
     pub groups: &'a [String],
     pub duty: Option<DutyRecord<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub devices: Option<Vec<DeviceRecord>>,
 }
 
 impl<'a> StaffRecord<'a> {
@@ -45,6 +70,15 @@ impl<'a> StaffRecord<'a> {
             name: &staff.name,
             groups: &staff.groups,
             duty: duty.map(|duty| DutyRecord::new(duty, zone)),
+            devices: None,
+        }
+    }
+
+    /// The same record with the person's devices.
+    pub(crate) fn with_devices(self, devices: Vec<DeviceRecord>) -> Self {
+        StaffRecord {
+            devices: Some(devices),
+            ..self
         }
     }
 

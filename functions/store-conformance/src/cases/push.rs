@@ -20,13 +20,18 @@ use crate::support::*;
 const P256DH: &str =
     "BLn9b-VR0ca83knDNZ32dCHGyjJp-1riX9ZTN40MqV8K_LpQmLqxC_DoHvqvFXO_nGdAB4W9dogZb_sM-uV4JbY";
 
-fn push(harness: &Harness) -> Arc<dyn PushStore> {
+pub(crate) fn push(harness: &Harness) -> Arc<dyn PushStore> {
     harness.store.clone()
 }
 
 /// A subscription of `staff_id` in `scope`, made `seconds` after [`t`]`(0)`,
 /// its endpoint as long as the push services' (and then some).
-fn subscription(staff_id: &str, scope: &Scope, device: &str, seconds: i64) -> PushSubscription {
+pub(crate) fn subscription(
+    staff_id: &str,
+    scope: &Scope,
+    device: &str,
+    seconds: i64,
+) -> PushSubscription {
     PushSubscription {
         staff_id: staff_id.to_string(),
         scope: scope.clone(),

@@ -85,11 +85,7 @@ impl Receipt {
         }
         let path = match path {
             "p" => Path::Page,
-            tag if tag.len() == 8
-                && tag.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) =>
-            {
-                Path::Push(tag.to_string())
-            }
+            tag if is_device_tag(tag) => Path::Push(tag.to_string()),
             _ => return None,
         };
         let receipt = Receipt {
@@ -110,8 +106,13 @@ pub fn device_tag(endpoint: &str) -> String {
     hex::encode(&Sha256::digest(endpoint.as_bytes())[..4])
 }
 
+/// A device's tag as [`device_tag`] makes it: 8 lowercase hex digits.
+pub(crate) fn is_device_tag(text: &str) -> bool {
+    text.len() == 8 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 /// A staff id as ids are made: lowercase hex and hyphens, 36 characters.
-fn is_staff_id(text: &str) -> bool {
+pub(crate) fn is_staff_id(text: &str) -> bool {
     text.len() == 36
         && text
             .bytes()

@@ -1,4 +1,4 @@
-// The staff page, part 3 of 4 (staff_state.js says how they join): sound and
+// The staff page, part 3 of 5 (staff_state.js says how they join): sound and
 // vibration while the page is open, the service worker and Web Push.
 // --- sound and vibration per urgency, while the page is open ------------------------------
 // (the tones: tonePlayer, live_helpers.js, at this page's volume; the display page's is 0.35)
@@ -64,7 +64,7 @@ async function startWorker() {
   try {
     const subscription = await push.registration.pushManager.getSubscription();
     if (subscription && Notification.permission === "granted") {
-      await api("POST", "/api/v1/staff/push-subscriptions", subscription.toJSON());
+      rememberDevice(await api("POST", "/api/v1/staff/push-subscriptions", subscription.toJSON()));
       pushStatus("Benachrichtigungen an: Alarme kommen auch bei gesperrtem Bildschirm.", true);
       return;
     }
@@ -99,8 +99,10 @@ async function enablePush() {
       pushStatus("Dieser Browser stellt keine Benachrichtigungen zu (" + e.message + "). " + OPEN_ONLY, false);
       return;
     }
-    await api("POST", "/api/v1/staff/push-subscriptions", subscription.toJSON());
+    rememberDevice(await api("POST", "/api/v1/staff/push-subscriptions", subscription.toJSON()));
     pushStatus("Benachrichtigungen an: Alarme kommen auch bei gesperrtem Bildschirm.", true);
+    // A new phone gets the sign-on test (DECISIONS §18): wait for it here.
+    signOnTest(await api("GET", "/api/v1/staff/me"));
   } catch (e) {
     if (e instanceof Unauthorized) return unauthorized();
     pushStatus("Benachrichtigungen nicht eingeschaltet: " + refusalText(e) + ". " + OPEN_ONLY, false);

@@ -1,4 +1,4 @@
-// The staff page, part 4 of 4 (staff_state.js says how they join): the live
+// The staff page, part 5 of 5 (staff_state.js says how they join): the live
 // socket and its watchdog (liveConnection, live_helpers.js, as on the display
 // page) with what this page reads and draws for it, and the start.
 // --- the connection and the watchdog -----------------------------------------------------

@@ -1,13 +1,13 @@
-// The staff page's script (DECISIONS §11, §14, §15), in four files that
+// The staff page's script (DECISIONS §11, §14, §15, §18), in five files that
 // staff_page.rs joins in this order into the page's one <script>, with the
 // shared helpers after the first: page_helpers.js (all three pages),
 // live_helpers.js (the token from the fragment, the calls' order and times,
 // the tones, the live socket: shared with the display page) and
 // staff_token_db.js (the token in IndexedDB: shared with the service
-// worker). The four: staff_state.js (the token, the reads, what is held,
+// worker). The five: staff_state.js (the token, the reads, what is held,
 // the live events), staff_view.js (drawing, answering, duty),
 // staff_alerting.js (sound, vibration, the service worker and Web Push),
-// staff_connection.js (what the live socket reads, the start). One script:
+// staff_test.js (the sign-on test), staff_connection.js (what the live socket reads, the start). One script:
 // later files use what the earlier ones declare.
 "use strict";
 // DECISIONS §11, §14, §15: connect (the displays' live socket, with the staff

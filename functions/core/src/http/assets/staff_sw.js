@@ -9,6 +9,8 @@
 // Every alert carries a receipt id: once the notification is shown the
 // worker posts it back (DECISIONS §18), so that the service knows this phone
 // showed the alert, and starts the next level at once when no phone did.
+// The sign-on test's push (`staff.test`) is shown briefly and its receipt
+// posted the same way: it tells the page whether alerts reach this phone.
 "use strict";
 
 {{staff_token_db_js}}
@@ -68,8 +70,31 @@ async function confirmReceipt(receipt) {
   }
 }
 
+/* The sign-on test (DECISIONS §18): a short notification (a push must show
+   one), then its receipt, which tells the service that alerts reach this
+   phone; open pages are told and say so. */
+async function onTest(message) {
+  await self.registration.showNotification("Test: Alarme kommen an", {
+    body: "Dieses Telefon zeigt Alarme der Rufanlage.",
+    tag: "staff-test",
+    icon: ICON,
+    badge: ICON,
+    lang: "de",
+    timestamp: Date.now(),
+    data: {},
+  });
+  await confirmReceipt(message.receipt);
+}
+
 /* A push: what the page would get on its socket, shown while it is not. */
 async function onPush(message) {
+  if (message && message.type === "staff.test") {
+    await onTest(message);
+    for (const client of await self.clients.matchAll({ type: "window", includeUncontrolled: true })) {
+      client.postMessage({ type: "push", message });
+    }
+    return;
+  }
   if (!message || !message.call) return;
   if (message.type === "call.alert") {
     const [title, options] = alertNotification(message);

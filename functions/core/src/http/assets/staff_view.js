@@ -1,4 +1,4 @@
-// The staff page, part 2 of 4 (staff_state.js says how they join): drawing
+// The staff page, part 2 of 5 (staff_state.js says how they join): drawing
 // the calls, answering them, duty.
 // (elapsed, place, urgencyWord, byUrgency, acceptedAgo: live_helpers.js)
 /* Who comes ("Anna kommt · 4 Min"), nobody reachable, or the level. */
@@ -188,6 +188,8 @@ async function setDuty(on) {
     render();
     notice(null);
     connection.reread();
+    // The sign-on test (DECISIONS §18): did this phone get the service's test push?
+    if (on) signOnTest(me);
   } catch (error) {
     if (error instanceof Unauthorized) return unauthorized();
     notice("Dienst nicht geändert: " + refusalText(error));

@@ -19,6 +19,7 @@ pub(crate) mod sandbox;
 pub(crate) mod sandbox_staff;
 pub(crate) mod staff;
 pub(crate) mod staff_calls;
+pub(crate) mod staff_devices;
 pub(crate) mod staff_page;
 pub(crate) mod staff_push;
 pub(crate) mod staff_receipts;

@@ -1,6 +1,7 @@
 //! Staff and their duty (DECISIONS §14): `GET /api/v1/staff/me`,
 //! `PUT /api/v1/staff/duty {"sections":[…]}` (sign on, for `DUTY_HOURS`) and
-//! `DELETE /api/v1/staff/duty` (sign off). Staff authenticate with their
+//! `DELETE /api/v1/staff/duty` (sign off; signing on pushes the sign-on
+//! test to the person's phones, DECISIONS §18). Staff authenticate with their
 //! bearer token as displays do (DECISIONS §11): only its SHA-256 is looked
 //! up, and no log line names it.
 
@@ -14,7 +15,7 @@ use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::validation::{FieldErrors, message, required_text};
-use crate::wire::staff::StaffRecord;
+use crate::wire::staff::{DeviceRecord, StaffRecord};
 use crate::wire::success;
 
 /// Most sections one duty may name.
@@ -24,13 +25,27 @@ pub(crate) const MAX_DUTY_SECTIONS: usize = 100;
 pub(crate) async fn me(state: &AppState, request: &ApiRequest) -> Result<ApiResponse, ApiError> {
     let staff = auth::staff(state, request).await?;
     let duty = duty_of(state, &staff).await?;
+    answer_me(state, &staff, duty.as_ref()).await
+}
+
+/// The person as `GET /api/v1/staff/me` shows them: with their duty and
+/// their devices' states (§18); also the answer of the duty and the
+/// device-test endpoints.
+pub(crate) async fn answer_me(
+    state: &AppState,
+    staff: &Staff,
+    duty: Option<&Duty>,
+) -> Result<ApiResponse, ApiError> {
+    let zone = state.settings.time_zone;
+    let devices = state
+        .devices_with_state(&staff.id)
+        .await?
+        .iter()
+        .map(|(device, device_state)| DeviceRecord::new(device, *device_state, zone))
+        .collect();
     Ok(json_response(
         200,
-        success(&StaffRecord::new(
-            &staff,
-            duty.as_ref(),
-            state.settings.time_zone,
-        )),
+        success(&StaffRecord::new(staff, duty, zone).with_devices(devices)),
     ))
 }
 
@@ -51,6 +66,13 @@ pub(crate) async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiRe
         };
         store.put_duty(&duty).await?;
         tracing::info!(staff_id = %staff.id, sections = duty.sections.len(), "duty signed on");
+        // The sign-on test (§18): each of the person's phones gets a push
+        // whose receipt says that alerts reach it. A failure here is the
+        // test's, not the duty's: the person is on duty, and the page says
+        // that no phone confirmed.
+        if let Err(error) = state.test_devices(&staff, None).await {
+            tracing::warn!(staff_id = %staff.id, %error, "sign-on test not sent");
+        }
         Some(duty)
     } else {
         let ended = store.end_duty(&staff.scope, &staff.id).await?;
@@ -60,14 +82,7 @@ pub(crate) async fn duty(state: &AppState, request: &ApiRequest) -> Result<ApiRe
     // Calls waiting for somebody, or alerting whoever just left, are looked
     // at again now (after the commit; the answer does not wait for it).
     state.alarm_runner().look_at_scope_later(&staff.scope);
-    Ok(json_response(
-        200,
-        success(&StaffRecord::new(
-            &staff,
-            duty.as_ref(),
-            state.settings.time_zone,
-        )),
-    ))
+    answer_me(state, &staff, duty.as_ref()).await
 }
 
 /// The staff member's duty now, if any.

@@ -70,7 +70,7 @@ const TOKEN_DB_PART: (&str, &str) = (
 /// The page's script, in the order its parts build on each other
 /// (staff_state.js says what each holds); the helpers it shares with the
 /// other pages are filled in by [`with_helpers`].
-const SCRIPT_PARTS: [(&str, &str); 5] = [
+const SCRIPT_PARTS: [(&str, &str); 6] = [
     (
         "{{staff_state_js}}",
         include_str!("../assets/staff_state.js"),
@@ -81,6 +81,7 @@ const SCRIPT_PARTS: [(&str, &str); 5] = [
         "{{staff_alerting_js}}",
         include_str!("../assets/staff_alerting.js"),
     ),
+    ("{{staff_test_js}}", include_str!("../assets/staff_test.js")),
     (
         "{{staff_connection_js}}",
         include_str!("../assets/staff_connection.js"),

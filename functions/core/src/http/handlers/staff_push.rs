@@ -2,7 +2,8 @@
 //! `GET /api/v1/staff/push-key` (the installation's VAPID public key, the
 //! `applicationServerKey` a browser subscribes with), `POST
 //! /api/v1/staff/push-subscriptions` (the browser's `PushSubscription`
-//! JSON) and `DELETE` of the same path (`{"endpoint": …}`). The staff
+//! JSON; a new one gets the sign-on test, DECISIONS §18) and `DELETE` of
+//! the same path (`{"endpoint": …}`). The staff
 //! bearer token authenticates all three, as every staff request; no log
 //! line names a token or a subscription's keys.
 
@@ -12,6 +13,7 @@ use serde_json::Value;
 
 use crate::app::AppState;
 use crate::clock;
+use crate::domain::alarm::receipt::device_tag;
 use crate::domain::push::{MAX_SUBSCRIPTIONS_PER_STAFF, PushSubscription, check_subscription};
 use crate::domain::wire_time::format_local;
 use crate::http::auth;
@@ -48,6 +50,9 @@ pub(crate) async fn push_key(
 
 #[derive(Debug, Serialize)]
 struct SubscriptionRecord<'a> {
+    /// The device's id, as `GET /api/v1/staff/me`'s `devices` name it
+    /// (§18): the page keeps it to know which device is itself.
+    id: String,
     endpoint: &'a str,
     created_at: String,
 }
@@ -103,9 +108,20 @@ pub(crate) async fn subscriptions(
         devices = known.len() + usize::from(!renewed),
         "push subscription registered"
     );
+    // A new phone gets the sign-on test at once (§18); the answer does not
+    // wait for its receipt, and a failure is the test's, not the
+    // registration's.
+    if !renewed
+        && let Err(error) = state
+            .test_devices(&staff, Some(&subscription.endpoint))
+            .await
+    {
+        tracing::warn!(staff_id = %staff.id, %error, "sign-on test of a new device not sent");
+    }
     Ok(json_response(
         201,
         success(&SubscriptionRecord {
+            id: device_tag(&subscription.endpoint),
             endpoint: &subscription.endpoint,
             created_at: format_local(subscription.created_at, state.settings.time_zone),
         }),

@@ -4,14 +4,18 @@
 //! knows the person got it. 200 with the call's id and when the first
 //! receipt of this person for the call arrived; a repeat is a 200 that
 //! changes nothing; an id that is unknown, malformed or another person's
-//! is a 404, as is a call outside the person's scope.
+//! is a 404, as is a call outside the person's scope. A push receipt also
+//! marks the device that posted it, and a sign-on test's receipt
+//! (`t.<time>.<staff>.<device>`) only that: its `call` is `null`.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::app::AppState;
 use crate::app::alarm::step::Looked;
+use crate::domain::alarm::Staff;
 use crate::domain::alarm::receipt::{Path, Receipt};
+use crate::domain::device::TestReceipt;
 use crate::domain::wire_time::format_local;
 use crate::http::auth;
 use crate::http::error::ApiError;
@@ -27,6 +31,9 @@ pub(crate) async fn receipt(
     let staff = auth::staff(state, request).await?;
     let envelope = super::envelope(request)?;
     let id = receipt_of(envelope.get("receipt"))?;
+    if let Some(test) = TestReceipt::parse(&id) {
+        return test_receipt(state, &staff, id, test).await;
+    }
     // Another person's id is as unknown as one never sent.
     let receipt = Receipt::parse(&id)
         .filter(|receipt| receipt.staff_id == staff.id)
@@ -48,6 +55,13 @@ pub(crate) async fn receipt(
         Path::Page => "page",
         Path::Push(_) => "push",
     };
+    // The phone that posted it shows alerts (§18): its device is confirmed.
+    // A device unsubscribed meanwhile is no reason to refuse the receipt.
+    if let Path::Push(tag) = &receipt.path
+        && let Err(error) = state.device_receipt(&staff, tag, |_| true).await
+    {
+        tracing::warn!(staff_id = %staff.id, device = %tag, %error, "device receipt not kept");
+    }
     tracing::info!(
         staff_id = %staff.id,
         call_id = call.id,
@@ -56,15 +70,45 @@ pub(crate) async fn receipt(
         changed,
         "receipt"
     );
-    #[derive(Serialize)]
-    struct Received {
-        receipt: String,
-        call: i64,
-        received_at: String,
-    }
     let received = Received {
         receipt: id,
-        call: call.id,
+        call: Some(call.id),
+        received_at: format_local(received_at, state.settings.time_zone),
+    };
+    Ok(json_response(200, success(&received)))
+}
+
+/// A receipt's answer: `call` is `null` for a test's (§18's sign-on test
+/// is about no call).
+#[derive(Serialize)]
+struct Received {
+    receipt: String,
+    call: Option<i64>,
+    received_at: String,
+}
+
+/// The receipt of a sign-on test: known when it names a device of the
+/// person that was tested then ([`TestReceipt::is_of`]). `received_at`:
+/// when the device's first receipt since its latest push came (a repeat
+/// changes nothing, so it answers the same time).
+async fn test_receipt(
+    state: &AppState,
+    staff: &Staff,
+    id: String,
+    test: TestReceipt,
+) -> Result<ApiResponse, ApiError> {
+    if test.staff_id != staff.id {
+        return Err(ApiError::NotFound);
+    }
+    let device = state
+        .device_receipt(staff, &test.device, |device| test.is_of(device))
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let received_at = device.received_at.ok_or(ApiError::NotFound)?;
+    tracing::info!(staff_id = %staff.id, device = %test.device, path = "push", "test receipt");
+    let received = Received {
+        receipt: id,
+        call: None,
         received_at: format_local(received_at, state.settings.time_zone),
     };
     Ok(json_response(200, success(&received)))
