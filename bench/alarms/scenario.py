@@ -14,6 +14,14 @@ round robin), watches S seconds after the last open, then reads the server's
 log: every `due alarm stepped` line of that window is a level or re-alert the
 timers started, `late_ms` after its time. Prints the markdown table; exits 1
 when p99 is over the budget or nothing was measured.
+
+With `--receipt-seconds R` (the server's RECEIPT_SECONDS) the table also
+counts the steps due at a receipt deadline: each step's due time (its line's
+time less `late_ms`) is placed after its call's `opened_at`; nobody posts a
+receipt here, so the section's recipients are not reached at R and start
+the house (at 20 s by time otherwise), whose recipients are not reached R
+later and start Leitung (no one new there: everyone is on duty for the
+house) and then leave the call unattended (the policy the run script sets).
 """
 
 import argparse
@@ -27,9 +35,12 @@ import sys
 import time
 import urllib.request
 import uuid
+import zoneinfo
 from pathlib import Path
 
 SECTIONS = [f"S{i}" for i in range(10)]
+# When the house's level falls due by time (bench/alarms/run's policy).
+HOUSE_AFTER = 20
 
 
 def address(i: int) -> str:
@@ -73,22 +84,32 @@ def staff_members(path: str) -> list[dict]:
         members.append(member)
 
 
-def open_calls(url: str, consumer: dict, calls: int, rate: float, section_of) -> dict[int, float]:
+def signed_open(consumer: dict, target: str, data: dict) -> dict:
+    """The body of `POST /api/v1/display` for `target` with `data`, signed
+    as `consumer` (its first secret) as DECISIONS §2 says: HMAC-SHA256 over
+    `<target>.<consumer>.<data as compact JSON>`."""
+    cid, secret = consumer["id"], consumer["secrets"][0]
+    data_json = json.dumps(data, separators=(",", ":"))
+    signed = hmac.new(secret.encode(), f"{target}.{cid}.{data_json}".encode(), hashlib.sha256)
+    return {"target": target, "consumer": cid, "hash": signed.hexdigest(), "data": data}
+
+
+def open_calls(
+    url: str, consumer: dict, calls: int, rate: float, section_of, opened_at: dict | None = None
+) -> dict[int, float]:
     """Opens `calls` Notruf calls on `address(i)` in section `section_of(i)`,
     `rate` a second, each signed as `consumer` (its first secret). Returns
-    when each was answered (wall clock), by call id."""
-    cid, secret = consumer["id"], consumer["secrets"][0]
+    when each was answered (wall clock), by call id; `opened_at`, if given,
+    gets each call's `opened_at` as the server kept it (whole seconds)."""
     answered = {}
     started = time.monotonic()
     for i in range(calls):
         time.sleep(max(0.0, started + i / rate - time.monotonic()))
-        data = {"event": "Notruf", "section": section_of(i)}
-        data_json = json.dumps(data, separators=(",", ":"))
-        target = address(i)
-        signed = hmac.new(secret.encode(), f"{target}.{cid}.{data_json}".encode(), hashlib.sha256)
-        body = {"target": target, "consumer": cid, "hash": signed.hexdigest(), "data": data}
+        body = signed_open(consumer, address(i), {"event": "Notruf", "section": section_of(i)})
         opened = request("POST", f"{url}/api/v1/display", body)
         answered[opened["data"]["id"]] = time.time()
+        if opened_at is not None:
+            opened_at[opened["data"]["id"]] = datetime.datetime.fromisoformat(opened["data"]["opened_at"])
     return answered
 
 
@@ -113,7 +134,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(members)} staff on duty", file=sys.stderr)
 
     started = time.monotonic()
-    open_calls(args.url, consumer, args.calls, args.rate, lambda i: SECTIONS[i % len(SECTIONS)])
+    opened_at = {}
+    open_calls(args.url, consumer, args.calls, args.rate, lambda i: SECTIONS[i % len(SECTIONS)], opened_at)
+    # Wire times are local to the installation (no offset).
+    zone = zoneinfo.ZoneInfo(os.environ.get("SERVICE_TIME_ZONE", "Europe/Berlin"))
+    opened_at = {cid: at.replace(tzinfo=zone) if at.tzinfo is None else at for cid, at in opened_at.items()}
     opened_for = time.monotonic() - started
     print(f"{args.calls} calls opened in {opened_for:.1f} s; watching {args.watch} s", file=sys.stderr)
     time.sleep(1)
@@ -122,8 +147,14 @@ def run(args: argparse.Namespace) -> int:
     time.sleep(args.watch - 1)
     window_end = datetime.datetime.now(datetime.timezone.utc)
     cpu = cpu_seconds(args.pid) - cpu_before
+    load = Path("/proc/loadavg").read_text().split()[0]
 
-    late, levels = [], {}
+    # Receipt deadlines, in seconds after the open (see the module's doc).
+    deadlines = set()
+    if args.receipt_seconds:
+        house_at = min(HOUSE_AFTER, args.receipt_seconds)
+        deadlines = {args.receipt_seconds, house_at + args.receipt_seconds}
+    late, levels, offsets, at_deadline = [], {}, {}, []
     for line in Path(args.log).read_text().splitlines():
         try:
             entry = json.loads(line)
@@ -135,20 +166,37 @@ def run(args: argparse.Namespace) -> int:
         if window_start <= at <= window_end:
             late.append(int(entry["late_ms"]))
             levels[entry["alarm_level"]] = levels.get(entry["alarm_level"], 0) + 1
+            opened = opened_at.get(int(entry["call_id"]))
+            if opened is not None:
+                due = at - datetime.timedelta(milliseconds=int(entry["late_ms"]))
+                offset = round((due - opened).total_seconds())
+                offsets[offset] = offsets.get(offset, 0) + 1
+                if offset in deadlines:
+                    at_deadline.append(int(entry["late_ms"]))
     if not late:
         print("no level or re-alert started in the window", file=sys.stderr)
         return 1
     p50, p99 = percentile(late, 50), percentile(late, 99)
     ok = p99 <= args.budget_p99_ms
     window = (window_end - window_start).total_seconds()
+    common = sorted(offsets.items(), key=lambda kv: -kv[1])[:12]
+    print("steps by due time after the open (s: steps): "
+          + ", ".join(f"{o}: {n}" for o, n in sorted(common)), file=sys.stderr)
+    deadline_cell = "–"
+    if args.receipt_seconds:
+        deadline_cell = f"{len(at_deadline)} (at {'/'.join(str(d) for d in sorted(deadlines))} s)"
+        if at_deadline:
+            deadline_cell += f"; p99 {percentile(at_deadline, 99)} ms, max {max(at_deadline)}"
     print()
-    print("| calls | staff on duty | steps in the window | steps/s | by level (1/2/3) | p50 ms | p99 ms | max ms "
-          "| server CPU ms/step | server CPU, cores | budget p99 ms | |")
-    print("|--:|--:|--:|--:|--|--:|--:|--:|--:|--:|--:|---|")
+    print("| calls | staff on duty | RECEIPT_SECONDS | steps in the window | of them at a receipt deadline "
+          "| steps/s | by level (1/2/3) | p50 ms | p99 ms | max ms "
+          "| server CPU ms/step | server CPU, cores | load (1 min) | budget p99 ms | |")
+    print("|--:|--:|--:|--:|--|--:|--|--:|--:|--:|--:|--:|--:|--:|---|")
     print(
-        f"| {args.calls} | {len(members)} | {len(late)} | {len(late) / window:.1f} "
+        f"| {args.calls} | {len(members)} | {args.receipt_seconds or 'default'} | {len(late)} | {deadline_cell} "
+        f"| {len(late) / window:.1f} "
         f"| {levels.get(1, 0)}/{levels.get(2, 0)}/{levels.get(3, 0)} | {p50} | {p99} | {max(late)} "
-        f"| {1000 * cpu / len(late):.2f} | {cpu / window:.2f} "
+        f"| {1000 * cpu / len(late):.2f} | {cpu / window:.2f} | {load} "
         f"| {args.budget_p99_ms} | {'ok' if ok else 'MISSED'} |"
     )
     return 0 if ok else 1
@@ -168,6 +216,7 @@ def main() -> int:
     r.add_argument("--watch", type=int, required=True)
     r.add_argument("--budget-p99-ms", type=int, required=True)
     r.add_argument("--pid", type=int, required=True)
+    r.add_argument("--receipt-seconds", type=int, default=0)
     args = parser.parse_args()
     if args.command == "seed":
         seed(args)
