@@ -59,7 +59,7 @@ async fn a_staff_member_signs_on_for_sections_or_the_house_and_off() {
     me.expect_status(200);
     assert_eq!(
         me.data(),
-        json!({"id": anna.id, "name": "Anna", "groups": ["Leitung"], "duty": null})
+        json!({"id": anna.id, "name": "Anna", "groups": ["Leitung"], "duty": null, "devices": []})
     );
 
     let on = sign_on(&server, &anna, &["1", "2", "1"]).await;
