@@ -72,14 +72,6 @@ impl AlarmStore for DynamoStore {
         self.roster(scope).await
     }
 
-    async fn staff_with_channel(
-        &self,
-        scope: &Scope,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<String>, StoreError> {
-        Ok(self.roster_and_channels(scope, now).await?.1)
-    }
-
     /// The staff and their channels in one `Query` ([`crate::channels`]),
     /// then the duties when there is anybody.
     async fn roster(&self, scope: &Scope, now: DateTime<Utc>) -> Result<RosterRead, StoreError> {

@@ -259,30 +259,15 @@ impl AlarmStore for SqliteStore {
         let (scope, address) = (scope.as_str().to_string(), address.to_string());
         self.read(move |c| {
             let snapshot = crate::address::read_snapshot(c, &scope, &address)?;
-            let staff = staff::of_scope(c, &scope)?;
-            let roster = if staff.is_empty() {
-                RosterRead::default()
-            } else {
-                RosterRead {
-                    duties: staff::duties(c, &scope, now)?,
-                    with_channel: staff::with_channel(c, &scope)?,
-                    staff,
-                }
-            };
-            Ok((snapshot, Some(roster)))
+            Ok((snapshot, Some(staff::roster(c, &scope, now)?)))
         })
         .await
     }
 
-    /// A push subscription is the only channel this store knows of: the
-    /// local server's open pages are its live hub's.
-    async fn staff_with_channel(
-        &self,
-        scope: &Scope,
-        _now: DateTime<Utc>,
-    ) -> Result<Vec<String>, StoreError> {
+    /// One read of the staff, their duties and their channels.
+    async fn roster(&self, scope: &Scope, now: DateTime<Utc>) -> Result<RosterRead, StoreError> {
         let scope = scope.as_str().to_string();
-        self.read(move |c| staff::with_channel(c, &scope)).await
+        self.read(move |c| staff::roster(c, &scope, now)).await
     }
 
     async fn alarm(&self, scope: &Scope, call_id: i64) -> Result<Option<KeptAlarm>, StoreError> {

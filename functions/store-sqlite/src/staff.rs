@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use nurse_call_core::{
-    Scope,
+    RosterRead, Scope,
     alarm::{Duty, Staff},
 };
 
@@ -73,9 +73,29 @@ pub(crate) fn of_scope(c: &Connection, scope: &str) -> rusqlite::Result<Vec<Staf
     .collect()
 }
 
+/// `scope`'s roster (`AlarmStore::roster`): its staff, their duties not
+/// ended by `now`, and who has a channel. A push subscription is the only
+/// channel this store knows of: the local server's open pages are its live
+/// hub's.
+pub(crate) fn roster(
+    c: &Connection,
+    scope: &str,
+    now: DateTime<Utc>,
+) -> rusqlite::Result<RosterRead> {
+    let staff = of_scope(c, scope)?;
+    if staff.is_empty() {
+        return Ok(RosterRead::default());
+    }
+    Ok(RosterRead {
+        duties: duties(c, scope, now)?,
+        with_channel: with_channel(c, scope)?,
+        staff,
+    })
+}
+
 /// The staff (ids) of `scope` with at least one push subscription: a
 /// channel (§18).
-pub(crate) fn with_channel(c: &Connection, scope: &str) -> rusqlite::Result<Vec<String>> {
+fn with_channel(c: &Connection, scope: &str) -> rusqlite::Result<Vec<String>> {
     c.prepare_cached(
         "SELECT DISTINCT staff_id FROM push_subscriptions WHERE scope = ?1 ORDER BY staff_id",
     )?

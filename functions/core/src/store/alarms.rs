@@ -128,30 +128,13 @@ pub trait AlarmStore: Store {
     /// itself at `until`; a store may keep expired ones, never returns them).
     async fn duties(&self, scope: &Scope, now: DateTime<Utc>) -> Result<Vec<Duty>, StoreError>;
 
-    /// The staff (ids) of `scope` with a channel the store knows of at
-    /// `now` ([`RosterRead::with_channel`]), each once.
-    async fn staff_with_channel(
-        &self,
-        scope: &Scope,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<String>, StoreError>;
-
     /// The scope's staff, their duties not ended by `now` and who of them
-    /// has a channel: who a level can reach, and whether it can. A scope
-    /// without staff reads nothing else.
-    async fn roster(&self, scope: &Scope, now: DateTime<Utc>) -> Result<RosterRead, StoreError> {
-        let staff = self.staff_of(scope).await?;
-        if staff.is_empty() {
-            return Ok(RosterRead::default());
-        }
-        let (duties, with_channel) =
-            tokio::try_join!(self.duties(scope, now), self.staff_with_channel(scope, now))?;
-        Ok(RosterRead {
-            staff,
-            duties,
-            with_channel,
-        })
-    }
+    /// has a channel (each once): who a level can reach, and whether it
+    /// can. A scope without staff reads nothing else. Every look at an
+    /// alarm reads it, so each store reads it in as few requests as it can
+    /// (the embedded store: one read; DynamoDB: the roster's partition,
+    /// channels included, then the duties).
+    async fn roster(&self, scope: &Scope, now: DateTime<Utc>) -> Result<RosterRead, StoreError>;
 
     /// The snapshot of `address` and the scope's roster ([`AlarmStore::roster`])
     /// at `now`, for an open's first alarm step
