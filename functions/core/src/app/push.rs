@@ -97,9 +97,7 @@ impl PushJob {
         message.insert("receipt".into(), Value::String(receipt));
         Value::Object(message).to_string()
     }
-}
 
-impl PushJob {
     /// The sign-on test pushed at `at` to the person's devices, or to the
     /// one tagged `device` (DECISIONS §18): made where the test is asked
     /// for (locally), or from the table's stream in AWS (the `alarm`
@@ -163,10 +161,7 @@ pub fn jobs_of_effects(
     zone: chrono_tz::Tz,
     now: DateTime<Utc>,
 ) -> Vec<PushJob> {
-    if !effects
-        .iter()
-        .any(|e| matches!(e, Effect::Alert { .. } | Effect::Cancel { .. }))
-    {
+    if !effects.iter().any(Effect::is_for_a_person) {
         return Vec::new();
     }
     // The call once for every person of the step, without the alarm's

@@ -465,8 +465,7 @@ impl AlarmRunner<'_> {
             let message = LiveMessage::alarm(AlarmNews::Declined, call, types, zone, now);
             hub.publish_to(event(message), LiveAudience::StaffPages);
         }
-        let personal = |e: &Effect| matches!(e, Effect::Alert { .. } | Effect::Cancel { .. });
-        if next.effects.iter().any(personal) {
+        if next.effects.iter().any(Effect::is_for_a_person) {
             let record = call_json(call, types, zone, now);
             for effect in &next.effects {
                 if let Some((staff, message)) = LiveMessage::for_person(effect, call, &record) {

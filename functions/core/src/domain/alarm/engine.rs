@@ -122,6 +122,14 @@ pub enum Effect {
     },
 }
 
+impl Effect {
+    /// Whether it is a message to one person (an alert or its cancel: their
+    /// live message and their push), not news for everyone.
+    pub fn is_for_a_person(&self) -> bool {
+        matches!(self, Effect::Alert { .. } | Effect::Cancel { .. })
+    }
+}
+
 /// The alarm to keep and what to send. `changed`: whether anything must be
 /// written (else the caller writes nothing and sends nothing).
 #[derive(Debug, Clone, PartialEq)]
