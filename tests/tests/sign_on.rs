@@ -198,3 +198,103 @@ async fn three_pushes_in_a_row_without_a_receipt_make_a_phone_silent() {
         .expect_status(200);
     assert_eq!(state(&server, &anna).await, "confirmed");
 }
+
+/// The names `member`'s `GET /api/v1/staff/me` lists as "Telefon stumm".
+async fn silent_colleagues(server: &Server, member: &Member) -> Vec<String> {
+    let me = as_staff(server, Method::GET, ME, &member.token, None).await;
+    me.expect_status(200);
+    me.data()["silent_colleagues"]
+        .as_array()
+        .expect("silent_colleagues: a list")
+        .iter()
+        .map(|colleague| {
+            let mut keys: Vec<&str> = colleague
+                .as_object()
+                .expect("a colleague")
+                .keys()
+                .map(String::as_str)
+                .collect();
+            keys.sort_unstable();
+            assert_eq!(keys, ["id", "name", "sections"], "{colleague}");
+            colleague["name"].as_str().expect("name").to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_colleague_on_duty_whose_phones_are_all_silent_is_telefon_stumm_beside_them() {
+    let service = PushService::start().await;
+    let recorder = Recorder::start(&service).await;
+    let server = Server::start(Options::sandbox().env("RECEIPT_SECONDS", "2"));
+    let visitor = server.new_consumer().await;
+    let anna = staff(&server, &visitor, "Anna", &[]).await;
+    let ben = staff(&server, &visitor, "Ben", &[]).await;
+    let carl = staff(&server, &visitor, "Carl", &[]).await;
+    let dora = staff(&server, &visitor, "Dora", &[]).await;
+
+    // Ben (section 1) and Carl (section 2) sign on with phones that post
+    // no receipt; Dora has no phone at all (nothing of hers went silent).
+    let bens = register_tested(&server, &service, &recorder, &ben).await;
+    let _carls = register_tested(&server, &service, &recorder, &carl).await;
+    sign_on(&server, &ben, &["1"]).await;
+    sign_on(&server, &carl, &["2"]).await;
+    sign_on(&server, &dora, &["1"]).await;
+    sign_on(&server, &anna, &["1"]).await;
+    assert_eq!(
+        silent_colleagues(&server, &anna).await,
+        Vec::<String>::new(),
+        "waiting is not silent"
+    );
+    tokio::time::sleep(Duration::from_millis(2300)).await;
+    // Anna (section 1) sees Ben, not Carl of section 2, not Dora without phone.
+    assert_eq!(silent_colleagues(&server, &anna).await, ["Ben"]);
+    let me = as_staff(&server, Method::GET, ME, &anna.token, None).await;
+    assert_eq!(me.data()["silent_colleagues"][0]["id"], ben.id.as_str());
+    assert_eq!(me.data()["silent_colleagues"][0]["sections"], json!(["1"]));
+    // Ben is not told about himself (his own page has the sign-on test).
+    assert_eq!(silent_colleagues(&server, &ben).await, Vec::<String>::new());
+    // The whole house sees both, in the roster's order (by name).
+    sign_on(&server, &anna, &[]).await;
+    assert_eq!(silent_colleagues(&server, &anna).await, ["Ben", "Carl"]);
+
+    // Ben's phone posts its receipt (late): he is no longer silent.
+    let tests = service
+        .wait_for_tests(&bens, 2, Duration::from_secs(10))
+        .await;
+    let receipt = tests.last().expect("a test")["receipt"]
+        .as_str()
+        .expect("a receipt")
+        .to_string();
+    post_receipt(&server, &ben, &receipt)
+        .await
+        .expect_status(200);
+    assert_eq!(silent_colleagues(&server, &anna).await, ["Carl"]);
+    // Off duty, Carl's silence is nobody's concern; Anna off duty sees none.
+    as_staff(
+        &server,
+        Method::DELETE,
+        "/api/v1/staff/duty",
+        &carl.token,
+        None,
+    )
+    .await
+    .expect_status(200);
+    assert_eq!(
+        silent_colleagues(&server, &anna).await,
+        Vec::<String>::new()
+    );
+    sign_on(&server, &carl, &["2"]).await;
+    as_staff(
+        &server,
+        Method::DELETE,
+        "/api/v1/staff/duty",
+        &anna.token,
+        None,
+    )
+    .await
+    .expect_status(200);
+    assert_eq!(
+        silent_colleagues(&server, &anna).await,
+        Vec::<String>::new()
+    );
+}

@@ -15,6 +15,8 @@
 //! the worker shows it and posts its receipt. For the failure the push is
 //! not delivered and `RECEIPT_SECONDS` is short; "Erneut testen" then tests
 //! again, and that test delivered turns the notice into the confirmation.
+//! Meanwhile a colleague on duty opens their page and reads "Telefon
+//! stumm: Anna".
 
 mod alarms_support;
 mod common;
@@ -285,6 +287,32 @@ async fn a_phone_that_does_not_get_the_test_says_so_full_width_and_tests_again()
         "\"Erneut testen\" for gloves: {failed}"
     );
     assert_eq!(failed["overflowX"], false, "{failed}");
+
+    // A colleague on duty beside her sees it on their own page: "Telefon
+    // stumm: Anna", loud, on the phone's width.
+    let ben = staff(&server, &visitor, "Ben", &[]).await;
+    alarms_support::sign_on(&server, &ben, &[]).await;
+    let bens_page = staff_page(&driver, &base, &ben, "none").await;
+    let stumm = shows(
+        "\"Telefon stumm\" on the colleague's page",
+        Instant::now(),
+        Duration::from_secs(10),
+        || async {
+            let shown = run(
+                &bens_page,
+                "const line = document.getElementById('silent-colleagues');
+                 return { text: line.hidden ? '' : line.innerText, role: line.getAttribute('role'),
+                          overflowX: document.documentElement.scrollWidth > innerWidth };",
+            )
+            .await;
+            (shown["text"] != "").then_some(shown)
+        },
+    )
+    .await;
+    eprintln!("colleague's page: {stumm}");
+    assert_eq!(stumm["text"], "Telefon stumm: Anna", "{stumm}");
+    assert_eq!(stumm["role"], "alert", "{stumm}");
+    assert_eq!(stumm["overflowX"], false, "{stumm}");
 
     // "Erneut testen": waiting again; this test delivered confirms the phone.
     page.find(Locator::Css("#test-again"))

@@ -15,9 +15,9 @@
 use crate::app::AppState;
 use crate::app::push::PushJob;
 use crate::clock;
-use crate::domain::alarm::Staff;
 use crate::domain::alarm::receipt::device_tag;
-use crate::domain::device::{Device, DeviceState, device_state};
+use crate::domain::alarm::{Duty, Staff};
+use crate::domain::device::{Device, DeviceState, all_silent, device_state};
 use crate::store::StoreError;
 
 impl AppState {
@@ -132,5 +132,48 @@ impl AppState {
                 (device, state)
             })
             .collect())
+    }
+
+    /// The colleagues on duty beside `duty` (sharing a section with it, or
+    /// either for the whole house) whose devices are all silent: "Telefon
+    /// stumm" on the person's page (§18), by name. Nobody when the person is
+    /// off duty. One read of the roster and one of each such colleague's
+    /// devices (their states need the devices' own facts).
+    pub(crate) async fn silent_colleagues(
+        &self,
+        staff: &Staff,
+        duty: Option<&Duty>,
+    ) -> Result<Vec<(Staff, Duty)>, StoreError> {
+        let Some(duty) = duty else {
+            return Ok(Vec::new());
+        };
+        if self.push.is_none() {
+            return Ok(Vec::new());
+        }
+        let now = clock::now();
+        let roster = self.alarm_store()?.roster(&staff.scope, now).await?;
+        let mut silent = Vec::new();
+        for colleague in roster.staff {
+            if colleague.id == staff.id || colleague.revoked {
+                continue;
+            }
+            let Some(theirs) = roster.duties.iter().find(|d| {
+                d.staff_id == colleague.id && d.is_active(now) && d.shares_a_section_with(duty)
+            }) else {
+                continue;
+            };
+            let states: Vec<DeviceState> = self
+                .devices_with_state(&colleague.id)
+                .await?
+                .into_iter()
+                .map(|(_, state)| state)
+                .collect();
+            if all_silent(&states) {
+                silent.push((colleague, theirs.clone()));
+            }
+        }
+        // As `staff list` orders them, whatever order the store read.
+        silent.sort_by(|(a, _), (b, _)| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
+        Ok(silent)
     }
 }

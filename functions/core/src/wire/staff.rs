@@ -61,6 +61,29 @@ pub(crate) struct StaffRecord<'a> {
     pub duty: Option<DutyRecord<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<Vec<DeviceRecord>>,
+    /// Colleagues on duty beside them whose devices are all silent
+    /// ("Telefon stumm", §18); with `devices` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silent_colleagues: Option<Vec<ColleagueRecord<'a>>>,
+}
+
+/// A colleague on the wire: who, and the sections of their duty (empty: the
+/// whole house).
+#[derive(Debug, Serialize)]
+pub(crate) struct ColleagueRecord<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub sections: &'a [String],
+}
+
+impl<'a> ColleagueRecord<'a> {
+    pub(crate) fn new(staff: &'a Staff, duty: &'a Duty) -> Self {
+        ColleagueRecord {
+            id: &staff.id,
+            name: &staff.name,
+            sections: &duty.sections,
+        }
+    }
 }
 
 impl<'a> StaffRecord<'a> {
@@ -71,13 +94,20 @@ impl<'a> StaffRecord<'a> {
             groups: &staff.groups,
             duty: duty.map(|duty| DutyRecord::new(duty, zone)),
             devices: None,
+            silent_colleagues: None,
         }
     }
 
-    /// The same record with the person's devices.
-    pub(crate) fn with_devices(self, devices: Vec<DeviceRecord>) -> Self {
+    /// The same record with the person's devices and the colleagues beside
+    /// them whose phones are silent (`GET /api/v1/staff/me`).
+    pub(crate) fn with_devices(
+        self,
+        devices: Vec<DeviceRecord>,
+        silent_colleagues: Vec<ColleagueRecord<'a>>,
+    ) -> Self {
         StaffRecord {
             devices: Some(devices),
+            silent_colleagues: Some(silent_colleagues),
             ..self
         }
     }

@@ -73,6 +73,15 @@ impl Duty {
             None => true,
         }
     }
+
+    /// Whether this duty and `other` can be alerted for one call: either is
+    /// for the whole house, or they name a section in common. Colleagues'
+    /// "Telefon stumm" (§18) is shown where it matters to the reader.
+    pub fn shares_a_section_with(&self, other: &Duty) -> bool {
+        self.sections.is_empty()
+            || other.sections.is_empty()
+            || self.sections.iter().any(|s| other.sections.contains(s))
+    }
 }
 
 /// Who can be alerted at one moment: the scope's staff and their duties.
@@ -145,6 +154,17 @@ mod tests {
             since: at(0),
             until: at(until),
         }
+    }
+
+    #[test]
+    fn duties_share_a_section_when_either_is_the_whole_house_or_they_name_one_in_common() {
+        let house = duty("a", &[], 10);
+        let one = duty("b", &["1"], 10);
+        let one_two = duty("c", &["1", "2"], 10);
+        let three = duty("d", &["3"], 10);
+        assert!(house.shares_a_section_with(&three) && three.shares_a_section_with(&house));
+        assert!(one.shares_a_section_with(&one_two) && one_two.shares_a_section_with(&one));
+        assert!(!one.shares_a_section_with(&three) && !three.shares_a_section_with(&one_two));
     }
 
     #[test]

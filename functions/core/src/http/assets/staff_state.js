@@ -63,7 +63,7 @@ function refusalText(error) {
 }
 
 // --- what is held: the person, their duty, the open calls ------------------------
-let me = null;                // { id, name, groups, duty }
+let me = null;                // GET /api/v1/staff/me: { id, name, groups, duty, devices, silent_colleagues }
 const calls = new Map();      // id -> { call, alerting, since (ms, performance clock), learned }
 const callVersions = new Map();
 let eventsApplied = 0;

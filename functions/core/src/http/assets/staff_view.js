@@ -158,6 +158,11 @@ function renderDuty() {
   document.getElementById("duty-state").textContent = !me ? "Dienst wird gelesen …"
     : !duty ? "Nicht im Dienst"
     : "Im Dienst: " + (duty.sections.length ? duty.sections.map((s) => "Bereich " + s).join(", ") : "ganzes Haus") + " · bis " + String(duty.until).slice(11, 16);
+  // Colleagues beside me whose phones got none of the last pushes (§18).
+  const silent = (me && me.silent_colleagues) || [];
+  const line = document.getElementById("silent-colleagues");
+  line.hidden = silent.length === 0;
+  line.textContent = silent.length ? "Telefon stumm: " + silent.map((c) => c.name + (c.sections.length ? " (Bereich " + c.sections.join(", ") + ")" : "")).join(" · ") : "";
   document.getElementById("duty-on").textContent = duty ? "Bereiche ändern" : "Dienst beginnen";
   document.getElementById("duty-off").hidden = !duty;
   const box = document.getElementById("sections");

@@ -15,7 +15,7 @@ use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::validation::{FieldErrors, message, required_text};
-use crate::wire::staff::{DeviceRecord, StaffRecord};
+use crate::wire::staff::{ColleagueRecord, DeviceRecord, StaffRecord};
 use crate::wire::success;
 
 /// Most sections one duty may name.
@@ -43,9 +43,14 @@ pub(crate) async fn answer_me(
         .iter()
         .map(|(device, device_state)| DeviceRecord::new(device, *device_state, zone))
         .collect();
+    let silent = state.silent_colleagues(staff, duty).await?;
+    let silent = silent
+        .iter()
+        .map(|(colleague, duty)| ColleagueRecord::new(colleague, duty))
+        .collect();
     Ok(json_response(
         200,
-        success(&StaffRecord::new(staff, duty, zone).with_devices(devices)),
+        success(&StaffRecord::new(staff, duty, zone).with_devices(devices, silent)),
     ))
 }
 
