@@ -146,7 +146,8 @@ impl Day {
         let stepped = match answer {
             None => step(&kept.alarm, &situation),
             Some((name, response)) => {
-                respond(&kept.alarm, &situation, self.member(name), response).expect("no refusal")
+                respond(&kept.alarm, &situation, self.member(name), None, response)
+                    .expect("no refusal")
             }
         };
         if stepped.changed {

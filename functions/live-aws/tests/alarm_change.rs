@@ -167,7 +167,7 @@ impl World {
             without_channel: &[],
         };
         let stepped: Step = match answer {
-            Some(response) => respond(&kept.alarm, &situation, &staff[0], response).unwrap(),
+            Some(response) => respond(&kept.alarm, &situation, &staff[0], None, response).unwrap(),
             None => step(&kept.alarm, &situation),
         };
         let audit = AuditEvent::all(&stepped.effects, now);

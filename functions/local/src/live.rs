@@ -28,7 +28,7 @@ use tokio::sync::broadcast::error::RecvError;
 use nurse_call_core::{
     ApiError, AppState, Reader, SandboxProof, error_response,
     live::{Delivery, LiveAudience, PONG, is_ping},
-    live_reader,
+    live_reader, live_token_holds,
 };
 
 /// The live feed's path.
@@ -36,6 +36,11 @@ pub(crate) const PATH: &str = "/api/v1/display/live";
 
 /// How long one message may wait for a client that does not read.
 const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often a socket opened with a token checks that the token still
+/// holds: `staff rotate`/`revoke` and `displays rotate`/`revoke` (another
+/// process, the admin command) close it within 5 s (DECISIONS §20).
+const CREDENTIAL_CHECK: Duration = Duration::from_secs(2);
 
 /// Authenticates (401 before any upgrade), subscribes, upgrades.
 pub(crate) async fn connect(
@@ -78,9 +83,10 @@ pub(crate) async fn connect(
         scope = reader.scope.as_str(),
         "live display connected"
     );
+    let token = token.map(str::to_string);
     upgrade
         .on_upgrade(move |socket| async move {
-            forward(socket, reader, changes).await;
+            forward(socket, reader, changes, &state, token.as_deref()).await;
             drop(page);
         })
         .into_response()
@@ -93,10 +99,24 @@ fn answer(error: &ApiError, method: &Method, status: u16) -> Response {
     error_response(error).map(Body::from)
 }
 
-/// Forwards the reader's changes until either side stops.
-async fn forward(mut socket: WebSocket, reader: Reader, mut changes: Receiver<Arc<Delivery>>) {
+/// Forwards the reader's changes until either side stops, or the token it
+/// opened with no longer holds.
+async fn forward(
+    mut socket: WebSocket,
+    reader: Reader,
+    mut changes: Receiver<Arc<Delivery>>,
+    state: &AppState,
+    token: Option<&str>,
+) {
+    let mut check = tokio::time::interval(CREDENTIAL_CHECK);
+    check.tick().await;
     let reason = loop {
         tokio::select! {
+            _ = check.tick(), if token.is_some() => {
+                if !live_token_holds(state, token.unwrap_or_default()).await {
+                    break close_with(socket, close_code::POLICY, "credential revoked").await;
+                }
+            }
             change = changes.recv() => match change {
                 Ok(delivery) => {
                     if !is_for(&reader, &delivery) {
@@ -148,9 +168,14 @@ fn is_for(reader: &Reader, delivery: &Delivery) -> bool {
 }
 
 /// Drops a client that cannot keep up; it reconnects and re-reads the snapshot.
-async fn close(mut socket: WebSocket, reason: &'static str) -> &'static str {
+async fn close(socket: WebSocket, reason: &'static str) -> &'static str {
+    close_with(socket, close_code::AGAIN, reason).await
+}
+
+/// Closes the socket with `code` and `reason`.
+async fn close_with(mut socket: WebSocket, code: u16, reason: &'static str) -> &'static str {
     let frame = CloseFrame {
-        code: close_code::AGAIN,
+        code,
         reason: reason.into(),
     };
     let _ = tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Close(Some(frame)))).await;

@@ -18,7 +18,9 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValue, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete, Put, ReturnValue, TransactWriteItem, Update,
+};
 
 use chrono::{DateTime, Utc};
 use nurse_call_core::{
@@ -141,6 +143,36 @@ fn keys_from_item(item: &Item) -> Result<VapidKeys, StoreError> {
 }
 
 impl DynamoStore {
+    /// The deletes of every subscription of a staff member and of its
+    /// channel item, for a transaction of the caller's (`staff rotate`:
+    /// the subscriptions go in the same write as the old token, §20).
+    pub(crate) async fn subscription_deletes(
+        &self,
+        staff_id: &str,
+    ) -> Result<Vec<TransactWriteItem>, StoreError> {
+        let pk = subscriptions_pk(staff_id);
+        let mut deletes = Vec::new();
+        for item in self.query_partition(&pk).await? {
+            let subscription = subscription_from_item(&item)?;
+            for (pk, sk) in [
+                (pk.clone(), sha256_hex(&subscription.endpoint)),
+                (
+                    roster_pk(&subscription.scope),
+                    index_sk(staff_id, &subscription.endpoint),
+                ),
+            ] {
+                let delete = Delete::builder()
+                    .table_name(&self.tables.data)
+                    .key("pk", s(pk))
+                    .key("sk", s(sk))
+                    .build()
+                    .map_err(build_error)?;
+                deletes.push(TransactWriteItem::builder().delete(delete).build());
+            }
+        }
+        Ok(deletes)
+    }
+
     /// Deletes every subscription of a staff member (revoke, erase) and
     /// their channel items: a `Query` of their partition and
     /// `BatchWriteItem`s, after the member's own transaction (repeating it

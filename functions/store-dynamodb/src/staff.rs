@@ -126,7 +126,11 @@ impl DynamoStore {
 
     /// The credential of the new hash put, the old one deleted (only if it
     /// still holds the old hash: two rotations at once cannot leave two
-    /// working tokens), the roster entry replaced: one transaction.
+    /// working tokens), the roster entry replaced, and the person's push
+    /// subscriptions with their channel items deleted (§20: the lost phone
+    /// hears nothing more): one transaction. (A registration racing the
+    /// rotation with the old token, checked just before, may still land
+    /// after it: the old token is refused from the commit on.)
     pub(crate) async fn rotate_staff(
         &self,
         id: &str,
@@ -141,7 +145,7 @@ impl DynamoStore {
                 ..old.clone()
             };
             let ttl = expiry_for(&new.scope, new.created_at);
-            let items = vec![
+            let mut items = vec![
                 self.put_staff_item(
                     &self.tables.consumers,
                     staff_credential(&new, ttl),
@@ -154,6 +158,7 @@ impl DynamoStore {
                     Only::Always,
                 )?,
             ];
+            items.extend(self.subscription_deletes(id).await?);
             match self.transact(items).await? {
                 Transaction::Committed => return Ok(true),
                 Transaction::Cancelled(reasons) => {

@@ -103,11 +103,21 @@ fn with_channel(c: &Connection, scope: &str) -> rusqlite::Result<Vec<String>> {
     .collect()
 }
 
+/// Rotates a member's token and forgets their phones' push subscriptions
+/// in the same transaction (DECISIONS §20: the lost phone hears nothing
+/// more; the new phone registers itself).
 pub(crate) fn replace_token(c: &Connection, id: &str, token_hash: &str) -> rusqlite::Result<bool> {
-    Ok(c.execute(
+    let replaced = c.execute(
         "UPDATE staff SET token_hash = ?2 WHERE id = ?1",
         params![id, token_hash],
-    )? > 0)
+    )? > 0;
+    if replaced {
+        c.execute(
+            "DELETE FROM push_subscriptions WHERE staff_id = ?1",
+            params![id],
+        )?;
+    }
+    Ok(replaced)
 }
 
 /// Revokes a member, ends their duty and forgets their phones' push

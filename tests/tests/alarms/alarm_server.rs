@@ -19,15 +19,15 @@ use reqwest::Method;
 const RESPONSE: &str = "/api/v1/response";
 
 const CENTRAL: &str = "11111111-2222-4333-8444-555555555555";
-const ROOM_1: &str = "00:11:22:33:44:55";
+pub(crate) const ROOM_1: &str = "00:11:22:33:44:55";
 const ROOM_2: &str = "00:11:22:33:44:66";
 
-fn central() -> Consumer {
+pub(crate) fn central() -> Consumer {
     Consumer::new(CENTRAL, "central-secret")
 }
 
 /// A production server with the central system's consumer and two rooms.
-fn production() -> Server {
+pub(crate) fn production() -> Server {
     Server::production(
         Seed::new()
             .consumer(CENTRAL, &["central-secret"], false)
@@ -38,7 +38,7 @@ fn production() -> Server {
 
 /// `nurse-call-admin staff create --name NAME --device DEVICE [--group G]…`
 /// on the server's store: a member of the installation with a handset.
-fn with_device(server: &Server, name: &str, device: &str, groups: &[&str]) -> Member {
+pub(crate) fn with_device(server: &Server, name: &str, device: &str, groups: &[&str]) -> Member {
     let mut args = vec!["staff", "create", "--name", name, "--device", device];
     for group in groups {
         args.extend(["--group", *group]);
@@ -53,7 +53,7 @@ fn with_device(server: &Server, name: &str, device: &str, groups: &[&str]) -> Me
 }
 
 /// An alarm server's signed answer: `staff` answers call `call` on `target`.
-async fn answer(
+pub(crate) async fn answer(
     server: &Server,
     consumer: &Consumer,
     target: &str,

@@ -26,6 +26,9 @@ pub enum ApiError {
     /// 401 `unauthorized`: a display read without a valid display token
     /// (missing, unknown or revoked; DECISIONS §11).
     Unauthorized,
+    /// 403 `not_responsible`: a response from a person neither alerted for
+    /// the call nor on duty for its section (DECISIONS §20).
+    NotResponsible,
     /// 404 `not_found`.
     NotFound,
     /// 405 `method_not_allowed`; the allowed methods for the `Allow` header.
@@ -58,6 +61,7 @@ impl ApiError {
             | ApiError::SignedTimeRequired
             | ApiError::SignedTimeOutOfRange => 400,
             ApiError::Unauthorized => 401,
+            ApiError::NotResponsible => 403,
             ApiError::NotFound => 404,
             ApiError::MethodNotAllowed(_) => 405,
             ApiError::AlreadyAccepted(_) | ApiError::CallClosed => 409,
@@ -77,6 +81,7 @@ impl ApiError {
             ApiError::SignedTimeRequired => "signed_time_required",
             ApiError::SignedTimeOutOfRange => "signed_time_out_of_range",
             ApiError::Unauthorized => "unauthorized",
+            ApiError::NotResponsible => "not_responsible",
             ApiError::NotFound => "not_found",
             ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::AlreadyAccepted(_) => "already_accepted",
@@ -101,6 +106,7 @@ impl ApiError {
                 crate::signing::replay::WINDOW_SECONDS
             ),
             ApiError::Unauthorized => "Anmeldung erforderlich.".into(),
+            ApiError::NotResponsible => "Diese Person ist für diesen Ruf nicht zuständig.".into(),
             ApiError::NotFound => "Die angeforderte Ressource wurde nicht gefunden.".into(),
             ApiError::MethodNotAllowed(allow) => {
                 format!("Die Methode ist für diese Ressource nicht erlaubt. Erlaubt: {allow}.")

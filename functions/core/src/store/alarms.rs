@@ -107,7 +107,9 @@ pub trait AlarmStore: Store {
     /// Every staff member of `scope`, revoked or not, ordered by name, then id.
     async fn staff_of(&self, scope: &Scope) -> Result<Vec<Staff>, StoreError>;
 
-    /// Replaces a staff member's token hash (rotate); `false`: no such id.
+    /// Replaces a staff member's token hash (rotate) and deletes their push
+    /// subscriptions in the same write (§20: a lost phone gets no further
+    /// alert); `false`: no such id.
     async fn replace_staff_token(&self, id: &str, token_hash: &str) -> Result<bool, StoreError>;
 
     /// Revokes a staff member (their token stops working, their duty ends);

@@ -11,6 +11,7 @@ use tokio::sync::Barrier;
 use nurse_call_core::{
     PushStore, Scope,
     push::{PushSubscription, VapidKeys},
+    tokens::token_hash,
 };
 
 use crate::Harness;
@@ -141,28 +142,47 @@ pub async fn push_subscriptions_are_kept_per_person_and_endpoint(harness: Harnes
     assert_eq!(store.push_subscriptions(&ben).await.unwrap(), [bens]);
 }
 
-/// Revoking or erasing a staff member deletes their subscriptions (their
-/// phones must not ring for a person who left), not anybody else's.
+/// Revoking, erasing or rotating a staff member deletes their
+/// subscriptions (their phones must not ring for a person who left, nor
+/// a lost phone for the person it was taken from, §20), and with them
+/// their channel; not anybody else's.
 pub async fn push_subscriptions_go_with_their_person(harness: Harness) {
     let store = harness.store.as_ref();
     let push = push(&harness);
     let installation = Scope::installation();
-    let (anna, ben, cem) = (
+    let (anna, ben, cem, dora) = (
         staff(1, &installation, "Anna", &[]),
         staff(2, &installation, "Ben", &[]),
         staff(3, &installation, "Cem", &[]),
+        staff(4, &installation, "Dora", &[]),
     );
-    for member in [&anna, &ben, &cem] {
+    for member in [&anna, &ben, &cem, &dora] {
         create(store, member).await;
         push.put_push_subscription(&subscription(&member.id, &installation, "phone", 0))
             .await
             .unwrap();
     }
+    push.put_push_subscription(&subscription(&dora.id, &installation, "tablet", 1))
+        .await
+        .unwrap();
     assert!(store.revoke_staff(&anna.id).await.unwrap());
     assert!(store.erase_staff(&ben.id).await.unwrap());
+    assert!(
+        store
+            .replace_staff_token(&dora.id, &token_hash("dora's new phone"))
+            .await
+            .unwrap()
+    );
     assert_eq!(push.push_subscriptions(&anna.id).await.unwrap(), []);
     assert_eq!(push.push_subscriptions(&ben.id).await.unwrap(), []);
+    assert_eq!(push.push_subscriptions(&dora.id).await.unwrap(), []);
     assert_eq!(push.push_subscriptions(&cem.id).await.unwrap().len(), 1);
+    let roster = store.roster(&installation, t(10)).await.unwrap();
+    assert_eq!(
+        roster.with_channel,
+        [cem.id.as_str()],
+        "only Cem's phone is left"
+    );
 }
 
 /// A push subscription is a channel to its person (DECISIONS §18): the

@@ -200,15 +200,53 @@ impl AlarmRunner<'_> {
     }
 
     /// `staff`'s response to call `call_id` of their scope, then a step.
-    /// `Err(Refusal)`: the 409s of DECISIONS §14. With `address` (an alarm
-    /// server names the call by its id and its address, §16), a call on
-    /// another address is [`Looked::Missing`] and is left as it is.
+    /// `Err(Refusal)`: the 403 and 409s of DECISIONS §14 and §20. With
+    /// `address` (an alarm server names the call by its id and its address,
+    /// §16), a call on another address is [`Looked::Missing`] and is left as
+    /// it is.
+    ///
+    /// Who may answer (§20) is the engine's: a person alerted for the call
+    /// needs nothing more, so the first attempt reads no duty (an accept
+    /// stays one read and one write). Only when the engine refuses a person
+    /// it knows no duty of is their duty read and the response tried once
+    /// more with it.
     pub async fn respond_to_alarm(
         self,
         staff: &Staff,
         call_id: i64,
         address: Option<&str>,
         response: Response,
+    ) -> Result<Result<Looked, Refusal>, StoreError> {
+        let first = self
+            .respond_with_duty(staff, call_id, address, response, None)
+            .await?;
+        if !matches!(first, Err(Refusal::NotResponsible)) {
+            return Ok(first);
+        }
+        let now = clock::now();
+        let duty = self
+            .state
+            .alarm_store()?
+            .duties(&staff.scope, now)
+            .await?
+            .into_iter()
+            .find(|duty| duty.staff_id == staff.id && duty.is_active(now));
+        match duty {
+            Some(duty) => {
+                self.respond_with_duty(staff, call_id, address, response, Some(&duty))
+                    .await
+            }
+            None => Ok(first),
+        }
+    }
+
+    async fn respond_with_duty(
+        self,
+        staff: &Staff,
+        call_id: i64,
+        address: Option<&str>,
+        response: Response,
+        duty: Option<&Duty>,
     ) -> Result<Result<Looked, Refusal>, StoreError> {
         // An accept stops the escalation (or is refused): it alerts nobody,
         // so it reads no roster. Declines and reads may start a level.
@@ -234,7 +272,7 @@ impl AlarmRunner<'_> {
                             changed: false,
                         });
                     }
-                    respond(prior, situation, staff, response)
+                    respond(prior, situation, staff, duty, response)
                 },
             )
             .await?;

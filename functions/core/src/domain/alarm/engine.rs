@@ -14,7 +14,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::alarm::policy::Policy;
-use crate::domain::alarm::staff::{Roster, Staff};
+use crate::domain::alarm::staff::{Duty, Roster, Staff};
 use crate::domain::alarm::state::{Alarm, AlarmStatus, Answer, Response, StaffRef};
 use crate::domain::model::Call;
 
@@ -143,13 +143,33 @@ pub struct Step {
     pub changed: bool,
 }
 
-/// Why a response is refused (409).
+/// Why a response is refused (403, 409).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
+    /// The person was never alerted for the call and is not on duty for
+    /// its section: `not_responsible` (403, §20).
+    NotResponsible,
     /// Someone else (named) accepted first: `already_accepted`.
     AlreadyAccepted(StaffRef),
     /// The call is closed: `call_closed`.
     CallClosed,
+}
+
+/// Whether `staff` may answer the call (§20): they were alerted for it, or
+/// `duty` (theirs, as far as the caller read it) covers its section now.
+/// Anyone else's response changes nothing: a lost or misused phone cannot
+/// stop the escalations of calls that are none of its owner's.
+fn may_answer(
+    prior: &Alarm,
+    call: &Call,
+    staff: &Staff,
+    duty: Option<&Duty>,
+    now: DateTime<Utc>,
+) -> bool {
+    prior.recipient(&staff.id).is_some()
+        || duty.is_some_and(|duty| {
+            duty.staff_id == staff.id && duty.is_active(now) && duty.covers(call.section.as_deref())
+        })
 }
 
 /// The alarm of `prior` brought up to `situation.roster.now`: stops, levels
@@ -198,17 +218,30 @@ pub fn quiet_end(prior: &Alarm, closed: &Call, now: DateTime<Utc>) -> Option<Ste
 }
 
 /// `staff`'s response, then [`step`]. A second identical response changes
-/// nothing (and is no refusal).
+/// nothing (and is no refusal). `duty`: the person's duty now where the
+/// caller read it (else their duty in the situation's roster, if any);
+/// without either, only a person alerted for the call may answer.
 pub fn respond(
     prior: &Alarm,
     situation: &Situation<'_>,
     staff: &Staff,
+    duty: Option<&Duty>,
     response: Response,
 ) -> Result<Step, Refusal> {
+    let now = situation.roster.now;
+    let duty = duty.or_else(|| {
+        situation
+            .roster
+            .duties
+            .iter()
+            .find(|d| d.staff_id == staff.id && d.is_active(now))
+    });
+    if !may_answer(prior, situation.call, staff, duty, now) {
+        return Err(Refusal::NotResponsible);
+    }
     if situation.call.closed_at.is_some() {
         return Err(Refusal::CallClosed);
     }
-    let now = situation.roster.now;
     let by = StaffRef {
         id: staff.id.clone(),
         name: staff.name.clone(),
@@ -333,6 +366,8 @@ type WireView<'a> = (
     Vec<&'a str>,
 );
 
+#[cfg(test)]
+mod answer_tests;
 #[cfg(test)]
 mod properties;
 #[cfg(test)]

@@ -25,7 +25,7 @@ use http::{HeaderMap, header};
 
 pub(crate) use consumer::consumer;
 pub(crate) use reader::display_reader;
-pub use reader::{Reader, SandboxProof, live_reader};
+pub use reader::{Reader, SandboxProof, live_reader, live_token_holds};
 pub(crate) use staff::staff;
 pub use visitor::proof;
 pub(crate) use visitor::{COOKIE_NAME, consumer_from_cookie, sandbox_visitor};

@@ -152,6 +152,34 @@ pub async fn live_reader(
     reader_of(state, token, headers).await
 }
 
+/// Whether `token`, which opened a live socket, still names a display or a
+/// staff member that is not revoked (DECISIONS §20: a rotated or revoked
+/// credential's open sockets are closed within 5 s). A store error keeps
+/// the socket (logged): a hiccup must not drop every page at once.
+pub async fn live_token_holds(state: &AppState, token: &str) -> bool {
+    let hash = token_hash(token);
+    let display = match state.store.display_by_token_hash(&hash).await {
+        Ok(display) => display,
+        Err(error) => {
+            tracing::warn!(%error, "live socket's token not checked again");
+            return true;
+        }
+    };
+    if let Some(display) = display {
+        return !display.revoked;
+    }
+    match state.alarms.as_ref() {
+        Some(store) => match store.staff_by_token_hash(&hash).await {
+            Ok(staff) => staff.is_some_and(|staff| !staff.revoked),
+            Err(error) => {
+                tracing::warn!(%error, "live socket's token not checked again");
+                true
+            }
+        },
+        None => false,
+    }
+}
+
 /// The reader of the display a token named: a revoked or unknown one is 401.
 fn reader_of_display(display: Option<Display>) -> Result<Reader, ApiError> {
     match display {

@@ -81,8 +81,9 @@ pub(crate) async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiR
 
 /// `POST /api/v1/staff/calls/{id}/responses` `{"response":"accepted"|"declined"|"read"}`:
 /// 200 with the call; 404 for a call that is not the person's scope's (or
-/// none, or one without alarm); 409 `already_accepted` naming who, or
-/// `call_closed`.
+/// none, or one without alarm); 403 `not_responsible` for a person neither
+/// alerted for it nor on duty for its section (§20); 409
+/// `already_accepted` naming who, or `call_closed`.
 pub(crate) async fn respond(
     state: &AppState,
     request: &ApiRequest,
@@ -115,10 +116,11 @@ pub(crate) async fn respond(
     answered(state, &call).await
 }
 
-/// The 409s of a refused response (DECISIONS §14), for the staff page and
-/// alarm servers alike.
+/// The 403 and 409s of a refused response (DECISIONS §14, §20), for the
+/// staff page and alarm servers alike.
 pub(crate) fn refused(refusal: Refusal) -> ApiError {
     match refusal {
+        Refusal::NotResponsible => ApiError::NotResponsible,
         Refusal::AlreadyAccepted(by) => ApiError::AlreadyAccepted(StaffRecord::from(&by)),
         Refusal::CallClosed => ApiError::CallClosed,
     }

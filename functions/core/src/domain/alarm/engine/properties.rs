@@ -131,7 +131,19 @@ proptest! {
                 }
                 Action::Respond(who, response) if who < staff.len() => {
                     responded = Some(response);
-                    match respond(&alarm, &situation(now, &the_call, &duties, presence_at), &staff[who], response) {
+                    // §20: alerted for the call, or on duty for its section.
+                    let id = format!("p{who}");
+                    let responsible = alarm.recipient(&id).is_some()
+                        || duties.iter().any(|d| d.staff_id == id && d.is_active(now) && d.covers(the_call.section.as_deref()));
+                    match respond(&alarm, &situation(now, &the_call, &duties, presence_at), &staff[who], None, response) {
+                        Ok(_) | Err(Refusal::AlreadyAccepted(_) | Refusal::CallClosed) if !responsible => {
+                            prop_assert!(false, "{} answered a call they were not responsible for", id);
+                            continue;
+                        }
+                        Err(Refusal::NotResponsible) => {
+                            prop_assert!(!responsible, "{} refused though responsible", id);
+                            continue;
+                        }
                         Ok(step) => step,
                         Err(Refusal::CallClosed) => {
                             prop_assert!(the_call.closed_at.is_some());

@@ -117,7 +117,7 @@ impl World {
         now: DateTime<Utc>,
     ) -> Result<Step, Refusal> {
         let staff = self.staff.iter().find(|s| s.id == who).unwrap().clone();
-        respond(alarm, &self.situation(now), &staff, response)
+        respond(alarm, &self.situation(now), &staff, None, response)
     }
 }
 
