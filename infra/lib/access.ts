@@ -188,13 +188,13 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     ],
     // call types for the call records; the scope's connections (Query),
     // a gone one removed (DeleteItem); posts to this API's connections
-    // only; failed batches to its queue (the stream read itself, with the
+    // only, and closes those of a rotated or revoked credential (§20); failed batches to its queue (the stream read itself, with the
     // key through DynamoDB only, is granted with the event source mapping:
     // readStream of infra/lib/data.ts).
     broadcast: [
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
       { actions: ['dynamodb:Query', 'dynamodb:DeleteItem'], resources: [connections.tableArn] },
-      { actions: ['execute-api:ManageConnections'], resources: [live.postToConnectionsArn] },
+      { actions: ['execute-api:ManageConnections'], resources: [live.postToConnectionsArn, live.closeConnectionsArn] },
       { actions: ['sqs:SendMessage'], resources: [live.failures.queueArn] },
       ...sendThroughKey,
     ],

@@ -201,6 +201,19 @@ export class Live extends Construct {
   }
 
   /**
+   * Closing this stage's connections (`DELETE /@connections/{id}`): the
+   * broadcast closes those of a rotated or revoked credential (DECISIONS
+   * §20). No GET, no other API or stage.
+   */
+  get closeConnectionsArn(): string {
+    return Stack.of(this).formatArn({
+      service: 'execute-api',
+      resource: this.api.apiId,
+      resourceName: `${LIVE_STAGE}/DELETE/@connections/*`,
+    });
+  }
+
+  /**
    * `$connect` and `$disconnect` invoke `fn` (Lambda proxy): it checks the
    * token and records the connection, or removes it. A `$connect` answered
    * with a status other than 2xx refuses the upgrade.

@@ -61,7 +61,8 @@ async fn a_staff_member_signs_on_for_sections_or_the_house_and_off() {
     me.expect_status(200);
     assert_eq!(
         me.data(),
-        json!({"id": anna.id, "name": "Anna", "groups": ["Leitung"], "duty": null, "devices": []})
+        json!({"id": anna.id, "name": "Anna", "groups": ["Leitung"], "duty": null, "devices": [],
+            "silent_colleagues": []})
     );
 
     let on = sign_on(&server, &anna, &["1", "2", "1"]).await;

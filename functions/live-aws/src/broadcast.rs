@@ -38,6 +38,7 @@ use nurse_call_core::{AppState, Scope, clock, live::LiveEvent, sections_show};
 use crate::change::Change;
 use crate::connections::{Connection, Connections};
 use crate::poster::{Delivery, Poster};
+use nurse_call_dynamodb::credentials_gone::{CredentialGone, Holder};
 
 /// Posts of one record in flight at once: enough for the displays of a
 /// large installation in one round, few enough for API Gateway's limits.
@@ -73,6 +74,8 @@ pub struct Tally {
     pub gone: usize,
     /// Posts that failed after the SDK's retries: logged and dropped.
     pub failed_posts: usize,
+    /// Connections closed because their credential was rotated or revoked.
+    pub closed: usize,
 }
 
 impl Broadcaster {
@@ -101,6 +104,7 @@ impl Broadcaster {
             delivered = tally.delivered,
             gone = tally.gone,
             failed_posts = tally.failed_posts,
+            closed = tally.closed,
             retry_from = response
                 .batch_item_failures
                 .first()
@@ -183,13 +187,19 @@ impl Broadcaster {
         scopes: &mut Scopes,
         tally: &mut Tally,
     ) -> Result<(), nurse_call_core::StoreError> {
+        if let Change::CredentialGone(gone) = change {
+            return self.close_connections(&gone, scopes, tally).await;
+        }
         // The state caches the call types (60 s): a batch reads them once.
         let types = if change.needs_call_types() {
             self.state.call_types().await?
         } else {
             Vec::new()
         };
-        let event = change.into_event(&types, self.state.settings.time_zone, clock::now());
+        let Some(event) = change.into_event(&types, self.state.settings.time_zone, clock::now())
+        else {
+            return Ok(());
+        };
         let connections = scopes.connections(&self.connections, &event.scope).await?;
         let receivers: Vec<Connection> = connections
             .iter()
@@ -209,6 +219,48 @@ impl Broadcaster {
                     scopes.forget(&event.scope, &connection.id);
                 }
                 Delivery::Failed(_) => tally.failed_posts += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the open connections of a credential that stopped working
+    /// (DECISIONS §20: within 5 s of `staff rotate`/`revoke`, `displays
+    /// rotate`/`revoke`), and forgets them. A close that fails after the
+    /// SDK's retries is logged loudly: the page keeps its socket until API
+    /// Gateway's 2 h limit, though its token is refused everywhere else.
+    async fn close_connections(
+        &self,
+        gone: &CredentialGone,
+        scopes: &mut Scopes,
+        tally: &mut Tally,
+    ) -> Result<(), nurse_call_core::StoreError> {
+        let held: Vec<Connection> = scopes
+            .connections(&self.connections, &gone.scope)
+            .await?
+            .iter()
+            .filter(|connection| match &gone.holder {
+                Holder::Staff(id) => connection.staff_id.as_ref() == Some(id),
+                Holder::Display(id) => connection.display_id.as_ref() == Some(id),
+            })
+            .cloned()
+            .collect();
+        for connection in held {
+            match self.poster.close(&connection.id).await {
+                Delivery::Delivered | Delivery::Gone => {
+                    tally.closed += 1;
+                    tracing::info!(connection_id = connection.id, staff_id = ?connection.staff_id,
+                        display_id = ?connection.display_id, "connection closed: its credential was rotated or revoked");
+                }
+                Delivery::Failed(error) => {
+                    tracing::error!(connection_id = connection.id, staff_id = ?connection.staff_id,
+                        display_id = ?connection.display_id, error, "connection of a rotated or revoked credential not closed");
+                    continue;
+                }
+            }
+            scopes.forget(&gone.scope, &connection.id);
+            if let Err(error) = self.connections.delete(&gone.scope, &connection.id).await {
+                tracing::warn!(connection_id = connection.id, %error, "closed connection not deleted");
             }
         }
         Ok(())

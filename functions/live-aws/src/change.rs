@@ -14,6 +14,10 @@
 //! - an element item (`sk` `element`) inserted, or modified with a larger
 //!   `version`: `element.updated`.
 //!
+//! A credential marker inserted (`credential#gone`, written with a staff
+//! member's or display's rotate, revoke or erase) is no message but
+//! [`Change::CredentialGone`]: the holder's connections are closed (§20).
+//!
 //! Everything else is nothing to send: the open-call locks and index items
 //! (they repeat the call), audit items, staff and duties, hash mismatches,
 //! removals (TTL, erasure), a call's other modifications (an alarm's
@@ -36,6 +40,7 @@ use nurse_call_core::{
     alarm::AlarmStatus,
     live::{AlarmNews, LiveEvent, LiveMessage},
 };
+use nurse_call_dynamodb::credentials_gone::{CREDENTIAL_GONE_PK, CredentialGone};
 use nurse_call_dynamodb::item::{
     CALL_SK, ELEMENT_SK, Item, alarm_from_item, call_from_item, element_from_item, get_n, get_s,
 };
@@ -67,6 +72,10 @@ pub enum Change {
         /// The element as written.
         element: Element,
     },
+    /// A staff member's or a display's credential stopped working (its
+    /// marker item inserted, `nurse_call_dynamodb::credentials_gone`): its
+    /// open connections are closed, no message is sent (DECISIONS §20).
+    CredentialGone(CredentialGone),
 }
 
 /// A record that should be a change but cannot be read (an item without a
@@ -94,6 +103,11 @@ impl Change {
             return Err(Poison("the record's keys have no string \"sk\"".into()));
         };
         let new = to_sdk(&record.change.new_image);
+        if operation == "INSERT" && get_s(&keys, "pk").as_deref() == Some(CREDENTIAL_GONE_PK) {
+            return CredentialGone::from_item(&new)
+                .map(|gone| Some(Change::CredentialGone(gone)))
+                .ok_or_else(|| Poison("a credential marker without scope or holder".into()));
+        }
         // INSERT has no old image; a MODIFY always has one on a stream with
         // NEW_AND_OLD_IMAGES (the data table's, docs/data-model.md).
         let old = match operation {
@@ -118,7 +132,8 @@ impl Change {
         match self {
             Change::Call { scope, .. }
             | Change::Alarm { scope, .. }
-            | Change::Element { scope, .. } => scope,
+            | Change::Element { scope, .. }
+            | Change::CredentialGone(CredentialGone { scope, .. }) => scope,
         }
     }
 
@@ -128,9 +143,10 @@ impl Change {
         matches!(self, Change::Call { .. } | Change::Alarm { .. })
     }
 
-    /// The message, ready to send: a call's `duration` as of `now`.
-    pub fn into_event(self, types: &[CallType], zone: Tz, now: DateTime<Utc>) -> LiveEvent {
-        match self {
+    /// The message, ready to send: a call's `duration` as of `now`; `None`
+    /// for a change that closes connections instead.
+    pub fn into_event(self, types: &[CallType], zone: Tz, now: DateTime<Utc>) -> Option<LiveEvent> {
+        Some(match self {
             Change::Call { scope, call } => LiveEvent {
                 message: LiveMessage::call(&call, types, zone, now).to_json(),
                 section: call.section,
@@ -147,7 +163,8 @@ impl Change {
                 section: None,
                 scope,
             },
-        }
+            Change::CredentialGone(_) => return None,
+        })
     }
 }
 

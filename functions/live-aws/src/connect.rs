@@ -105,6 +105,7 @@ impl ConnectHandler {
             scope: reader.scope,
             sections: reader.sections,
             display_id: reader.display_id,
+            staff_id: reader.staff_id.clone(),
         };
         let now = clock::now();
         let recorded = match &reader.staff_id {

@@ -1,6 +1,6 @@
 //! Who is connected to the WebSocket API: one item per connection in the
 //! connections table (CONTRACT: partition key `scope`, sort key
-//! `connection_id`, `sections`, `display_id`, `connected_at`, `ttl`; index
+//! `connection_id`, `sections`, `display_id`, `staff_id`, `connected_at`, `ttl`; index
 //! `by_connection`). `$connect` puts it, `$disconnect` deletes it, the
 //! broadcast reads a scope's connections and deletes those API Gateway
 //! reports gone.
@@ -31,8 +31,12 @@ pub struct Connection {
     pub scope: Scope,
     /// The sections the reader sees; empty = every section.
     pub sections: Vec<String>,
-    /// `None` for the sandbox visitor (no display record).
+    /// `None` for the sandbox visitor (no display record) and staff pages.
     pub display_id: Option<String>,
+    /// The person of a staff page; `None` for displays. With `display_id`,
+    /// what a rotated or revoked credential's connections are found by
+    /// (DECISIONS §20).
+    pub staff_id: Option<String>,
 }
 
 /// The connections table.
@@ -71,6 +75,9 @@ impl Connections {
         ]);
         if let Some(display_id) = &connection.display_id {
             item.insert("display_id".into(), s(display_id));
+        }
+        if let Some(staff_id) = &connection.staff_id {
+            item.insert("staff_id".into(), s(staff_id));
         }
         self.client
             .put_item()
@@ -157,5 +164,6 @@ fn connection_from_item(item: &Item) -> Result<Connection, StoreError> {
         scope: Scope::from_key(&required("scope")?),
         sections,
         display_id: get_s(item, "display_id"),
+        staff_id: get_s(item, "staff_id"),
     })
 }

@@ -67,6 +67,29 @@ impl Poster {
     }
 }
 
+impl Poster {
+    /// Closes connection `connection_id` (`DELETE /@connections/{id}`): its
+    /// credential was rotated or revoked (DECISIONS §20). [`Delivery::Gone`]
+    /// when it was closed already.
+    pub async fn close(&self, connection_id: &str) -> Delivery {
+        let closed = self
+            .client
+            .delete_connection()
+            .connection_id(connection_id)
+            .send()
+            .await;
+        match closed {
+            Ok(_) => Delivery::Delivered,
+            Err(SdkError::ServiceError(service))
+                if service.err().is_gone_exception() || service.raw().status().as_u16() == 410 =>
+            {
+                Delivery::Gone
+            }
+            Err(error) => Delivery::Failed(DisplayErrorContext(&error).to_string()),
+        }
+    }
+}
+
 /// The connection id of [`Poster::open_connection`]'s post: not of API
 /// Gateway's form (12 bytes in base64), so no display ever has it.
 pub const WARM_UP_CONNECTION: &str = "warm-up";

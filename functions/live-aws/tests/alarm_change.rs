@@ -203,7 +203,9 @@ fn message(record: &EventRecord) -> Option<Value> {
     let change = Change::from_record(record).expect("not a poison record")?;
     assert_eq!(change.scope(), &Scope::installation());
     assert!(change.needs_call_types());
-    let event = change.into_event(&default_call_types(), chrono_tz::Europe::Berlin, at(10));
+    let event = change
+        .into_event(&default_call_types(), chrono_tz::Europe::Berlin, at(10))
+        .expect("a message");
     assert_eq!(event.section.as_deref(), Some("S1"));
     Some(serde_json::from_str(&event.message).expect("JSON"))
 }

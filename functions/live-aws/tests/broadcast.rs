@@ -218,6 +218,7 @@ async fn each_connection_gets_its_scopes_messages_in_write_order_filtered_by_sec
             delivered: 5,
             gone: 0,
             failed_posts: 0,
+            closed: 0,
         }
     );
     // A scope's connections are read once per batch, the call types once.
@@ -432,4 +433,84 @@ async fn the_response_is_lambdas_partial_batch_shape() {
         serde_json::to_value(&response).unwrap(),
         json!({"batchItemFailures": [{"itemIdentifier": sequence_of("element-battery")}]})
     );
+}
+
+/// The stream record of a credential marker (DECISIONS §20, written with a
+/// rotate or revoke): `holder` is `staff_id` or `display_id`.
+fn credential_gone(sequence: &str, scope: &str, holder: &str, id: &str) -> Value {
+    let kind = holder.trim_end_matches("_id");
+    let sk = format!("{kind}#{id}#1767603600000#0000002a");
+    json!({
+        "eventID": format!("gone-{id}"),
+        "eventName": "INSERT",
+        "eventVersion": "1.1",
+        "eventSource": "aws:dynamodb",
+        "awsRegion": "eu-central-1",
+        "dynamodb": {
+            "ApproximateCreationDateTime": 1767603600,
+            "Keys": { "pk": { "S": "credential#gone" }, "sk": { "S": sk } },
+            "NewImage": {
+                "pk": { "S": "credential#gone" }, "sk": { "S": sk },
+                "scope": { "S": scope }, holder: { "S": id },
+                "ttl": { "N": "1767607200" }
+            },
+            "SequenceNumber": sequence,
+            "SizeBytes": 120,
+            "StreamViewType": "NEW_AND_OLD_IMAGES"
+        },
+        "eventSourceARN": "arn:aws:dynamodb:eu-central-1:123456789012:table/nurse-call-heim-data/stream/2026-01-05T08:00:00.000"
+    })
+}
+
+#[tokio::test]
+async fn a_rotated_or_revoked_credentials_connections_are_closed_and_only_theirs() {
+    let closed = Arc::new(Mutex::new(Vec::<String>::new()));
+    let closing = {
+        let closed = Arc::clone(&closed);
+        mock!(Api::delete_connection).then_compute_output(move |request| {
+            closed
+                .lock()
+                .unwrap()
+                .push(request.connection_id().unwrap().to_string());
+            aws_sdk_apigatewaymanagement::operation::delete_connection::DeleteConnectionOutput::builder().build()
+        })
+    };
+    let api = management(&[&closing]);
+    // Anna's two pages and Ben's; the display "flur" and another one.
+    let installation = mock!(Db::query)
+        .match_requests(|query| query.table_name() == Some(CONNECTIONS_TABLE))
+        .then_output(|| {
+            let with = |id: &str, attribute: &str, holder: &str| {
+                let mut item = connection_item("installation", id, &[]);
+                item.insert(attribute.to_string(), s(holder));
+                item
+            };
+            QueryOutput::builder()
+                .set_items(Some(vec![
+                    with("anna-phone", "staff_id", "anna"),
+                    with("anna-tablet", "staff_id", "anna"),
+                    with("ben-phone", "staff_id", "ben"),
+                    with("flur", "display_id", "d-flur"),
+                    with("kueche", "display_id", "d-kueche"),
+                ]))
+                .build()
+        });
+    let deleted = mock!(Db::delete_item)
+        .match_requests(|delete| delete.table_name() == Some(CONNECTIONS_TABLE))
+        .then_output(|| DeleteItemOutput::builder().build());
+    let db = dynamodb(&[&installation, &deleted]);
+
+    let batch = json!({ "Records": [
+        credential_gone("1", "installation", "staff_id", "anna"),
+        credential_gone("2", "installation", "display_id", "d-flur"),
+    ]});
+    let (response, tally) = broadcaster(&db, api).broadcast(batch.into(), None).await;
+
+    assert_eq!(failures(&response), Vec::<String>::new());
+    let mut closed = closed.lock().unwrap().clone();
+    closed.sort();
+    assert_eq!(closed, ["anna-phone", "anna-tablet", "flur"]);
+    assert_eq!(deleted.num_calls(), 3, "their items are deleted");
+    assert_eq!((tally.changes, tally.closed, tally.delivered), (2, 3, 0));
+    assert_eq!(installation.num_calls(), 1, "read once per batch");
 }

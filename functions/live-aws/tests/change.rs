@@ -34,7 +34,9 @@ fn now() -> DateTime<Utc> {
 /// The change of record `id`, as the message's JSON with its scope and section.
 fn message(id: &str) -> Option<(Scope, Option<String>, Value)> {
     let change = Change::from_record(&record(id)).expect("not a poison record")?;
-    let event = change.into_event(&default_call_types(), chrono_tz::Europe::Berlin, now());
+    let event = change
+        .into_event(&default_call_types(), chrono_tz::Europe::Berlin, now())
+        .expect("a message");
     let message = serde_json::from_str(&event.message).expect("the message is JSON");
     Some((event.scope, event.section, message))
 }
@@ -138,7 +140,9 @@ fn the_whole_batch_gives_the_displays_the_messages_in_write_order() {
         .iter()
         .filter_map(|record| Change::from_record(record).ok().flatten())
         .map(|change| {
-            let event = change.into_event(&default_call_types(), chrono_tz::Europe::Berlin, now());
+            let event = change
+                .into_event(&default_call_types(), chrono_tz::Europe::Berlin, now())
+                .expect("a message");
             let message: Value = serde_json::from_str(&event.message).unwrap();
             format!(
                 "{} {}",

@@ -22,6 +22,7 @@ fn connection(id: &str, scope: Scope, sections: &[&str], display: Option<&str>) 
         scope,
         sections: sections.iter().map(|s| s.to_string()).collect(),
         display_id: display.map(str::to_string),
+        staff_id: None,
     }
 }
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 
 use nurse_call_core::{
@@ -15,6 +15,7 @@ use nurse_call_core::{
 };
 
 use crate::alarm_items::is_staff_item;
+use crate::credentials_gone::{CredentialGone, Holder};
 use crate::elements::ElementUpdate;
 use crate::error::{build_error, classify, condition_failed, existed};
 use crate::item::{
@@ -23,6 +24,7 @@ use crate::item::{
     is_display_item, list_pk, n, open_index_pk, s,
 };
 use crate::tables::BY_SCOPE_INDEX;
+use crate::transaction::{Transaction, condition_failed_at};
 use crate::{DynamoStore, mismatches};
 
 #[async_trait]
@@ -314,10 +316,16 @@ impl AdminStore for DynamoStore {
             .condition_expression("attribute_exists(id)")
             .build()
             .map_err(build_error)?;
+        // Its open live connections are closed (§20).
+        let gone = self.credential_gone_put(CredentialGone {
+            scope: Scope::installation(),
+            holder: Holder::Display(old.id.clone()),
+        })?;
         self.client
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().put(put).build())
             .transact_items(TransactWriteItem::builder().delete(delete).build())
+            .transact_items(gone)
             .send()
             .await
             .map_err(classify)?;
@@ -328,17 +336,28 @@ impl AdminStore for DynamoStore {
         let Some(display) = self.displays().await?.into_iter().find(|d| d.id == id) else {
             return Ok(false);
         };
-        let result = self
-            .client
-            .update_item()
+        let revoke = Update::builder()
             .table_name(&self.tables.consumers)
             .key("id", s(display_key(&display.token_hash)))
             .update_expression("SET revoked = :revoked")
             .expression_attribute_values(":revoked", AttributeValue::Bool(true))
             .condition_expression("attribute_exists(id)")
-            .send()
-            .await;
-        existed!(result)
+            .build()
+            .map_err(build_error)?;
+        // Its open live connections are closed (§20), in the same write.
+        let gone = self.credential_gone_put(CredentialGone {
+            scope: Scope::installation(),
+            holder: Holder::Display(display.id.clone()),
+        })?;
+        let items = vec![TransactWriteItem::builder().update(revoke).build(), gone];
+        match self.transact(items).await? {
+            Transaction::Committed => Ok(true),
+            // Rotated away meanwhile: no display holds that token now.
+            Transaction::Cancelled(reasons) if condition_failed_at(&reasons, 0) => Ok(false),
+            Transaction::Cancelled(reasons) => Err(StoreError::Unavailable(format!(
+                "revoking the display was cancelled: {reasons:?}"
+            ))),
+        }
     }
 
     /// One `Query` per page (up to 1 MB, some 2,500 calls) on the `by_scope`

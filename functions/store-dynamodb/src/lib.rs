@@ -38,6 +38,7 @@ mod batch;
 mod calls;
 mod channels;
 mod client;
+pub mod credentials_gone;
 pub mod device_tests;
 mod devices;
 mod elements;

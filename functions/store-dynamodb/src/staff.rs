@@ -21,6 +21,7 @@ use crate::alarm_items::{
     staff_roster_entry,
 };
 use crate::channels::{is_channel, staff_with_channel};
+use crate::credentials_gone::{CredentialGone, Holder};
 use crate::error::{build_error, classify};
 use crate::item::{Item, expiry_for, s};
 use crate::transaction::{TRANSACTION_ATTEMPTS, Transaction, backoff};
@@ -159,6 +160,10 @@ impl DynamoStore {
                 )?,
             ];
             items.extend(self.subscription_deletes(id).await?);
+            items.push(self.credential_gone_put(CredentialGone {
+                scope: old.scope.clone(),
+                holder: Holder::Staff(old.id.clone()),
+            })?);
             match self.transact(items).await? {
                 Transaction::Committed => return Ok(true),
                 Transaction::Cancelled(reasons) => {
@@ -185,7 +190,14 @@ impl DynamoStore {
                 .key("sk", s(&staff.id))
                 .build()
                 .map_err(build_error)?;
-            let mut items = vec![TransactWriteItem::builder().delete(end_duty).build()];
+            // Their open staff pages are closed (§20).
+            let mut items = vec![
+                TransactWriteItem::builder().delete(end_duty).build(),
+                self.credential_gone_put(CredentialGone {
+                    scope: staff.scope.clone(),
+                    holder: Holder::Staff(staff.id.clone()),
+                })?,
+            ];
             if erase {
                 items.push(self.delete_credential(&staff)?);
                 let roster = Delete::builder()

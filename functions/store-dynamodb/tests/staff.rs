@@ -218,3 +218,109 @@ async fn call_types_keep_their_escalation_policy() {
     let notruf = read.types.iter().find(|t| t.name == "Notruf").unwrap();
     assert_eq!(notruf.escalation, shortened.escalation);
 }
+
+/// The `credential#gone` markers in the data table (DECISIONS §20: their
+/// stream records make `broadcast` close the holder's connections), as
+/// (kind#id, scope, holder attribute) without the time.
+async fn credential_markers(store: &DynamoStore) -> Vec<(String, String, String)> {
+    let items = store
+        .client()
+        .query()
+        .table_name(&store.tables().data)
+        .key_condition_expression("pk = :pk")
+        .expression_attribute_values(":pk", AttributeValue::S("credential#gone".into()))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap()
+        .items
+        .unwrap_or_default();
+    let text = |item: &nurse_call_dynamodb::item::Item, key: &str| {
+        item.get(key)
+            .and_then(|value| value.as_s().ok())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut markers: Vec<(String, String, String)> = items
+        .iter()
+        .map(|item| {
+            let sk = text(item, "sk");
+            let holder = text(item, "staff_id") + &text(item, "display_id");
+            assert!(item.contains_key("ttl"), "a marker expires");
+            let mut parts = sk.splitn(3, '#');
+            let (kind, id) = (
+                parts.next().unwrap_or_default(),
+                parts.next().unwrap_or_default(),
+            );
+            (format!("{kind}#{id}"), text(item, "scope"), holder)
+        })
+        .collect();
+    markers.sort();
+    markers
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rotate_revoke_and_erase_leave_a_marker_that_closes_the_holders_connections() {
+    let store = store().await;
+    let scope = Scope::installation();
+    let sandbox = Scope::consumer("0b6d2c1e-3f4a-4b5c-8d6e-7f8091a2b3c4");
+    let (anna, ben, vera) = (
+        person("a-id", "Anna", &scope),
+        person("b-id", "Ben", &scope),
+        person("v-id", "Vera", &sandbox),
+    );
+    for staff in [&anna, &ben, &vera] {
+        store.create_staff(staff).await.unwrap();
+    }
+    let flur = nurse_call_core::Display {
+        id: "d-flur".into(),
+        name: "Flur".into(),
+        sections: vec![],
+        scope: scope.clone(),
+        token_hash: "ab".repeat(32),
+        created_at: at(0),
+        revoked: false,
+    };
+    store.create_display(&flur).await.unwrap();
+    assert_eq!(credential_markers(&store).await, []);
+
+    assert!(
+        store
+            .replace_staff_token("a-id", &"cd".repeat(32))
+            .await
+            .unwrap()
+    );
+    assert!(store.revoke_staff("b-id").await.unwrap());
+    assert!(store.erase_staff("v-id").await.unwrap());
+    assert!(
+        store
+            .replace_display_token("d-flur", &"ef".repeat(32))
+            .await
+            .unwrap()
+    );
+    assert!(store.revoke_display("d-flur").await.unwrap());
+    assert!(!store.revoke_display("nobody").await.unwrap());
+    let installation = "installation".to_string();
+    assert_eq!(
+        credential_markers(&store).await,
+        [
+            (
+                "display#d-flur".into(),
+                installation.clone(),
+                "d-flur".into()
+            ),
+            (
+                "display#d-flur".into(),
+                installation.clone(),
+                "d-flur".into()
+            ),
+            ("staff#a-id".into(), installation.clone(), "a-id".into()),
+            ("staff#b-id".into(), installation, "b-id".into()),
+            (
+                "staff#v-id".into(),
+                sandbox.as_str().to_string(),
+                "v-id".into()
+            ),
+        ]
+    );
+}

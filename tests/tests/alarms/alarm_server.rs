@@ -156,6 +156,8 @@ async fn a_revoked_member_s_device_and_id_are_unknown_and_a_shared_device_is_amb
     let anna = with_device(&server, "Anna", "DECT-201", &[]);
     let ben = with_device(&server, "Ben", "DECT-201", &[]);
     let cem = with_device(&server, "Cem", "DECT-203", &[]);
+    // Anna is on duty: she may answer (§20).
+    sign_on(&server, &anna, &[]).await;
     let open = server
         .display(&central(), ROOM_1, r#"{"event":"Notruf"}"#)
         .await;

@@ -8,6 +8,7 @@
 use crate::alarms::alarm_server::{ROOM_1, answer, central, production, with_device};
 use crate::alarms_support::*;
 use blackbox_tests::*;
+use reqwest::Method;
 
 /// The 403 of §20, exactly (DECISIONS §3's catalogue).
 fn assert_not_responsible(response: &Response) {
@@ -96,4 +97,66 @@ async fn an_alarm_servers_answer_for_someone_not_responsible_is_refused_the_same
         accepted.data()["alarm"]["accepted_by"],
         json!({"id": anna.id, "name": "Anna"})
     );
+}
+
+#[tokio::test]
+async fn call_ids_are_canonical_and_sections_trimmed_and_free_of_hidden_characters() {
+    let server = Server::sandbox();
+    let visitor = server.new_consumer().await;
+    let anna = staff(&server, &visitor, "Anna", &[]).await;
+    // " 1 " is section 1, for a duty as for a call.
+    let on = sign_on(&server, &anna, &[" 1 ", "1"]).await;
+    assert_eq!(on["duty"]["sections"], json!(["1"]), "{on}");
+    let _annas_page = connect_staff(&server, &anna).await;
+    let id = open(&server, &visitor, "Z1", "Notruf", Some(" 1")).await;
+    let shown = displayed_in_state(&server, &visitor, id, "alerting").await;
+    assert_eq!(shown["section"], "1", "{shown}");
+    assert_eq!(shown["alarm"]["recipients"][0]["id"], anna.id.as_str());
+
+    // `+1` and `01` name no call: 404, and nothing is accepted.
+    for path in [format!("+{id}"), format!("0{id}"), format!("{id}.0")] {
+        let response = as_staff(
+            &server,
+            Method::POST,
+            &format!("/api/v1/staff/calls/{path}/responses"),
+            &anna.token,
+            Some(r#"{"response":"accepted"}"#),
+        )
+        .await;
+        response.expect_status(404);
+    }
+    let still = displayed(&server, &visitor, id).await.expect("open");
+    assert_eq!(still["alarm"]["state"], "alerting");
+
+    // A right-to-left override or a zero-width space in a section or a
+    // name: 422, as a control character is.
+    let hidden = as_staff(
+        &server,
+        Method::PUT,
+        STAFF_DUTY,
+        &anna.token,
+        Some(r#"{"sections":["1\u200b"]}"#),
+    )
+    .await;
+    hidden.expect_status(422);
+    assert_eq!(
+        hidden.text,
+        validation_body(&[("sections.0", &["sections.0 darf keine Steuerzeichen enthalten."])])
+    );
+    let call = server
+        .display(&visitor, "Z2", r#"{"event":"Notruf","section":"\u202e1"}"#)
+        .await;
+    call.expect_status(422);
+    let path = format!(
+        "{SANDBOX_STAFF}?consumer={}&hash={}",
+        visitor.id,
+        visitor.proof()
+    );
+    let named = server
+        .post(
+            &path,
+            json!({"name": "\u{202e}annA", "groups": []}).to_string(),
+        )
+        .await;
+    named.expect_status(422);
 }

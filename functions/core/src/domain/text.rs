@@ -1,22 +1,30 @@
 //! A line of text the service keeps and displays show: an address, a
 //! position, a section, an element's code and name, the name of a call type,
-//! a consumer or a display. At most [`MAX_TEXT_CHARS`] characters and no
-//! control characters (Unicode Cc: `\u0000`–`\u001f`, DEL, C1): it is one line
-//! on a display, and `"A\u0000"` must not be a second element that looks like
-//! `"A"`.
+//! a consumer, a display or a person. At most [`MAX_TEXT_CHARS`] characters
+//! and no control characters (Unicode Cc: `\u0000`–`\u001f`, DEL, C1) nor
+//! invisible format characters (Unicode Cf: the right-to-left override
+//! U+202E, the zero-width space U+200B, the soft hyphen…): it is one line on
+//! a display, and `"A\u0000"` or `"A\u200b"` must not be a second element,
+//! section or person that looks like `"A"`, nor `"\u202eA B"` a name shown
+//! backwards (DECISIONS §20, issue 46).
 //!
 //! The API refuses such request fields with a 422 (`request::validation`);
 //! the admin command refuses such input with [`admin_text`], which also trims
 //! it and refuses it blank, so that an admin stores nothing a request could
 //! not name.
 
+use icu_properties::CodePointMapData;
+use icu_properties::props::GeneralCategory;
+
 /// The most characters a text field (position, section, code, address…) may have.
 pub const MAX_TEXT_CHARS: usize = 255;
 
-/// Whether `text` has a control character (Unicode Cc), which no kept text may
-/// have.
+/// Whether `text` has a control character (Unicode Cc) or an invisible
+/// format character (Unicode Cf), which no kept text may have.
 pub fn has_control_characters(text: &str) -> bool {
-    text.chars().any(char::is_control)
+    let categories = CodePointMapData::<GeneralCategory>::new();
+    text.chars()
+        .any(|c| c.is_control() || categories.get(c) == GeneralCategory::Format)
 }
 
 /// Text an admin enters (a name, a code, a section, an address), trimmed; or,
@@ -81,6 +89,21 @@ mod tests {
             admin_text("name", "Zimmer 101, Bett 1 – Süd").unwrap(),
             "Zimmer 101, Bett 1 – Süd"
         );
+        for hidden in [
+            "A\u{200b}",
+            "\u{202e}Anna",
+            "B\u{ad}C",
+            "\u{feff}A",
+            "A\u{2066}B",
+        ] {
+            assert_eq!(
+                admin_text("--name", hidden).unwrap_err(),
+                "--name contains a control character",
+                "{hidden:?}"
+            );
+        }
+        // Letters, umlauts, marks and emoji without joiners stay.
+        assert!(!has_control_characters("Zoë Ünal-Çelik 👩 Bereich 2A"));
     }
 
     #[test]

@@ -119,7 +119,10 @@ pub(crate) fn parse_display(
     }
     errors.extend(closed_errors);
     let position = v::optional_text(&mut errors, "data.position", data.get("position"));
-    let section = v::optional_text(&mut errors, "data.section", data.get("section"));
+    // Trimmed: `" A"` and `"A"` are one section (for duties, displays and
+    // webhooks alike).
+    let section = v::optional_text(&mut errors, "data.section", data.get("section"))
+        .map(|section| section.trim().to_string());
     let reachable = v::optional_bool(&mut errors, "data.reachable", data.get("reachable"));
     let battery = v::optional_battery(&mut errors, "data.battery", data.get("battery"));
     let attribute = v::optional_text(&mut errors, "data.attribute", data.get("attribute"));

@@ -102,8 +102,9 @@ pub(crate) async fn duty_of(state: &AppState, staff: &Staff) -> Result<Option<Du
 }
 
 /// `sections`: absent or `null` = the whole house; else a list of section
-/// codes (strings, each at most 255 characters, no control character),
-/// duplicates dropped.
+/// codes (strings, each at most 255 characters, no control or invisible
+/// format character), trimmed (`" A"` is section `A`, as a call's section
+/// is), duplicates dropped; a blank one is refused.
 fn sections(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
     let mut errors = FieldErrors::new();
     let items = match value {
@@ -124,9 +125,13 @@ fn sections(value: Option<&Value>) -> Result<Vec<String>, ApiError> {
     let mut sections: Vec<String> = Vec::new();
     for (index, item) in items.iter().enumerate() {
         let key = format!("sections.{index}");
-        if let Some(section) = required_text(&mut errors, &key, Some(item))
-            && !sections.contains(&section)
-        {
+        let Some(section) = required_text(&mut errors, &key, Some(item)) else {
+            continue;
+        };
+        let section = section.trim().to_string();
+        if section.is_empty() {
+            errors.add(&key, message::required(&key));
+        } else if !sections.contains(&section) {
             sections.push(section);
         }
     }

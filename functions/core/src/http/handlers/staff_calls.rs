@@ -89,7 +89,9 @@ pub(crate) async fn respond(
     request: &ApiRequest,
 ) -> Result<ApiResponse, ApiError> {
     let staff = auth::staff(state, request).await?;
+    // Canonical decimal only: `+1` or `01` is no name of call 1 (404).
     let call_id = response_call_id(request.uri().path())
+        .filter(|id| !id.starts_with('0') && id.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|id| id.parse::<i64>().ok())
         .filter(|id| (1..=MAX_CALL_ID).contains(id))
         .ok_or(ApiError::NotFound)?;
