@@ -25,13 +25,13 @@ pub(crate) async fn refuse_inside(url: &str) -> Result<(), Failure> {
     let host = parsed.host_str().unwrap_or_default().to_string();
     let inside = |what: String| {
         Failure::refused(format!(
-            "--url {host} {what}, an address of the home's network or this machine \
-             (loopback, private, link-local or unspecified); give --private-network \
-             if the alarm server is there"
+            "--url {host} {what} of the home's network or this machine (loopback, \
+             private, link-local or unspecified); give --private-network if the alarm \
+             server is there"
         ))
     };
     if names_private_host(url) {
-        return Err(inside("is".to_string()));
+        return Err(inside("is an address".to_string()));
     }
     let Some(Host::Domain(name)) = parsed.host() else {
         return Ok(());
@@ -48,7 +48,7 @@ pub(crate) async fn refuse_inside(url: &str) -> Result<(), Failure> {
             if private.is_empty() {
                 Ok(())
             } else {
-                Err(inside(format!("resolves to {private:?}")))
+                Err(inside(format!("resolves to {private:?}, addresses")))
             }
         }
         _ => {
