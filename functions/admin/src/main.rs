@@ -18,6 +18,7 @@ mod displays;
 mod elements;
 mod failure;
 mod output;
+mod private_network;
 mod report;
 mod staff;
 mod store;

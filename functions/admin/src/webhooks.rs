@@ -5,7 +5,9 @@
 //! a second secret: every attempt is then signed with both (Standard
 //! Webhooks' space-separated signatures), so the receiver can switch at its
 //! own pace; `retire-secret` drops the older. URLs must be `https` (`http`
-//! only to this machine), without user name, password or fragment. With
+//! only to this machine), without user name, password or fragment, and go
+//! to the home's network or this machine only with `--private-network`
+//! ([`crate::private_network`], DECISIONS §20). With
 //! `--secrets-key` the secrets are stored sealed ([`crate::webhook_secrets`]).
 
 use chrono::Duration;
@@ -49,8 +51,15 @@ pub(crate) enum Command {
         /// receipt of the recipients with a device named in it.
         #[arg(long)]
         confirms_delivery: bool,
+        /// The alarm server is on the home's own network or this machine:
+        /// its host may be or resolve to a loopback, private (10/8,
+        /// 172.16/12, 192.168/16, 100.64/10, fc00::/7), link-local or
+        /// unspecified address. Without it such a URL is refused, and so is
+        /// every connection that resolves to one.
+        #[arg(long)]
+        private_network: bool,
     },
-    /// List the endpoints: id, name, URL, events, sections, receipts, secrets, state (never a secret).
+    /// List the endpoints: id, name, URL, events, sections, receipts, network, secrets, state (never a secret).
     List,
     /// Add a second secret and print it; attempts carry a signature of each until `retire-secret`.
     Rotate {
@@ -104,6 +113,7 @@ pub(crate) async fn run(
             events,
             sections,
             confirms_delivery,
+            private_network,
         } => {
             let asked = Asked {
                 url: &url,
@@ -111,6 +121,7 @@ pub(crate) async fn run(
                 events: &events,
                 sections: &sections,
                 confirms_delivery,
+                private_network,
             };
             create(store, sealer, out, asked).await
         }
@@ -164,6 +175,8 @@ struct EndpointRow {
     /// The alarm server sends `received` itself; else its 2xx to a
     /// `call.alert` is the receipt of the recipients with a device.
     confirms_delivery: bool,
+    /// May reach the home's network or this machine (`--private-network`).
+    private_network: bool,
     failing_since: Option<String>,
     created_at: String,
 }
@@ -184,6 +197,7 @@ impl EndpointRow {
             sealed: endpoint.secrets.iter().filter(|s| is_sealed(s)).count(),
             disabled: endpoint.disabled,
             confirms_delivery: endpoint.confirms_delivery,
+            private_network: endpoint.private_network,
             failing_since: endpoint.failing_since.map(|t| out.time(t)),
             created_at: out.time(endpoint.created_at),
         }
@@ -197,6 +211,7 @@ struct Asked<'a> {
     events: &'a [String],
     sections: &'a [String],
     confirms_delivery: bool,
+    private_network: bool,
 }
 
 async fn create(
@@ -211,8 +226,12 @@ async fn create(
         events,
         sections,
         confirms_delivery,
+        private_network,
     } = asked;
     let url = check_url(url).map_err(|problem| Failure::refused(format!("--url {problem}")))?;
+    if !private_network {
+        crate::private_network::refuse_inside(&url).await?;
+    }
     let name = match name {
         Some(name) => admin_text("--name", name).map_err(Failure::refused)?,
         None => default_name(&url),
@@ -250,6 +269,7 @@ async fn create(
         created_at: clock::now(),
         failing_since: None,
         confirms_delivery,
+        private_network,
     };
     store.create_endpoint(&endpoint).await?;
     IssuedSecret {
@@ -292,6 +312,11 @@ async fn list(store: &dyn WebhookStore, out: Output) -> Outcome {
                     } else {
                         "2xx".to_string()
                     },
+                    if e.private_network {
+                        "private".to_string()
+                    } else {
+                        "public".to_string()
+                    },
                     match e.sealed {
                         0 => e.secrets.to_string(),
                         n if n == e.secrets => format!("{n} sealed"),
@@ -311,8 +336,8 @@ async fn list(store: &dyn WebhookStore, out: Output) -> Outcome {
             .collect();
         table(
             &[
-                "ID", "NAME", "URL", "EVENTS", "SECTIONS", "RECEIPTS", "SECRETS", "STATE",
-                "CREATED",
+                "ID", "NAME", "URL", "EVENTS", "SECTIONS", "RECEIPTS", "NETWORK", "SECRETS",
+                "STATE", "CREATED",
             ],
             &cells,
         )

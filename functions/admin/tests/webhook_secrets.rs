@@ -13,6 +13,8 @@ use nurse_call_kms::KmsSealer;
 use support::{Backend, Value, json};
 
 const URL: &str = "http://127.0.0.1:9/hook";
+/// [`URL`] is on this machine: only with this flag (DECISIONS §20).
+const PRIVATE: &str = "--private-network";
 
 /// A new key on moto and a sealer with it.
 async fn key_on_moto() -> (String, KmsSealer) {
@@ -62,7 +64,7 @@ async fn secrets_issued_with_the_key_are_stored_sealed_and_plain_ones_are_sealed
     let (key, sealer) = key_on_moto().await;
 
     // Made before the installation had the option: kept plain.
-    let plain = backend.admin_json(&["webhooks", "create", "--url", URL, "--json"]);
+    let plain = backend.admin_json(&["webhooks", "create", "--url", URL, PRIVATE, "--json"]);
     let plain_id = plain["id"].as_str().unwrap();
     let plain_secret = plain["secret"].as_str().unwrap();
     assert_eq!(stored_secrets(&backend, plain_id).await, [plain_secret]);
@@ -76,6 +78,7 @@ async fn secrets_issued_with_the_key_are_stored_sealed_and_plain_ones_are_sealed
         "create",
         "--url",
         URL,
+        PRIVATE,
         "--json",
     ]);
     let id = created["id"].as_str().unwrap();
@@ -170,7 +173,15 @@ async fn a_key_that_kms_refuses_stores_nothing_and_the_embedded_store_has_no_key
     backend.open().await;
     let missing = "arn:aws:kms:eu-central-1:123456789012:key/00000000-0000-0000-0000-000000000000";
     backend
-        .admin(&["--secrets-key", missing, "webhooks", "create", "--url", URL])
+        .admin(&[
+            "--secrets-key",
+            missing,
+            "webhooks",
+            "create",
+            "--url",
+            URL,
+            PRIVATE,
+        ])
         .fails(3, "not sealed, nothing stored");
     assert_eq!(
         backend.admin_json(&["webhooks", "list", "--json"]),

@@ -134,9 +134,10 @@ pub mod webhooks {
     pub use crate::domain::webhooks::endpoint::default_name;
     pub use crate::domain::webhooks::facts::ElementFacts;
     pub use crate::domain::webhooks::outbox;
-    pub use crate::domain::webhooks::schedule::ATTEMPT_TIMEOUT;
+    pub use crate::domain::webhooks::schedule::{ATTEMPT_TIMEOUT, CONNECT_TIMEOUT};
     pub use crate::domain::webhooks::{
-        Endpoint, EventType, Outcome, alerts_reach_handsets, check_url,
+        Endpoint, EventType, Outcome, alerts_reach_handsets, check_url, is_private_address,
+        is_private_literal, names_private_host,
     };
 }
 

@@ -46,7 +46,7 @@ struct Receiver {
 impl Sender for Receiver {
     async fn send(
         &self,
-        _url: &str,
+        _endpoint: &Endpoint,
         headers: Vec<(&'static str, String)>,
         body: String,
     ) -> Outcome {
@@ -97,6 +97,7 @@ async fn a_receiver_down_for_an_hour_gets_what_is_still_due_and_the_rest_is_logg
             created_at: t0,
             failing_since: None,
             confirms_delivery: false,
+            private_network: false,
         })
         .await
         .unwrap();
@@ -239,6 +240,7 @@ async fn a_close_not_delivered_within_24_hours_is_given_up_and_logged() {
             created_at: t0,
             failing_since: None,
             confirms_delivery: false,
+            private_network: false,
         })
         .await
         .unwrap();

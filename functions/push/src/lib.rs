@@ -14,7 +14,9 @@
 //! - [`delivery_queue`]: the same Pusher behind the AWS `deliver`
 //!   function, fed by the delivery queue (DECISIONS §17);
 //! - [`webhook_sender`]: the webhooks' HTTP client (DECISIONS §16), which
-//!   the local server's dispatcher and the `deliver` function share.
+//!   the local server's dispatcher and the `forward` function share, and
+//!   its [`public_resolver`], which keeps it off the home's network unless
+//!   an endpoint may go there (DECISIONS §20).
 //!
 //! The jobs come from `nurse_call_core` after a step is written;
 //! the subscriptions and the key pair from the store
@@ -22,6 +24,7 @@
 
 pub mod delivery_queue;
 pub mod keys;
+pub mod public_resolver;
 pub mod queue;
 pub mod request;
 pub mod tls;

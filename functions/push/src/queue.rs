@@ -26,7 +26,7 @@ use nurse_call_core::{
     PushJob, PushKind, PushSink, PushStore, host_of,
     push::{PushNext, PushSubscription, after_push},
     sealing::Sealer,
-    webhooks::{ATTEMPT_TIMEOUT, Outcome},
+    webhooks::{ATTEMPT_TIMEOUT, CONNECT_TIMEOUT, Outcome},
 };
 
 use crate::request::Signer;
@@ -67,7 +67,7 @@ impl Pusher {
         crate::tls::use_aws_lc();
         let client = reqwest::Client::builder()
             .timeout(ATTEMPT_TIMEOUT)
-            .connect_timeout(ATTEMPT_TIMEOUT)
+            .connect_timeout(CONNECT_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("nurse-call-push/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -300,13 +300,22 @@ impl Inner {
     ) -> Result<Outcome, String> {
         let payload = job.payload_for(&subscription.endpoint);
         let request = signer.request(subscription, job.call_id, &payload)?;
-        let request = reqwest::Request::try_from(request)
-            .map_err(|error| format!("the push request could not be made: {error}"))?;
+        // Errors without the URL: a push endpoint is a capability.
+        let request = reqwest::Request::try_from(request).map_err(|error| {
+            format!(
+                "the push request could not be made: {}",
+                error.without_url()
+            )
+        })?;
         let _permit = self.permits.acquire().await.expect("never closed");
         Ok(match self.client.execute(request).await {
             Ok(response) => Outcome::Status(response.status().as_u16()),
             Err(error) if error.is_timeout() => Outcome::TimedOut,
-            Err(_) => Outcome::NetworkError,
+            Err(error) => {
+                let error = error.without_url();
+                tracing::debug!(staff_id = %job.staff_id, push_service = host_of(&subscription.endpoint), %error, "push attempt found no push service");
+                Outcome::NetworkError
+            }
         })
     }
 

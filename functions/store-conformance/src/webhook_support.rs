@@ -34,6 +34,7 @@ pub(crate) fn endpoint(n: u32, created_at: DateTime<Utc>) -> Endpoint {
         created_at,
         failing_since: None,
         confirms_delivery: false,
+        private_network: false,
     }
 }
 

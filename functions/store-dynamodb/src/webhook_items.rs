@@ -68,7 +68,7 @@ fn epoch_seconds(at: DateTime<Utc>, days: i64) -> i64 {
 }
 
 /// The attributes an update replaces (`update_endpoint`), by name.
-pub fn endpoint_settings(endpoint: &Endpoint) -> [(&'static str, AttributeValue); 7] {
+pub fn endpoint_settings(endpoint: &Endpoint) -> [(&'static str, AttributeValue); 8] {
     [
         ("name", s(&endpoint.name)),
         ("url", s(&endpoint.url)),
@@ -79,6 +79,10 @@ pub fn endpoint_settings(endpoint: &Endpoint) -> [(&'static str, AttributeValue)
         (
             "confirms_delivery",
             AttributeValue::Bool(endpoint.confirms_delivery),
+        ),
+        (
+            "private_network",
+            AttributeValue::Bool(endpoint.private_network),
         ),
     ]
 }
@@ -121,6 +125,9 @@ pub fn endpoint_from_item(item: &Item) -> Result<Endpoint, StoreError> {
         // An item written before the flag existed: its 2xx is a receipt,
         // as it was.
         confirms_delivery: get_bool(item, "confirms_delivery").unwrap_or(false),
+        // Likewise: an inside address is refused until the admin creates
+        // it again with `--private-network`.
+        private_network: get_bool(item, "private_network").unwrap_or(false),
     })
 }
 
@@ -314,10 +321,14 @@ mod tests {
             created_at: "2026-05-01T10:00:00.25Z".parse().unwrap(),
             failing_since: None,
             confirms_delivery: true,
+            private_network: true,
         };
         let mut item = endpoint_item(&endpoint);
         assert_eq!(endpoint_from_item(&item).unwrap(), endpoint);
         item.remove("confirms_delivery");
-        assert!(!endpoint_from_item(&item).unwrap().confirms_delivery);
+        item.remove("private_network");
+        let old = endpoint_from_item(&item).unwrap();
+        assert!(!old.confirms_delivery);
+        assert!(!old.private_network);
     }
 }

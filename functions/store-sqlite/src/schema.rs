@@ -26,7 +26,8 @@ use crate::rows::to_precise;
 /// 12: an endpoint's `confirms_delivery` (DECISIONS §16, §18).
 /// 13: what each push subscription's pushes and receipts tell (DECISIONS
 /// §18, `devices`).
-const SCHEMA_VERSION: i64 = 13;
+/// 14: an endpoint's `private_network` (DECISIONS §20).
+const SCHEMA_VERSION: i64 = 14;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -88,6 +89,9 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 13 {
         version_13(connection)?;
     }
+    if version < 14 {
+        version_14(connection)?;
+    }
     Ok(())
 }
 
@@ -113,6 +117,31 @@ fn version_12(connection: &Connection) -> rusqlite::Result<()> {
         "BEGIN;
          {add}
          PRAGMA user_version = 12;
+         COMMIT;"
+    ))
+}
+
+/// `webhook_endpoints.private_network`: the endpoint may reach the home's
+/// own network (`webhooks create --private-network`, DECISIONS §20). The
+/// endpoints registered before read 0: an inside address is refused from
+/// now on, until the admin creates the endpoint again with the flag.
+/// Added only where missing, as version 12 does.
+fn version_14(connection: &Connection) -> rusqlite::Result<()> {
+    let has_column: bool = connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('webhook_endpoints')
+                        WHERE name = 'private_network')",
+        [],
+        |row| row.get(0),
+    )?;
+    let add = if has_column {
+        ""
+    } else {
+        "ALTER TABLE webhook_endpoints ADD COLUMN private_network INTEGER NOT NULL DEFAULT 0;"
+    };
+    connection.execute_batch(&format!(
+        "BEGIN;
+         {add}
+         PRAGMA user_version = 14;
          COMMIT;"
     ))
 }

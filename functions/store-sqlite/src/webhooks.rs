@@ -1,6 +1,6 @@
 //! Outbound webhooks in SQLite (DECISIONS §16): the endpoints, the outbox
 //! and the delivery log (schema version 8; an endpoint's `confirms_delivery`:
-//! 12). The writes that put events in
+//! 12, its `private_network`: 14). The writes that put events in
 //! the outbox keep them with [`crate::outbox_write::keep`].
 
 use std::collections::HashMap;
@@ -30,7 +30,7 @@ fn conversion(index: usize, problem: String) -> rusqlite::Error {
 }
 
 const ENDPOINT_COLUMNS: &str = "id, name, url, events, sections, secrets, disabled, created_at, \
-     failing_since, confirms_delivery";
+     failing_since, confirms_delivery, private_network";
 
 fn endpoint_from_row(row: &Row<'_>) -> rusqlite::Result<Endpoint> {
     let events = texts_at(row, 3)?
@@ -55,6 +55,7 @@ fn endpoint_from_row(row: &Row<'_>) -> rusqlite::Result<Endpoint> {
             None => None,
         },
         confirms_delivery: row.get(9)?,
+        private_network: row.get(10)?,
     })
 }
 
@@ -157,7 +158,7 @@ impl WebhookStore for SqliteStore {
             c.execute(
                 &format!(
                     "INSERT INTO webhook_endpoints ({ENDPOINT_COLUMNS})
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
                 ),
                 params![
                     endpoint.id,
@@ -169,7 +170,8 @@ impl WebhookStore for SqliteStore {
                     endpoint.disabled,
                     to_precise(endpoint.created_at),
                     endpoint.failing_since.map(to_precise),
-                    endpoint.confirms_delivery
+                    endpoint.confirms_delivery,
+                    endpoint.private_network
                 ],
             )?;
             Ok(())
@@ -194,7 +196,7 @@ impl WebhookStore for SqliteStore {
             Ok(c.execute(
                 "UPDATE webhook_endpoints
                  SET name = ?2, url = ?3, events = ?4, sections = ?5, secrets = ?6, disabled = ?7,
-                     confirms_delivery = ?8
+                     confirms_delivery = ?8, private_network = ?9
                  WHERE id = ?1",
                 params![
                     endpoint.id,
@@ -204,7 +206,8 @@ impl WebhookStore for SqliteStore {
                     json(&endpoint.sections),
                     json(&endpoint.secrets),
                     endpoint.disabled,
-                    endpoint.confirms_delivery
+                    endpoint.confirms_delivery,
+                    endpoint.private_network
                 ],
             )? == 1)
         })

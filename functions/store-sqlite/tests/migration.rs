@@ -7,7 +7,8 @@
 //! configuration's generation, tests/config_cache.rs; 10 → 11: the outbox
 //! without an index on its ids; 11 → 12: an endpoint's `confirms_delivery`,
 //! off for those registered before; 12 → 13: each push subscription's
-//! device facts, unknown for those subscribed before).
+//! device facts, unknown for those subscribed before; 13 → 14: an endpoint's
+//! `private_network`, off for those registered before).
 
 use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
@@ -104,7 +105,7 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 13);
+    assert_eq!(version, 14);
     // Version 10's Web Push tables are there, empty (DECISIONS §15).
     let connection = Connection::open(&path).expect("file opens");
     for table in ["vapid_keys", "push_subscriptions"] {
@@ -233,7 +234,7 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 13);
+    assert_eq!(version, 14);
 }
 
 #[tokio::test]
@@ -453,7 +454,7 @@ async fn a_version_5_file_keeps_its_data_and_its_open_calls_get_pending_alarms()
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 13);
+    assert_eq!(version, 14);
 }
 
 /// 10 → 11: the outbox loses the index on its ids; the events waiting in
@@ -498,7 +499,7 @@ async fn a_version_10_outbox_keeps_its_events_and_its_counter_without_the_id_ind
     let version: i64 = connection
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 13);
+    assert_eq!(version, 14);
     let kept: Vec<(i64, String, Option<String>)> = connection
         .prepare("SELECT seq, id, section FROM webhook_outbox ORDER BY seq")
         .unwrap()
@@ -631,4 +632,48 @@ async fn a_version_12_subscription_gains_its_device_facts() {
     );
     let devices = store.push_devices(staff_id).await.expect("devices read");
     assert_eq!((devices[0].tested_at, devices[0].unanswered), (Some(at), 1));
+}
+
+/// 13 → 14: an endpoint registered before `--private-network` existed
+/// reads `false` (an inside address is refused from then on, DECISIONS
+/// §20), and the flag is kept for those created with it.
+#[tokio::test]
+async fn a_version_13_endpoint_may_not_reach_the_private_network() {
+    use nurse_call_core::WebhookStore;
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join(FILE_NAME);
+    drop(SqliteStore::open(&path).expect("a new file"));
+    Connection::open(&path)
+        .expect("file opens")
+        .execute_batch(
+            "BEGIN;
+             ALTER TABLE webhook_endpoints DROP COLUMN private_network;
+             INSERT INTO webhook_endpoints
+                 (id, name, url, events, sections, secrets, disabled, created_at, failing_since,
+                  confirms_delivery)
+                 VALUES ('ep_old', 'alarm.example', 'https://alarm.example/hook', '[]', '[]',
+                         '[\"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"]', 0,
+                         '2026-01-01T10:00:00.000Z', NULL, 1);
+             PRAGMA user_version = 13;
+             COMMIT;",
+        )
+        .expect("back to version 13");
+
+    let store = SqliteStore::open(&path).expect("the version 13 file opens");
+    let endpoints = store.endpoints().await.expect("endpoints read");
+    assert_eq!(endpoints.len(), 1);
+    assert!(endpoints[0].confirms_delivery, "kept");
+    assert!(!endpoints[0].private_network);
+
+    let mut inside = endpoints[0].clone();
+    inside.id = "ep_new".into();
+    inside.private_network = true;
+    store.create_endpoint(&inside).await.expect("created");
+    let read = store.endpoints().await.expect("endpoints read");
+    assert_eq!(
+        read.iter()
+            .map(|e| (e.id.as_str(), e.private_network))
+            .collect::<Vec<_>>(),
+        [("ep_new", true), ("ep_old", false)],
+    );
 }

@@ -193,7 +193,8 @@ impl Drop for Receiver {
 
 /// An endpoint for `receiver` made with `nurse-call-admin webhooks create`
 /// (`extra`: `--event …`, `--section …`); its id and secret, given to the
-/// receiver. On DynamoDB the server's writes learn of a new endpoint within
+/// receiver. The receivers listen on loopback, which only an endpoint with
+/// `--private-network` reaches (DECISIONS §20). On DynamoDB the server's writes learn of a new endpoint within
 /// a second (docs/webhooks.md): the helper waits that long, as an admin
 /// would before a test call.
 pub(crate) async fn endpoint(
@@ -202,7 +203,14 @@ pub(crate) async fn endpoint(
     extra: &[&str],
 ) -> (String, String) {
     let url = receiver.url();
-    let mut args = vec!["webhooks", "create", "--url", url.as_str(), "--json"];
+    let mut args = vec![
+        "webhooks",
+        "create",
+        "--url",
+        url.as_str(),
+        "--private-network",
+        "--json",
+    ];
     args.extend_from_slice(extra);
     let created = server.admin(&args).success().json();
     let secret = created["secret"].as_str().expect("secret").to_string();

@@ -175,6 +175,7 @@ mod tests {
             created_at: Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap(),
             failing_since,
             confirms_delivery: false,
+            private_network: false,
         }
     }
 

@@ -83,9 +83,16 @@ pub(crate) const CREATED_GRACE: chrono::Duration = chrono::Duration::seconds(5);
 /// The local server's is an HTTP client.
 #[async_trait]
 pub trait Sender: Send + Sync {
-    /// POSTs `body` (JSON) to the endpoint's `url` with `headers`, the Standard
-    /// Webhooks `webhook-id`, `webhook-timestamp` and `webhook-signature`.
-    async fn send(&self, url: &str, headers: Vec<(&'static str, String)>, body: String) -> Outcome;
+    /// POSTs `body` (JSON) to `endpoint`'s URL with `headers`, the Standard
+    /// Webhooks `webhook-id`, `webhook-timestamp` and `webhook-signature`;
+    /// to an inside address only when the endpoint has `private_network`
+    /// (DECISIONS §20, else [`Outcome::PrivateAddress`]).
+    async fn send(
+        &self,
+        endpoint: &Endpoint,
+        headers: Vec<(&'static str, String)>,
+        body: String,
+    ) -> Outcome;
 }
 
 /// Where one event's delivery to one endpoint stands.

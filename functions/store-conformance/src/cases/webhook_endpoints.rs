@@ -25,6 +25,7 @@ pub async fn webhook_endpoints_are_created_listed_updated_and_deleted(harness: H
         sections: vec!["Station 1".into(), "Station 2".into()],
         failing_since: Some(t(20) + Duration::milliseconds(250)),
         confirms_delivery: true,
+        private_network: true,
         ..endpoint(2, t(20))
     };
     create_endpoint(store, &younger).await;
@@ -43,6 +44,7 @@ pub async fn webhook_endpoints_are_created_listed_updated_and_deleted(harness: H
         secrets: vec![older.secrets[0].clone(), "whsec_the-new-one".into()],
         disabled: true,
         confirms_delivery: true,
+        private_network: true,
         // Neither is the update's to change.
         created_at: t(99),
         failing_since: Some(t(99)),
@@ -57,7 +59,7 @@ pub async fn webhook_endpoints_are_created_listed_updated_and_deleted(harness: H
     assert_eq!(
         endpoints(store).await,
         [after_update.clone(), younger.clone()],
-        "the update replaced name, URL, events, sections, secrets, disabled and confirms_delivery only"
+        "the update replaced name, URL, events, sections, secrets, disabled, confirms_delivery and private_network only"
     );
     let stranger = endpoint(9, t(30));
     assert!(

@@ -87,6 +87,7 @@ pub(crate) fn describe(outcome: Outcome) -> String {
         Outcome::Status(status) => format!("status {status}"),
         Outcome::NetworkError => "network error".to_string(),
         Outcome::TimedOut => "timed out".to_string(),
+        Outcome::PrivateAddress => "refused: private address".to_string(),
     }
 }
 
@@ -181,7 +182,7 @@ impl Dispatcher {
         let outcome = match signed {
             Ok(signed) => {
                 let headers = signed.pairs().into_iter().collect();
-                self.sender.send(&endpoint.url, headers, body).await
+                self.sender.send(&endpoint, headers, body).await
             }
             Err(problem) => {
                 tracing::error!(endpoint = %endpoint.id, %problem, "webhook not signed: fix or rotate the endpoint's secret");

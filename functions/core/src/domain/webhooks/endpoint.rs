@@ -43,6 +43,12 @@ pub struct Endpoint {
     /// it, its 2xx to a `call.alert` is the receipt of the recipients with
     /// a device. Endpoints stored before the flag existed read `false`.
     pub confirms_delivery: bool,
+    /// Set by `webhooks create --private-network` (DECISIONS §20): the
+    /// alarm server is on the home's own network (or this machine), so its
+    /// host may be or resolve to a private, loopback or link-local address.
+    /// Without it such addresses are refused at every connection.
+    /// Endpoints stored before the flag existed read `false`.
+    pub private_network: bool,
 }
 
 impl Endpoint {
@@ -111,7 +117,7 @@ impl std::fmt::Display for UrlProblem {
         match self {
             UrlProblem::Unreadable(why) => write!(f, "not a URL: {why}"),
             UrlProblem::NotHttps => f.write_str(
-                "must start with https:// (http:// only to this machine: localhost, 127.0.0.1, [::1])",
+                "must start with https:// (http:// only to this machine, with --private-network: localhost, 127.0.0.1, [::1])",
             ),
             UrlProblem::Credentials => f.write_str(
                 "must not contain a user name or password (the body is signed with the endpoint's secret instead)",
@@ -179,6 +185,7 @@ mod tests {
             created_at: Utc.with_ymd_and_hms(2026, 11, 26, 0, 0, 0).unwrap(),
             failing_since: None,
             confirms_delivery: false,
+            private_network: false,
         }
     }
 

@@ -14,6 +14,11 @@ use super::event::EventType;
 /// The longest an attempt may take before it counts as failed.
 pub const ATTEMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// The longest an outbound attempt (a webhook's or a push's) may take to
+/// connect (DECISIONS §20): a host that does not answer frees its share of
+/// the sender's concurrency soon.
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// How long an event that is not an alarm event is tried.
 pub(crate) fn retry_window() -> Duration {
     Duration::hours(24)
@@ -42,6 +47,11 @@ pub enum Outcome {
     NetworkError,
     /// No answer within [`ATTEMPT_TIMEOUT`].
     TimedOut,
+    /// Not sent: the host is, or resolved only to, an address of the
+    /// home's network or this machine, and the endpoint was not created
+    /// with `--private-network` (DECISIONS §20). Tried again like a
+    /// network error: a name may resolve elsewhere later.
+    PrivateAddress,
 }
 
 impl Outcome {
@@ -55,7 +65,7 @@ impl Outcome {
     /// not take this event, and asking again would not change that.
     pub fn retryable(self) -> bool {
         match self {
-            Outcome::NetworkError | Outcome::TimedOut => true,
+            Outcome::NetworkError | Outcome::TimedOut | Outcome::PrivateAddress => true,
             Outcome::Status(status) => status == 408 || status == 429 || status >= 500,
         }
     }
@@ -235,6 +245,7 @@ mod tests {
         prop_oneof![
             Just(Outcome::NetworkError),
             Just(Outcome::TimedOut),
+            Just(Outcome::PrivateAddress),
             (100u16..600).prop_map(Outcome::Status),
         ]
     }
