@@ -9,7 +9,7 @@
  * Context keys (see docs/deploy.md): installation (required), mode
  * (production | sandbox, required), timeZone, throttleRate, throttleBurst,
  * memoryMb, timeoutSeconds, logRetentionDays, alarmEmail, callRetentionDays,
- * sandboxConcurrency (sandbox stacks only), vapidSubject, lambdaDir (default
+ * sandboxConcurrency (sandbox stacks only), vapidSubject, pushServices, lambdaDir (default
  * ../target/lambda, the output of scripts/build-lambdas).
  */
 import * as path from 'node:path';
@@ -71,6 +71,7 @@ new NurseCallStack(app, `NurseCall-${installation}`, {
   callRetentionDays: numberOf('callRetentionDays'),
   sandboxReservedConcurrency: numberOf('sandboxConcurrency'),
   vapidSubject: context('vapidSubject'),
+  pushServices: context('pushServices'),
   lambdaDir: path.resolve(context('lambdaDir') ?? path.join(__dirname, '..', '..', '..', 'target', 'lambda')),
   tags: { application: 'nurse-call', installation, mode },
 });

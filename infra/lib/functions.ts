@@ -143,6 +143,8 @@ export interface FunctionsProps {
   readonly webhooks: Webhooks;
   /** The `sub` of Web Push's VAPID claims (the deliver function's VAPID_SUBJECT). */
   readonly vapidSubject: string;
+  /** Where a push subscription may point (the staff and deliver functions' PUSH_SERVICES, DECISIONS §20). */
+  readonly pushServices: string;
   /** Makes each function's log group. */
   readonly logGroup: LogGroupFactory;
   /** Removal policy of the functions' log groups. */
@@ -180,7 +182,8 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
     // The staff page connects to the live socket too (DECISIONS §14, §15).
     'call-types': { ...requestPath, DISPLAY_LIVE_URL: live.url },
     sandbox: requestPath,
-    staff: requestPath,
+    // Registers the phones' subscriptions: only to PUSH_SERVICES (§20).
+    staff: { ...requestPath, PUSH_SERVICES: props.pushServices },
     'live-connect': { ...common, CONNECTIONS_TABLE: live.connections.tableName, RUST_LOG: 'info' },
     broadcast: {
       ...common,
@@ -195,7 +198,15 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
       WEBHOOK_QUEUE_URL: webhooks.queue.queueUrl,
     },
     // The VAPID private key sealed with SECRETS_KEY_ID's key (production).
-    deliver: { ...common, RUST_LOG: 'info', VAPID_SUBJECT: props.vapidSubject, ...secretsKey },
+    // PUSH_SERVICES: a subscription stored before the list changed is
+    // removed, not pushed to.
+    deliver: {
+      ...common,
+      RUST_LOG: 'info',
+      VAPID_SUBJECT: props.vapidSubject,
+      PUSH_SERVICES: props.pushServices,
+      ...secretsKey,
+    },
     // No queue URL: a later webhook retry's wake-up is an item of the data
     // table, which the alarm function schedules from the stream. The
     // endpoints' secrets sealed with SECRETS_KEY_ID's key (production).

@@ -75,6 +75,12 @@ export interface NurseCallStackProps extends StackProps {
    * VAPID_SUBJECT. @default mailto:admin@localhost (as the local server)
    */
   readonly vapidSubject?: string;
+  /**
+   * The hosts a phone's push subscription may point at (DECISIONS §20),
+   * comma-separated, `*.` for a domain's subdomains; the staff and deliver
+   * functions' PUSH_SERVICES. @default {@link DEFAULT_PUSH_SERVICES}
+   */
+  readonly pushServices?: string;
 }
 
 const INSTALLATION = /^[a-z][a-z0-9-]{0,39}$/;
@@ -87,6 +93,10 @@ export const DEFAULT_SANDBOX_RESERVED_CONCURRENCY = 5;
 
 /** VAPID_SUBJECT when the props do not say: DEFAULT_VAPID_SUBJECT of functions/core/src/config.rs. */
 export const DEFAULT_VAPID_SUBJECT = 'mailto:admin@localhost';
+
+/** PUSH_SERVICES when the props do not say: DEFAULT_PUSH_SERVICES of functions/core/src/domain/push_services.rs. */
+export const DEFAULT_PUSH_SERVICES =
+  'fcm.googleapis.com,*.push.apple.com,*.push.services.mozilla.com,*.notify.windows.com';
 
 /**
  * One installation: the HTTP API, one Lambda function per endpoint family,
@@ -174,6 +184,7 @@ export class NurseCallStack extends Stack {
       deliveries: this.deliveries,
       webhooks: this.webhooks,
       vapidSubject: settings.vapidSubject,
+      pushServices: settings.pushServices,
       logGroup,
       logRemoval,
     });
@@ -224,6 +235,7 @@ interface Settings {
   readonly callRetentionDays: number;
   readonly reservedConcurrency: number;
   readonly vapidSubject: string;
+  readonly pushServices: string;
   /** `nurse-call-<installation>-`: the names of the tables. */
   readonly prefix: string;
   readonly logRetention: logs.RetentionDays;
@@ -257,6 +269,8 @@ function settingsOf(props: NurseCallStackProps): Settings {
   }
   const vapidSubject = props.vapidSubject?.trim() || DEFAULT_VAPID_SUBJECT;
   checkVapidSubject(vapidSubject);
+  const pushServices = props.pushServices?.trim() || DEFAULT_PUSH_SERVICES;
+  checkPushServices(pushServices);
   const prefix = `nurse-call-${installation}-`;
   const logRetention =
     props.logRetention ?? (production ? logs.RetentionDays.THREE_MONTHS : logs.RetentionDays.TWO_WEEKS);
@@ -277,6 +291,7 @@ function settingsOf(props: NurseCallStackProps): Settings {
     callRetentionDays,
     reservedConcurrency,
     vapidSubject,
+    pushServices,
     prefix,
     logRetention,
     logRemoval,
@@ -321,6 +336,24 @@ function checkVapidSubject(subject: string): void {
   if (!rest || !/^[\x21-\x7e]+$/.test(subject)) {
     throw new Error(
       `vapidSubject ${JSON.stringify(subject)}: expected a mailto: or https:// URL such as mailto:pflege@example.org`,
+    );
+  }
+}
+
+/**
+ * Rejects a PUSH_SERVICES list the staff and deliver functions would refuse
+ * at their cold start (parse_push_services of
+ * functions/core/src/domain/push_services.rs), as far as its form goes:
+ * comma-separated hosts or `*.domain`, without scheme, port, path or a
+ * trailing dot. (Which IP addresses it may name the functions decide.)
+ */
+function checkPushServices(services: string): void {
+  const entries = services.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const host = /^(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$|^\[[0-9A-Fa-f:.]+\]$/;
+  const bad = entries.find((entry) => !host.test(entry));
+  if (entries.length === 0 || bad !== undefined) {
+    throw new Error(
+      `pushServices ${JSON.stringify(bad ?? services)}: expected comma-separated hosts or *.domain patterns such as fcm.googleapis.com,*.push.apple.com`,
     );
   }
 }

@@ -18,6 +18,7 @@ import { describe, it } from 'node:test';
 import { Template } from 'aws-cdk-lib/assertions';
 
 import {
+  DEFAULT_PUSH_SERVICES,
   DEFAULT_VAPID_SUBJECT,
   DELIVER_TIMEOUT,
   functionsOf,
@@ -110,10 +111,11 @@ for (const mode of MODES) {
       assert.deepEqual(queueReaders(template, 'deliveries-dlq'), []);
     });
 
-    it(`the environment: mode, time zone, tables, logs and VAPID_SUBJECT${production ? ', SECRETS_KEY_ID (the key sealing the VAPID private key)' : ''} (no retention: it writes no calls)`, () => {
+    it(`the environment: mode, time zone, tables, logs, VAPID_SUBJECT and PUSH_SERVICES${production ? ', SECRETS_KEY_ID (the key sealing the VAPID private key)' : ''} (no retention: it writes no calls)`, () => {
       assert.deepEqual(environmentOf(template, 'deliver'), {
         ...commonEnvironment(template, mode),
         VAPID_SUBJECT: 'mailto:admin@localhost',
+        PUSH_SERVICES: DEFAULT_PUSH_SERVICES,
         // The installation's key's ARN; none in a sandbox (no key: the
         // VAPID private key stays plain).
         ...(production ? { SECRETS_KEY_ID: `{${keyIdOf(template)}.Arn}` } : {}),
@@ -251,6 +253,47 @@ describe('vapidSubject', () => {
   });
 });
 
+describe('pushServices', () => {
+  const servicesOf = (template: Template, name: 'staff' | 'deliver') =>
+    resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)].Properties.Environment.Variables.PUSH_SERVICES;
+
+  it('comes from the props (trimmed), the browsers\' push services when unset or empty; the staff function (registrations) and the deliver function (pushes) get it, no other', () => {
+    assert.equal(DEFAULT_PUSH_SERVICES, 'fcm.googleapis.com,*.push.apple.com,*.push.services.mozilla.com,*.notify.windows.com');
+    const set = synth('production', { pushServices: ' fcm.googleapis.com,*.push.apple.com ' });
+    assert.equal(servicesOf(set, 'staff'), 'fcm.googleapis.com,*.push.apple.com');
+    assert.equal(servicesOf(set, 'deliver'), 'fcm.googleapis.com,*.push.apple.com');
+    assert.equal(servicesOf(synth('sandbox', { pushServices: '' }), 'deliver'), DEFAULT_PUSH_SERVICES);
+    for (const mode of MODES) {
+      for (const name of functionsOf(mode)) {
+        const fn = resourcesOf(templates[mode], 'AWS::Lambda::Function')[functionId(templates[mode], name)];
+        const expected = name === 'staff' || name === 'deliver' ? DEFAULT_PUSH_SERVICES : undefined;
+        assert.equal(fn.Properties.Environment.Variables.PUSH_SERVICES, expected, `${mode} ${name}`);
+      }
+    }
+  });
+
+  it('refuses what is no list of hosts (a URL, a port, a path, a trailing dot, nothing)', () => {
+    for (const bad of [',', 'https://fcm.googleapis.com', 'fcm.googleapis.com:443', 'fcm.googleapis.com/x', 'fcm.googleapis.com.', '*', 'a b']) {
+      assert.throws(() => synth('production', { pushServices: bad }), /pushServices/, bad);
+    }
+  });
+
+  it('the CDK app passes pushServices from the context', () => {
+    const template = appTemplate({ installation: 'pushes', mode: 'production', pushServices: 'fcm.googleapis.com' });
+    const lists = Object.values(template.Resources as Record<string, Json>)
+      .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.PUSH_SERVICES)
+      .map((r) => r.Properties.Environment.Variables.PUSH_SERVICES);
+    assert.deepEqual(lists, ['fcm.googleapis.com', 'fcm.googleapis.com']);
+  });
+
+  it('is the Rust side\'s default, read through the settings', () => {
+    assert.match(rustSource('core/src/domain/push_services.rs'), /pub const DEFAULT_PUSH_SERVICES: &str =\s*"([^"]*)";/);
+    const [, rust] = /pub const DEFAULT_PUSH_SERVICES: &str =\s*"([^"]*)";/.exec(rustSource('core/src/domain/push_services.rs'))!;
+    assert.equal(rust, DEFAULT_PUSH_SERVICES);
+    assert.match(rustSource('core/src/config.rs'), /var\("PUSH_SERVICES"\)/);
+  });
+});
+
 describe('the Rust side does the same', () => {
   it('a workspace package and binary `deliver`, the zip scripts/build-lambdas makes', () => {
     assert.match(rustSource('deliver/Cargo.toml'), /^name = "deliver"$/m);
@@ -272,7 +315,8 @@ describe('the Rust side does the same', () => {
 
   it('the deliver function reads VAPID_SUBJECT through the settings, whose default is the stack\'s', () => {
     assert.match(rustSource('deliver/src/main.rs'), /Settings::from_env\(Mode::Production\)/);
-    assert.match(rustSource('deliver/src/main.rs'), /settings\.staff\.vapid_subject/);
+    assert.match(rustSource('deliver/src/main.rs'), /Pusher::new\(store\.clone\(\), sealer, &settings\.staff\)/);
+    assert.match(rustSource('push/src/queue.rs'), /vapid_subject: staff\.vapid_subject\.clone\(\)/);
     assert.match(rustSource('core/src/config.rs'), /var\("VAPID_SUBJECT"\)/);
     assert.match(rustSource('core/src/config.rs'), new RegExp(`pub const DEFAULT_VAPID_SUBJECT: &'static str = "${DEFAULT_VAPID_SUBJECT}";`));
   });

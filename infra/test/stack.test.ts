@@ -13,6 +13,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 
 import { DEFAULT_CALL_TYPES } from '../lib/call-types';
 import {
+  DEFAULT_PUSH_SERVICES,
   FunctionName,
   MEMORY_MB,
   NurseCallStack,
@@ -168,7 +169,15 @@ describe('functions', () => {
         } else if (name === 'deliver') {
           // Writes no calls; who its pushes say they come from: deliveries.test.ts;
           // the key sealing its VAPID private key (production): data-protection.test.ts.
-          assert.deepEqual(variables, { ...common, VAPID_SUBJECT: 'mailto:admin@localhost', ...secretsKey });
+          assert.deepEqual(variables, {
+            ...common,
+            VAPID_SUBJECT: 'mailto:admin@localhost',
+            PUSH_SERVICES: DEFAULT_PUSH_SERVICES,
+            ...secretsKey,
+          });
+        } else if (name === 'staff') {
+          // Registers the phones' push subscriptions: only to PUSH_SERVICES (§20).
+          assert.deepEqual(variables, { ...common, CALL_RETENTION_DAYS: '400', PUSH_SERVICES: DEFAULT_PUSH_SERVICES });
         } else if (name === 'forward') {
           // Writes no calls; sends to no queue (webhooks.test.ts); the key
           // sealing the endpoints' secrets (production): data-protection.test.ts.

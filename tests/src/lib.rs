@@ -77,6 +77,14 @@ pub const CALL_KEYS: [&str; 10] = [
     "duration",
 ];
 
+/// The `PUSH_SERVICES` of every server the tests start (and of the Lambda
+/// functions under test): the default push services and `localhost`, where
+/// the tests' push service (`web-push-testing`, behind its recording proxy)
+/// takes pushes over plain `http` (DECISIONS §20). `127.0.0.1` is not
+/// listed: the tests show that an unlisted loopback address is refused.
+pub const TEST_PUSH_SERVICES: &str = "fcm.googleapis.com,*.push.apple.com,\
+    *.push.services.mozilla.com,*.notify.windows.com,localhost";
+
 /// The key order of an element record (DECISIONS §4).
 pub const ELEMENT_KEYS: [&str; 7] = [
     "address",
@@ -470,6 +478,7 @@ impl Server {
         }
         // `info` (the deployed level) unless the options ask for another.
         command.env("RUST_LOG", "info");
+        command.env("PUSH_SERVICES", TEST_PUSH_SERVICES);
         for (name, value) in &options.env {
             command.env(name, value);
         }

@@ -265,7 +265,7 @@ async fn registration_needs_a_staff_token_and_a_browsers_subscription() {
     missing.expect_status(422);
     assert_eq!(fields(&missing), ["endpoint", "keys.auth", "keys.p256dh"]);
     let bad_expiry = post(json!({
-        "endpoint": "https://push.example/send/1",
+        "endpoint": "https://fcm.googleapis.com/fcm/send/1",
         "expirationTime": "tomorrow",
         "keys": {"p256dh": key, "auth": "_ordMnz7uTCmrpBTeUV4Bw"}
     }))
@@ -273,7 +273,7 @@ async fn registration_needs_a_staff_token_and_a_browsers_subscription() {
     bad_expiry.expect_status(422);
     assert_eq!(fields(&bad_expiry), ["expirationTime"]);
     let plain_http = post(json!({
-        "endpoint": "http://push.example/send/1",
+        "endpoint": "http://fcm.googleapis.com/fcm/send/1",
         "keys": {"p256dh": "AAAA", "auth": "c2hvcnQ"}
     }))
     .await;
@@ -284,7 +284,7 @@ async fn registration_needs_a_staff_token_and_a_browsers_subscription() {
     );
     assert_eq!(
         plain_http.json()["messages"]["errors"]["endpoint"][0],
-        "endpoint muss eine https-URL sein."
+        "endpoint muss zu einem Push-Dienst gehören."
     );
 
     // A browser's subscription is taken; removing it twice: true, then false.

@@ -9,6 +9,7 @@ use std::str::FromStr;
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 
+use crate::domain::push_services::{PushServices, parse_push_services};
 use crate::domain::supervision::Thresholds;
 
 /// Whether this installation is a real one or the test server of spec 5.3.
@@ -64,8 +65,8 @@ pub struct Settings {
     pub staff: StaffSettings,
 }
 
-/// What alarm routing needs of staff: `DUTY_HOURS`, `VAPID_SUBJECT` and
-/// `RECEIPT_SECONDS`.
+/// What alarm routing needs of staff: `DUTY_HOURS`, `VAPID_SUBJECT`,
+/// `RECEIPT_SECONDS` and `PUSH_SERVICES`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StaffSettings {
     /// A duty ends by itself this long after the sign-on (`DUTY_HOURS`).
@@ -76,6 +77,9 @@ pub struct StaffSettings {
     /// An alert without a receipt this many seconds after it was first sent
     /// is not received (`RECEIPT_SECONDS`, §18).
     pub receipt_seconds: i64,
+    /// The hosts a push subscription may point at (`PUSH_SERVICES`, §20):
+    /// checked at registration and again before each push.
+    pub push_services: PushServices,
 }
 
 impl StaffSettings {
@@ -95,6 +99,7 @@ impl Default for StaffSettings {
             duty: Duration::hours(12),
             vapid_subject: Self::DEFAULT_VAPID_SUBJECT.to_string(),
             receipt_seconds: 30,
+            push_services: PushServices::default(),
         }
     }
 }
@@ -105,7 +110,7 @@ impl Settings {
 
     /// Reads `SERVICE_MODE`, `SERVICE_TIME_ZONE`, `CALL_RETENTION_DAYS`,
     /// `LOW_BATTERY_PERCENT`, `STALE_AFTER_HOURS`, `DISPLAY_LIVE_URL`,
-    /// `DUTY_HOURS`, `VAPID_SUBJECT` and `RECEIPT_SECONDS`; `default_mode` applies
+    /// `DUTY_HOURS`, `VAPID_SUBJECT`, `RECEIPT_SECONDS` and `PUSH_SERVICES`; `default_mode` applies
     /// when the mode is unset (sandbox locally, set explicitly by the stack in AWS).
     pub fn from_env(default_mode: Mode) -> Result<Self, String> {
         Self::from_vars(default_mode, |name| std::env::var(name).ok())
@@ -147,6 +152,9 @@ impl Settings {
         }
         if let Some(value) = var("RECEIPT_SECONDS") {
             staff.receipt_seconds = parse_receipt_seconds(&value)?;
+        }
+        if let Some(value) = var("PUSH_SERVICES") {
+            staff.push_services = parse_push_services(&value)?;
         }
         Ok(Settings {
             mode,
@@ -412,6 +420,15 @@ mod tests {
         let defaults = settings(&[]).unwrap().staff;
         assert_eq!(defaults.duty, Duration::hours(12));
         assert_eq!(defaults.vapid_subject, "mailto:admin@localhost");
+        assert_eq!(
+            defaults.push_services.to_string(),
+            "fcm.googleapis.com,*.push.apple.com,*.push.services.mozilla.com,*.notify.windows.com"
+        );
+        let tests = settings(&[("PUSH_SERVICES", "localhost")]).unwrap().staff;
+        assert!(tests.push_services.allows("http://localhost:9/x"));
+        assert!(!tests.push_services.allows("https://fcm.googleapis.com/x"));
+        let error = settings(&[("PUSH_SERVICES", "10.0.0.1")]).unwrap_err();
+        assert!(error.starts_with("invalid PUSH_SERVICES"), "{error}");
         let set = settings(&[
             ("DUTY_HOURS", "0.5"),
             ("VAPID_SUBJECT", " https://pflege.example.org/kontakt "),

@@ -66,6 +66,7 @@ pub use config::{
     parse_live_url, parse_low_battery_percent, parse_receipt_seconds, parse_stale_after_hours,
     parse_time_zone, parse_vapid_subject,
 };
+pub use domain::push_services::{DEFAULT_PUSH_SERVICES, PushServices, parse_push_services};
 
 // Calls, elements and what they belong to.
 pub use domain::call_type_items::{CallTypeItem, CallTypesRead, Fallback, read_items};

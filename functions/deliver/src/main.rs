@@ -24,7 +24,7 @@ async fn main() -> Result<(), lambda_support::Error> {
 }
 
 /// From `SERVICE_MODE`, `SERVICE_TIME_ZONE`, the table variables,
-/// `VAPID_SUBJECT` and `SECRETS_KEY_ID`; `DYNAMODB_ENDPOINT` and
+/// `VAPID_SUBJECT`, `PUSH_SERVICES` and `SECRETS_KEY_ID`; `DYNAMODB_ENDPOINT` and
 /// `KMS_ENDPOINT` point it at moto in tests.
 async fn deliver_from_env() -> Result<DeliveryHandler, String> {
     let settings = Settings::from_env(Mode::Production)?;
@@ -33,7 +33,7 @@ async fn deliver_from_env() -> Result<DeliveryHandler, String> {
     // The VAPID private key is sealed with the installation's key where
     // the stack has one (`SECRETS_KEY_ID`).
     let sealer = nurse_call_kms::sealer_from_env(&config);
-    let pusher = Pusher::new(store.clone(), sealer, &settings.staff.vapid_subject)?;
+    let pusher = Pusher::new(store.clone(), sealer, &settings.staff)?;
     // Also opens the store's connection during init.
     if let Err(error) = pusher.prepare().await {
         tracing::error!(%error, "web push: no VAPID key pair yet; tried again with the first push");

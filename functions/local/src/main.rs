@@ -27,10 +27,11 @@ use clap::Parser;
 use connections::Limits;
 
 use nurse_call_core::{
-    AppState, Backend, CallRetention, Dispatcher, MAX_BODY_BYTES, Mode, Settings, StaffSettings,
-    Thresholds, WebhookStore, clock, live::LiveHub, logging, parse_duty_hours, parse_live_url,
-    parse_low_battery_percent, parse_receipt_seconds, parse_stale_after_hours, parse_time_zone,
-    parse_vapid_subject, sealing::NoKey, serve, unreadable_body,
+    AppState, Backend, CallRetention, DEFAULT_PUSH_SERVICES, Dispatcher, MAX_BODY_BYTES, Mode,
+    PushServices, Settings, StaffSettings, Thresholds, WebhookStore, clock, live::LiveHub, logging,
+    parse_duty_hours, parse_live_url, parse_low_battery_percent, parse_push_services,
+    parse_receipt_seconds, parse_stale_after_hours, parse_time_zone, parse_vapid_subject,
+    sealing::NoKey, serve, unreadable_body,
 };
 use nurse_call_wiring::{StoreChoice, local_state};
 
@@ -103,6 +104,13 @@ struct Args {
           value_parser = parse_receipt_seconds)]
     receipt_seconds: i64,
 
+    /// Hosts a phone's push subscription may point at, comma-separated;
+    /// `*.example.org` for its subdomains; `http` only to a listed
+    /// loopback host (DECISIONS §20).
+    #[arg(long, env = "PUSH_SERVICES", default_value = DEFAULT_PUSH_SERVICES,
+          value_parser = parse_push_services)]
+    push_services: PushServices,
+
     /// Who steps the alarms and delivers their pushes and webhook events
     /// (DECISIONS §14–§16): `in-process`, this server (its timers, the
     /// looks after each write, its push sender and webhook dispatcher);
@@ -160,6 +168,7 @@ async fn run(args: Args) -> Result<(), String> {
             duty: args.duty_hours,
             vapid_subject: args.vapid_subject.clone(),
             receipt_seconds: args.receipt_seconds,
+            push_services: args.push_services.clone(),
         },
     };
     let choice = StoreChoice::local(args.data_dir.clone(), args.dynamodb_endpoint.clone())?;
@@ -203,11 +212,7 @@ async fn run(args: Args) -> Result<(), String> {
         // §15); the VAPID key pair is made now on a first start. Not with
         // ALARM_STEPS=none: the push sender makes it, there the deliver
         // function (sealed with the installation's key where it has one).
-        let pusher = nurse_call_push::Pusher::new(
-            shared_store,
-            Arc::new(NoKey),
-            &settings.staff.vapid_subject,
-        )?;
+        let pusher = nurse_call_push::Pusher::new(shared_store, Arc::new(NoKey), &settings.staff)?;
         if let Err(error) = pusher.prepare().await {
             tracing::error!(%error, "web push: no VAPID key pair yet; tried again with the first push");
         }

@@ -9,8 +9,10 @@
 //! different people or calls run side by side, at most [`CONCURRENCY`]
 //! attempts at once. A lane lives while it has work and ends when idle.
 //!
-//! Per subscription: 2xx delivered; 404 or 410 the subscription is gone
-//! and deleted; a network error, a timeout, 408, 429 or 5xx tried again
+//! Per subscription: one whose endpoint is of no push service in
+//! `PUSH_SERVICES` (stored before the list changed; DECISIONS §20) is
+//! deleted unsent, with a warning naming the person and the host; 2xx
+//! delivered; 404 or 410 the subscription is gone and deleted; a network error, a timeout, 408, 429 or 5xx tried again
 //! with DECISIONS §16's backoff while the push's `TTL` lasts; any other
 //! answer given up. What is not delivered is logged as an error: an alarm
 //! that may not have reached a phone must be visible to the operator.
@@ -23,7 +25,7 @@ use tokio::sync::{OnceCell, Semaphore, mpsc};
 use tokio::task::JoinSet;
 
 use nurse_call_core::{
-    PushJob, PushKind, PushSink, PushStore, host_of,
+    PushJob, PushKind, PushServices, PushSink, PushStore, StaffSettings, host_of,
     push::{PushNext, PushSubscription, after_push},
     sealing::Sealer,
     webhooks::{ATTEMPT_TIMEOUT, CONNECT_TIMEOUT, Outcome},
@@ -50,6 +52,8 @@ struct Inner {
     client: reqwest::Client,
     signer: OnceCell<Arc<Signer>>,
     vapid_subject: String,
+    /// Where a subscription may point (`PUSH_SERVICES`).
+    services: PushServices,
     lanes: Mutex<HashMap<LaneKey, mpsc::UnboundedSender<PushJob>>>,
     permits: Semaphore,
     runtime: tokio::runtime::Handle,
@@ -57,12 +61,13 @@ struct Inner {
 
 impl Pusher {
     /// A sender over `store`'s subscriptions and VAPID keys (the private
-    /// key opened by `sealer`), signing with `vapid_subject` as the VAPID
-    /// `sub`, its lanes on the current runtime.
+    /// key opened by `sealer`), signing with `staff`'s `VAPID_SUBJECT` as
+    /// the VAPID `sub`, sending only to its `PUSH_SERVICES`, its lanes on
+    /// the current runtime.
     pub fn new(
         store: Arc<dyn PushStore>,
         sealer: Arc<dyn Sealer>,
-        vapid_subject: &str,
+        staff: &StaffSettings,
     ) -> Result<Self, String> {
         crate::tls::use_aws_lc();
         let client = reqwest::Client::builder()
@@ -78,7 +83,8 @@ impl Pusher {
                 sealer,
                 client,
                 signer: OnceCell::new(),
-                vapid_subject: vapid_subject.to_string(),
+                vapid_subject: staff.vapid_subject.clone(),
+                services: staff.push_services.clone(),
                 lanes: Mutex::new(HashMap::new()),
                 permits: Semaphore::new(CONCURRENCY),
                 runtime: tokio::runtime::Handle::try_current()
@@ -198,6 +204,7 @@ impl Inner {
             match self.store.push_subscriptions(&job.staff_id).await {
                 Ok(subscriptions) => {
                     let now = Utc::now();
+                    let subscriptions = self.of_push_services(job, subscriptions).await;
                     break subscriptions
                         .into_iter()
                         .filter(|subscription| job.goes_to(&subscription.endpoint))
@@ -268,6 +275,36 @@ impl Inner {
                 return Some(newer);
             }
         }
+    }
+
+    /// `subscriptions` whose endpoint `PUSH_SERVICES` allows; the others
+    /// (stored before the list changed, or before the check) are deleted
+    /// unsent: the host logged, never the endpoint, whose path is the
+    /// subscription's capability at its push service.
+    async fn of_push_services(
+        &self,
+        job: &PushJob,
+        subscriptions: Vec<PushSubscription>,
+    ) -> Vec<PushSubscription> {
+        let (allowed, refused): (Vec<_>, Vec<_>) = subscriptions
+            .into_iter()
+            .partition(|subscription| self.services.allows(&subscription.endpoint));
+        for subscription in refused {
+            let push_service = host_of(&subscription.endpoint);
+            match self
+                .store
+                .delete_push_subscription(&job.staff_id, &subscription.endpoint)
+                .await
+            {
+                Ok(_) => {
+                    tracing::warn!(staff_id = %job.staff_id, push_service, "push subscription of no listed push service (PUSH_SERVICES): removed, nothing sent");
+                }
+                Err(error) => {
+                    tracing::warn!(staff_id = %job.staff_id, push_service, %error, "push subscription of no listed push service (PUSH_SERVICES): nothing sent, not removed; tried again with the next push");
+                }
+            }
+        }
+        allowed
     }
 
     /// An alert is a push each of its devices owes a receipt for (DECISIONS

@@ -89,6 +89,11 @@ pub(crate) fn function_env(
         ("AWS_REGION", region.to_string()),
         ("AWS_DEFAULT_REGION", region.to_string()),
         ("RUST_LOG", "info".to_string()),
+        // The tests' push service on `localhost` (DECISIONS §20).
+        (
+            "PUSH_SERVICES",
+            blackbox_tests::TEST_PUSH_SERVICES.to_string(),
+        ),
     ]
     .into_iter()
     .map(|(key, value)| (key.to_string(), value))

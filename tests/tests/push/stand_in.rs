@@ -341,10 +341,12 @@ impl Recorder {
         }
     }
 
-    /// The subscription's endpoint, pointed at this proxy.
+    /// The subscription's endpoint, pointed at this proxy: by the name
+    /// `localhost`, the loopback host the tests' `PUSH_SERVICES` lists
+    /// (`TEST_PUSH_SERVICES`).
     pub(crate) fn endpoint_of(&self, subscription: &Subscription) -> String {
         format!(
-            "http://127.0.0.1:{}/notify/{}",
+            "http://localhost:{}/notify/{}",
             self.address.port(),
             subscription.client_hash
         )

@@ -9,7 +9,8 @@
 //! ([`credentials`]); alarm routing ([`alarm`]) and the outbound webhooks'
 //! events, endpoints, retries and signatures ([`webhooks`]); the staff's
 //! browsers' Web Push subscriptions and the installation's VAPID keys
-//! ([`push`]) and what their receipts tell of each of them ([`device`]). Nothing here
+//! ([`push`]), the push services they may point at ([`push_services`]) and
+//! what their receipts tell of each of them ([`device`]). Nothing here
 //! reads a store or speaks HTTP.
 
 pub(crate) mod alarm;
@@ -19,6 +20,7 @@ pub mod credentials;
 pub(crate) mod device;
 pub(crate) mod model;
 pub(crate) mod push;
+pub(crate) mod push_services;
 pub(crate) mod raw;
 pub mod report;
 pub(crate) mod supervision;

@@ -10,6 +10,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, Utc};
 
 use crate::domain::model::Scope;
+use crate::domain::push_services::{NOT_A_PUSH_SERVICE, PushServices};
 use crate::domain::webhooks::Outcome;
 use crate::domain::webhooks::schedule::backoff;
 
@@ -77,17 +78,18 @@ pub(crate) struct SubscriptionFault {
     pub message: String,
 }
 
-/// The three fields a subscription needs, checked: `endpoint` an absolute
-/// `https` URL (or `http` to this machine, for tests), `keys.p256dh` an
+/// The three fields a subscription needs, checked: `endpoint` a URL of one
+/// of the `services` (DECISIONS §20), `keys.p256dh` an
 /// uncompressed P-256 point, `keys.auth` 16 bytes, both base64url as the
 /// browser's `PushSubscription.toJSON()` gives them.
 pub(crate) fn check_subscription(
     endpoint: &str,
     p256dh: &str,
     auth: &str,
+    services: &PushServices,
 ) -> Result<(), Vec<SubscriptionFault>> {
     let mut faults = Vec::new();
-    if let Err(message) = check_endpoint(endpoint) {
+    if let Err(message) = check_endpoint(endpoint, services) {
         faults.push(SubscriptionFault {
             key: "endpoint",
             message,
@@ -118,23 +120,16 @@ pub(crate) fn check_subscription(
     }
 }
 
-fn check_endpoint(endpoint: &str) -> Result<(), String> {
+fn check_endpoint(endpoint: &str, services: &PushServices) -> Result<(), String> {
     if endpoint.chars().count() > MAX_ENDPOINT_CHARS {
         return Err(format!(
             "endpoint darf maximal {MAX_ENDPOINT_CHARS} Zeichen haben."
         ));
     }
-    let url = url::Url::parse(endpoint).map_err(|_| "endpoint muss eine URL sein.".to_string())?;
-    let loopback = match url.host() {
-        Some(url::Host::Domain(host)) => host == "localhost",
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    };
-    match url.scheme() {
-        "https" if url.host().is_some() => Ok(()),
-        "http" if loopback => Ok(()),
-        _ => Err("endpoint muss eine https-URL sein.".to_string()),
+    if services.allows(endpoint) {
+        Ok(())
+    } else {
+        Err(NOT_A_PUSH_SERVICE.to_string())
     }
 }
 
@@ -198,6 +193,15 @@ mod tests {
         "BLn9b-VR0ca83knDNZ32dCHGyjJp-1riX9ZTN40MqV8K_LpQmLqxC_DoHvqvFXO_nGdAB4W9dogZb_sM-uV4JbY";
     const AUTH: &str = "_ordMnz7uTCmrpBTeUV4Bw";
 
+    /// The default services and the tests' push service on this machine.
+    fn services() -> PushServices {
+        crate::domain::push_services::parse_push_services(&format!(
+            "{},localhost,127.0.0.1,[::1]",
+            crate::domain::push_services::DEFAULT_PUSH_SERVICES
+        ))
+        .unwrap()
+    }
+
     #[test]
     fn a_browsers_subscription_is_taken() {
         for endpoint in [
@@ -208,39 +212,56 @@ mod tests {
             "http://[::1]:8090/notify/1",
         ] {
             assert_eq!(
-                check_subscription(endpoint, P256DH, AUTH),
+                check_subscription(endpoint, P256DH, AUTH, &services()),
                 Ok(()),
                 "{endpoint}"
             );
         }
         // With base64 padding, as some libraries write it.
         assert_eq!(
-            check_subscription("https://push.example/1", P256DH, "_ordMnz7uTCmrpBTeUV4Bw=="),
+            check_subscription(
+                "https://web.push.apple.com/1",
+                P256DH,
+                "_ordMnz7uTCmrpBTeUV4Bw==",
+                &services()
+            ),
             Ok(())
         );
     }
 
     #[test]
-    fn a_plain_http_endpoint_elsewhere_and_bad_keys_are_refused_field_by_field() {
+    fn an_endpoint_of_no_push_service_and_bad_keys_are_refused_field_by_field() {
+        let faults = |endpoint: &str, p256dh: &str, auth: &str| {
+            check_subscription(endpoint, p256dh, auth, &services()).unwrap_err()
+        };
         let keys = |endpoint: &str, p256dh: &str, auth: &str| {
-            check_subscription(endpoint, p256dh, auth)
-                .unwrap_err()
+            faults(endpoint, p256dh, auth)
                 .into_iter()
                 .map(|fault| fault.key)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(keys("http://push.example/1", P256DH, AUTH), ["endpoint"]);
-        assert_eq!(keys("ftp://push.example/1", P256DH, AUTH), ["endpoint"]);
-        assert_eq!(keys("no url", P256DH, AUTH), ["endpoint"]);
-        let too_long = format!("https://p.example/{}", "a".repeat(2048));
+        for endpoint in [
+            "http://fcm.googleapis.com/1",
+            "https://push.example/1",
+            "ftp://fcm.googleapis.com/1",
+            "no url",
+        ] {
+            assert_eq!(
+                faults(endpoint, P256DH, AUTH),
+                [SubscriptionFault {
+                    key: "endpoint",
+                    message: NOT_A_PUSH_SERVICE.to_string()
+                }],
+                "{endpoint}"
+            );
+        }
+        let too_long = format!("https://fcm.googleapis.com/{}", "a".repeat(2048));
         assert_eq!(keys(&too_long, P256DH, AUTH), ["endpoint"]);
-        assert_eq!(keys("https://p.example/1", "AAAA", AUTH), ["keys.p256dh"]);
+        let endpoint = "https://fcm.googleapis.com/1";
+        assert_eq!(keys(endpoint, "AAAA", AUTH), ["keys.p256dh"]);
         // 65 bytes, but a compressed point's tag.
         let compressed_tag = URL_SAFE_NO_PAD.encode([2u8; 65]);
-        assert_eq!(
-            keys("https://p.example/1", &compressed_tag, AUTH),
-            ["keys.p256dh"]
-        );
+        assert_eq!(keys(endpoint, &compressed_tag, AUTH), ["keys.p256dh"]);
         assert_eq!(
             keys("http://x.example", "!!", "short"),
             ["endpoint", "keys.p256dh", "keys.auth"]

@@ -15,6 +15,7 @@ use crate::app::AppState;
 use crate::clock;
 use crate::domain::alarm::receipt::device_tag;
 use crate::domain::push::{MAX_SUBSCRIPTIONS_PER_STAFF, PushSubscription, check_subscription};
+use crate::domain::push_services::PushServices;
 use crate::domain::wire_time::format_local;
 use crate::http::auth;
 use crate::http::error::ApiError;
@@ -79,6 +80,7 @@ pub(crate) async fn subscriptions(
         envelope.get("endpoint"),
         envelope.get("keys"),
         envelope.get("expirationTime"),
+        &state.settings.staff.push_services,
     )?;
     let known = store.push_subscriptions(&staff.id).await?;
     let renewed = known.iter().any(|kept| kept.endpoint == endpoint);
@@ -152,13 +154,15 @@ fn endpoint_of(value: Option<&Value>) -> Result<String, ApiError> {
     }
 }
 
-/// `endpoint`, `keys.p256dh` and `keys.auth`, every field's error at once;
+/// `endpoint` (a URL of one of the `services`, DECISIONS §20),
+/// `keys.p256dh` and `keys.auth`, every field's error at once;
 /// `expirationTime`, which browsers send as `null` or epoch milliseconds,
 /// is checked and not kept (a push service's 404/410 says when it ended).
 fn fields(
     endpoint: Option<&Value>,
     keys: Option<&Value>,
     expiration: Option<&Value>,
+    services: &PushServices,
 ) -> Result<(String, String, String), ApiError> {
     let mut errors = FieldErrors::new();
     match expiration {
@@ -197,7 +201,7 @@ fn fields(
     let (Some(endpoint), Some(p256dh), Some(auth)) = (endpoint, p256dh, auth) else {
         return Err(errors.into());
     };
-    if let Err(faults) = check_subscription(&endpoint, &p256dh, &auth) {
+    if let Err(faults) = check_subscription(&endpoint, &p256dh, &auth, services) {
         for fault in faults {
             errors.add(fault.key, fault.message);
         }
