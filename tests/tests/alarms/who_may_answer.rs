@@ -141,7 +141,10 @@ async fn call_ids_are_canonical_and_sections_trimmed_and_free_of_hidden_characte
     hidden.expect_status(422);
     assert_eq!(
         hidden.text,
-        validation_body(&[("sections.0", &["sections.0 darf keine Steuerzeichen enthalten."])])
+        validation_body(&[(
+            "sections.0",
+            &["sections.0 darf keine Steuerzeichen enthalten."]
+        )])
     );
     let call = server
         .display(&visitor, "Z2", r#"{"event":"Notruf","section":"\u202e1"}"#)
