@@ -237,9 +237,15 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // sealed with the installation's key: encrypted on the first cold
     // start, decrypted on each (SECRETS_KEY_ID).
     deliver: [
+      { actions: ['dynamodb:GetItem', 'dynamodb:Query'], resources: [data.tableArn] },
+      // Its writes only to the push items (issue 46): the VAPID key pair and
+      // each person's subscriptions with their device facts (`push#…`), and
+      // a gone subscription's channel item in its scope's roster partition
+      // (`staff#…`). Never a call, an alarm, an audit line or a credential.
       {
-        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
         resources: [data.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['push#*', 'staff#*'] } },
       },
       ...sealWithKey(['kms:Encrypt', 'kms:Decrypt'], SEALED_PURPOSES.vapidPrivateKey),
     ],

@@ -102,8 +102,12 @@ export const WEBHOOK_MAX_RECEIVES = 3;
  * delivery log nor its events taken out of the outbox (`delivery attempts
  * not logged yet`: kept for the next round, an event may be sent again),
  * the endpoint's secret could not sign the event (`webhook not signed:
- * …`), or the event was given up after §16's retries (`webhook given up`,
- * naming the event, the endpoint and why).
+ * …`), the event was given up after §16's retries (`webhook given up`,
+ * naming the event, the endpoint and why), or an attempt was not made
+ * because the endpoint's host is or resolves to an address of the home's
+ * network or this machine and it was not created with `--private-network`
+ * (`webhook not sent: its host is on the home's network or this machine`,
+ * DECISIONS §20).
  *
  * The function's one other error line, `cold start failed` (of its
  * runner, functions/lambda-support/src/events.rs), is not counted: the
@@ -114,6 +118,7 @@ export const NOT_DELIVERED_MESSAGES = [
   'delivery attempts not logged yet',
   "webhook not signed: fix or rotate the endpoint's secret",
   'webhook given up',
+  "webhook not sent: its host is on the home's network or this machine",
 ] as const;
 
 /** The metric the not-delivered lines of the forward function's log group count into. */

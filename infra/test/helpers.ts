@@ -616,6 +616,9 @@ export function text(value: Json): string {
   if (typeof value === 'string') {
     return value;
   }
+  if (Array.isArray(value)) {
+    return value.map(text).join(',');
+  }
   if (value?.Ref) {
     return String(value.Ref).startsWith('AWS::') ? `\${${value.Ref}}` : `{${value.Ref}}`;
   }

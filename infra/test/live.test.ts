@@ -369,7 +369,7 @@ for (const mode of MODES) {
         'dynamodb:DeleteItem, dynamodb:Query on table connections',
         // POST to this API's stage `live`, and DELETE there (a rotated or
         // revoked credential's connections, §20): no GET, no other API or stage.
-        `execute-api:ManageConnections on arn:\${AWS::Partition}:execute-api:\${AWS::Region}:\${AWS::AccountId}:${api()}/live/POST/@connections/*, arn:\${AWS::Partition}:execute-api:\${AWS::Region}:\${AWS::AccountId}:${api()}/live/DELETE/@connections/*`,
+        `execute-api:ManageConnections on arn:\${AWS::Partition}:execute-api:\${AWS::Region}:\${AWS::AccountId}:${api()}/live/DELETE/@connections/*, arn:\${AWS::Partition}:execute-api:\${AWS::Region}:\${AWS::AccountId}:${api()}/live/POST/@connections/*`,
         `sqs:SendMessage on queue nurse-call-test-${mode}-broadcast-failures`,
         // The event source mapping's stream read (ListStreams has no narrower resource).
         'dynamodb:DescribeStream, dynamodb:GetRecords, dynamodb:GetShardIterator on table data stream',

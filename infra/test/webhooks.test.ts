@@ -202,7 +202,8 @@ for (const mode of MODES) {
         filterPattern:
           '{ ($.message = "webhook wake-up not scheduled: waiting events go with the next event\'s") || ' +
           '($.message = "delivery attempts not logged yet") || ' +
-          '($.message = "webhook not signed: fix or rotate the endpoint\'s secret") || ($.message = "webhook given up") }',
+          '($.message = "webhook not signed: fix or rotate the endpoint\'s secret") || ($.message = "webhook given up") || ' +
+          '($.message = "webhook not sent: its host is on the home\'s network or this machine") }',
         metricName: 'WebhooksNotDelivered',
         alarm: 'webhooks-not-delivered',
       });
@@ -257,6 +258,8 @@ describe('the Rust side does the same', () => {
     const forward = [
       ...rustErrorMessages(path.join(REPO, 'functions', 'forward', 'src')),
       ...rustErrorMessages(path.join(REPO, 'functions', 'lambda-support', 'src', 'events.rs')),
+      // Its sender (of the push crate): an attempt refused for its address (§20).
+      ...rustErrorMessages(path.join(REPO, 'functions', 'push', 'src', 'webhook_sender.rs')),
     ];
     // The dispatcher's modules of the core crate (its other error lines, of
     // the HTTP side and the store's fallbacks, are not the forward function's concern here).

@@ -54,6 +54,9 @@ impl HttpSender {
 
 /// The loud line of an attempt not made because of where it would go: the
 /// endpoint and its host, never its path or query (a token may be there).
+/// Only an endpoint created with `--private-network` may reach such an
+/// address (DECISIONS §20). In AWS the forward function's metric filter
+/// counts it (infra/lib/webhooks.ts).
 fn refused(endpoint: &Endpoint, addresses: &str) -> Outcome {
     tracing::error!(
         endpoint = %endpoint.id,
@@ -61,8 +64,7 @@ fn refused(endpoint: &Endpoint, addresses: &str) -> Outcome {
         host = %host_of(&endpoint.url),
         addresses,
         private_address_refused = true,
-        "webhook not sent: its host is an address of the home's network or this machine; \
-         only an endpoint created with --private-network may reach one"
+        "webhook not sent: its host is on the home's network or this machine"
     );
     Outcome::PrivateAddress
 }
