@@ -48,6 +48,17 @@ export const BROADCAST_FILTER = {
   dynamodb: { Keys: { sk: { S: ['call', 'element'] } } },
 };
 
+/**
+ * And a credential that stopped working: the marker item `staff rotate`,
+ * `revoke`, `erase` and `displays rotate`, `revoke` put (partition
+ * `credential#gone`, functions/store-dynamodb/src/credentials_gone.rs),
+ * whose holder's connections the broadcast closes (DECISIONS §20).
+ */
+export const CREDENTIAL_GONE_FILTER = {
+  eventName: ['INSERT'],
+  dynamodb: { Keys: { pk: { S: ['credential#gone'] } } },
+};
+
 /** The broadcast's iterator age (ms) above which displays are late enough to alarm. */
 export const ITERATOR_AGE_ALARM_MS = 30_000;
 
@@ -235,7 +246,7 @@ export class Live extends Construct {
    * alarms: something in the failure queue, and the stream running late.
    */
   subscribe(fn: lambda.Function, data: dynamodb.ITable): cloudwatch.Alarm[] {
-    readStream(fn, data, { filters: [BROADCAST_FILTER], failures: this.failures });
+    readStream(fn, data, { filters: [BROADCAST_FILTER, CREDENTIAL_GONE_FILTER], failures: this.failures });
 
     return [
       messagesAlarm(this, 'BroadcastFailuresAlarm', this.failures, {

@@ -241,7 +241,20 @@ for (const mode of MODES) {
       assert.equal(Object.keys(mappingsOf(template, 'broadcast')).length, 1);
       assert.deepEqual(streamFiltersOf(template, 'broadcast', 'broadcast-failures'), [
         { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: ['call', 'element'] } } } },
+        // A rotated or revoked credential's marker (§20): its connections are closed.
+        { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: ['credential#gone'] } } } },
       ]);
+    });
+
+    it('the second filter lets through a credential marker\'s insert only', () => {
+      const [, pattern] = streamFiltersOf(template, 'broadcast', 'broadcast-failures');
+      const record = (eventName: string, pk: string) => ({
+        eventName,
+        dynamodb: { Keys: { pk: { S: pk }, sk: { S: 'staff#0b5e3f0a#1767603600000#0000002a' } } },
+      });
+      assert.equal(matches(pattern, record('INSERT', 'credential#gone')), true);
+      assert.equal(matches(pattern, record('REMOVE', 'credential#gone')), false, 'expired by TTL');
+      assert.equal(matches(pattern, record('INSERT', 'staff#installation')), false, 'a roster entry');
     });
 
     it('the filter lets through new and changed calls and elements only', () => {
