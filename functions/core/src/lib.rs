@@ -87,7 +87,7 @@ pub use signing::{sealing, secrets, signature, tokens};
 pub use store::admin::{AdminStore, Erased, SecretsReplaced, listed};
 pub use store::alarms::{AlarmStore, AlarmWrite, DueAlarm, FirstAlarm, KeptAlarm, RosterRead};
 pub use store::cache::DEFAULT_TTL;
-pub use store::push::PushStore;
+pub use store::push::{PushStore, Registration};
 pub use store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 pub use store::{
     AddressSnapshot, Backend, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome,
@@ -123,7 +123,8 @@ pub mod push {
         Device, DeviceState, SILENT_AFTER_PUSHES, TestReceipt, all_silent, device_state,
     };
     pub use crate::domain::push::{
-        PUSH_TTL_SECONDS, PushNext, PushSubscription, VapidKeys, after_push, topic_of,
+        MAX_SUBSCRIPTIONS_PER_STAFF, PUSH_TTL_SECONDS, PushNext, PushSubscription, VapidKeys,
+        after_push, topic_of,
     };
 }
 

@@ -22,18 +22,19 @@ use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValue, TransactWriteIte
 
 use chrono::{DateTime, Utc};
 use nurse_call_core::{
-    PushStore, Scope, StoreError,
+    PushStore, Registration, Scope, StoreError,
     push::{Device, PushSubscription, VapidKeys},
     tokens::token_hash as sha256_hex,
 };
 
 use crate::DynamoStore;
 use crate::alarm_items::{get_precise, precise, roster_pk};
+use crate::caps::{CAP_ATTEMPTS, cap_pk};
 use crate::channels::{channel_item, push_channel_sk};
 use crate::device_tests::DeviceTest;
 use crate::error::{build_error, classify, condition_failed};
 use crate::item::{Item, expiry_for, get_s, n, required, s};
-use crate::transaction::Transaction;
+use crate::transaction::{Transaction, backoff};
 
 const VAPID_PK: &str = "push#vapid";
 const VAPID_SK: &str = "key";
@@ -206,34 +207,70 @@ impl PushStore for DynamoStore {
         }
     }
 
-    async fn put_push_subscription(
+    /// The version of the person's cap ([`crate::caps`]), then their
+    /// subscriptions; a new endpoint is added in one transaction with the
+    /// cap's step and its channel item, a known one updated only while it
+    /// is still there (else a removal meanwhile would let it come back
+    /// uncounted). A lost race counts again.
+    async fn register_push_subscription(
         &self,
         subscription: &PushSubscription,
-    ) -> Result<(), StoreError> {
-        // The subscription's own attributes set (an update: a renewal
-        // keeps the device's facts), its channel item put, together.
-        let update = subscription_update(subscription);
-        let update = Update::builder()
-            .table_name(&self.tables.data)
-            .set_key(Some(update.key))
-            .update_expression(update.expression)
-            .set_expression_attribute_names(Some(update.names))
-            .set_expression_attribute_values(Some(update.values))
-            .build()
-            .map(|update| TransactWriteItem::builder().update(update).build())
-            .map_err(build_error)?;
-        let channel = Put::builder()
-            .table_name(&self.tables.data)
-            .set_item(Some(index_item(subscription)))
-            .build()
-            .map(|put| TransactWriteItem::builder().put(put).build())
-            .map_err(build_error)?;
-        match self.transact(vec![update, channel]).await? {
-            Transaction::Committed => Ok(()),
-            Transaction::Cancelled(reasons) => Err(StoreError::Unavailable(format!(
-                "the push subscription was not stored (transaction cancelled: {reasons:?})"
-            ))),
+        limit: usize,
+    ) -> Result<Registration, StoreError> {
+        let pk = subscriptions_pk(&subscription.staff_id);
+        let cap = cap_pk(&pk);
+        let sk = sha256_hex(&subscription.endpoint);
+        for attempt in 1..=CAP_ATTEMPTS {
+            let seen = self.cap_version(&cap).await?;
+            let kept = self.query_partition(&pk).await?;
+            let renewed = kept
+                .iter()
+                .any(|item| get_s(item, "sk").as_deref() == Some(&sk));
+            if !renewed && kept.len() >= limit {
+                return Ok(Registration::Full);
+            }
+            let update = subscription_update(subscription);
+            let update = Update::builder()
+                .table_name(&self.tables.data)
+                .set_key(Some(update.key))
+                .update_expression(update.expression)
+                .set_expression_attribute_names(Some(update.names))
+                .set_expression_attribute_values(Some(update.values))
+                .condition_expression(if renewed {
+                    "attribute_exists(pk)"
+                } else {
+                    "attribute_not_exists(pk)"
+                })
+                .build()
+                .map(|update| TransactWriteItem::builder().update(update).build())
+                .map_err(build_error)?;
+            let channel = Put::builder()
+                .table_name(&self.tables.data)
+                .set_item(Some(index_item(subscription)))
+                .build()
+                .map(|put| TransactWriteItem::builder().put(put).build())
+                .map_err(build_error)?;
+            let mut items = vec![update, channel];
+            if !renewed {
+                let ttl = expiry_for(&subscription.scope, subscription.created_at);
+                items.push(self.cap_step(&cap, seen, ttl)?);
+            }
+            match self.transact(items).await? {
+                Transaction::Committed if renewed => return Ok(Registration::Renewed),
+                Transaction::Committed => return Ok(Registration::New),
+                Transaction::Cancelled(reasons) => {
+                    tracing::debug!(
+                        attempt,
+                        ?reasons,
+                        "push registration lost a race; counting again"
+                    );
+                    backoff(attempt).await;
+                }
+            }
         }
+        Err(StoreError::Unavailable(
+            "the push subscription was not stored (too many registrations at once)".into(),
+        ))
     }
 
     async fn delete_push_subscription(
