@@ -98,6 +98,7 @@ pub use store::{
 // push jobs and the webhook dispatcher.
 pub use app::alarm::AlarmRunner;
 pub use app::alarm::timer::TimerTaken;
+pub use app::fair::{FairPermit, FairPermits, host_key};
 pub use app::push::{PushJob, PushKind, PushSink, jobs_of_effects};
 pub use app::webhooks::{Dispatcher, Sender};
 

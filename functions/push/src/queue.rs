@@ -7,7 +7,10 @@
 //! push supersedes an older one still waiting for a retry: the phone would
 //! replace it anyway (same `Topic` and notification tag). Lanes of
 //! different people or calls run side by side, at most [`CONCURRENCY`]
-//! attempts at once. A lane lives while it has work and ends when idle.
+//! attempts at once, of which one person's or one push service's hold a
+//! quarter at most (DECISIONS §20, [`FairPermits`]): ten slow phones of
+//! one person never hold up everyone else's alarms. A lane lives while it
+//! has work and ends when idle.
 //!
 //! Per subscription: 2xx delivered; 404 or 410 the subscription is gone
 //! and deleted; a network error, a timeout, 408, 429 or 5xx tried again
@@ -19,11 +22,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
-use tokio::sync::{OnceCell, Semaphore, mpsc};
+use tokio::sync::{OnceCell, mpsc};
 use tokio::task::JoinSet;
 
 use nurse_call_core::{
-    PushJob, PushKind, PushSink, PushStore, host_of,
+    FairPermits, PushJob, PushKind, PushSink, PushStore, host_key, host_of,
     push::{PushNext, PushSubscription, after_push},
     sealing::Sealer,
     webhooks::{ATTEMPT_TIMEOUT, Outcome},
@@ -51,7 +54,7 @@ struct Inner {
     signer: OnceCell<Arc<Signer>>,
     vapid_subject: String,
     lanes: Mutex<HashMap<LaneKey, mpsc::UnboundedSender<PushJob>>>,
-    permits: Semaphore,
+    permits: FairPermits,
     runtime: tokio::runtime::Handle,
 }
 
@@ -80,7 +83,7 @@ impl Pusher {
                 signer: OnceCell::new(),
                 vapid_subject: vapid_subject.to_string(),
                 lanes: Mutex::new(HashMap::new()),
-                permits: Semaphore::new(CONCURRENCY),
+                permits: FairPermits::new(CONCURRENCY),
                 runtime: tokio::runtime::Handle::try_current()
                     .map_err(|_| "the push sender needs a running tokio runtime".to_string())?,
             }),
@@ -302,7 +305,9 @@ impl Inner {
         let request = signer.request(subscription, job.call_id, &payload)?;
         let request = reqwest::Request::try_from(request)
             .map_err(|error| format!("the push request could not be made: {error}"))?;
-        let _permit = self.permits.acquire().await.expect("never closed");
+        let person = format!("staff:{}", job.staff_id);
+        let host = host_key(&subscription.endpoint);
+        let _permit = self.permits.acquire(&[&person, &host]).await;
         Ok(match self.client.execute(request).await {
             Ok(response) => Outcome::Status(response.status().as_u16()),
             Err(error) if error.is_timeout() => Outcome::TimedOut,
