@@ -46,7 +46,7 @@ mod wire;
 // The request path: the state every handler gets, the endpoints, and the
 // functions that serve a request (the Lambda functions and the local server).
 pub use app::AppState;
-pub use http::auth::{Reader, SandboxProof, live_reader, proof};
+pub use http::auth::{Authenticated, Reader, SandboxProof, live_reader, proof};
 pub use http::endpoint::Endpoint;
 pub use http::error::ApiError;
 pub use http::handlers::openapi::DOCUMENT as OPENAPI_DOCUMENT;
