@@ -6,7 +6,8 @@
 //! sort key may be), written by `UpdateItem` so that the device's facts
 //! (devices.rs) outlive a registration of the same endpoint again. A
 //! person's subscriptions are read with one consistent `Query`; sandbox
-//! items expire with their visitor (TTL).
+//! items expire with their visitor (TTL). A new endpoint is added under the
+//! person's cap of devices, counted inside the write ([`crate::caps`]).
 //!
 //! Who of a scope has a phone subscribed (a channel, DECISIONS §18) is read
 //! with the roster, at no cost: each subscription has a channel item in its
