@@ -30,12 +30,11 @@ use nurse_call_core::{
 
 use crate::DynamoStore;
 use crate::alarm_items::{get_precise, precise, roster_pk};
-use crate::caps::{CAP_ATTEMPTS, cap_pk};
+use crate::caps::Counted;
 use crate::channels::{channel_item, push_channel_sk};
 use crate::device_tests::DeviceTest;
 use crate::error::{build_error, classify, condition_failed};
 use crate::item::{Item, expiry_for, get_s, n, required, s};
-use crate::transaction::{Transaction, backoff};
 
 const VAPID_PK: &str = "push#vapid";
 const VAPID_SK: &str = "key";
@@ -208,28 +207,23 @@ impl PushStore for DynamoStore {
         }
     }
 
-    /// The version of the person's cap ([`crate::caps`]), then their
-    /// subscriptions; a new endpoint is added in one transaction with the
-    /// cap's step and its channel item, a known one updated only while it
-    /// is still there (else a removal meanwhile would let it come back
-    /// uncounted). A lost race counts again.
+    /// Under the person's cap ([`crate::caps`]): a new endpoint added
+    /// (`attribute_not_exists`) with its channel item and the cap's step,
+    /// a known one updated only while it is still there (else a removal
+    /// meanwhile would let it come back uncounted).
     async fn register_push_subscription(
         &self,
         subscription: &PushSubscription,
         limit: usize,
     ) -> Result<Registration, StoreError> {
-        let pk = subscriptions_pk(&subscription.staff_id);
-        let cap = cap_pk(&pk);
         let sk = sha256_hex(&subscription.endpoint);
-        for attempt in 1..=CAP_ATTEMPTS {
-            let seen = self.cap_version(&cap).await?;
-            let kept = self.query_partition(&pk).await?;
-            let renewed = kept
+        let count = |kept: &[Item]| Counted {
+            count: kept.len(),
+            renewal: kept
                 .iter()
-                .any(|item| get_s(item, "sk").as_deref() == Some(&sk));
-            if !renewed && kept.len() >= limit {
-                return Ok(Registration::Full);
-            }
+                .any(|item| get_s(item, "sk").as_deref() == Some(&sk)),
+        };
+        let items = |renewal: bool| {
             let update = subscription_update(subscription);
             let update = Update::builder()
                 .table_name(&self.tables.data)
@@ -237,7 +231,7 @@ impl PushStore for DynamoStore {
                 .update_expression(update.expression)
                 .set_expression_attribute_names(Some(update.names))
                 .set_expression_attribute_values(Some(update.values))
-                .condition_expression(if renewed {
+                .condition_expression(if renewal {
                     "attribute_exists(pk)"
                 } else {
                     "attribute_not_exists(pk)"
@@ -251,27 +245,20 @@ impl PushStore for DynamoStore {
                 .build()
                 .map(|put| TransactWriteItem::builder().put(put).build())
                 .map_err(build_error)?;
-            let mut items = vec![update, channel];
-            if !renewed {
-                let ttl = expiry_for(&subscription.scope, subscription.created_at);
-                items.push(self.cap_step(&cap, seen, ttl)?);
-            }
-            match self.transact(items).await? {
-                Transaction::Committed if renewed => return Ok(Registration::Renewed),
-                Transaction::Committed => return Ok(Registration::New),
-                Transaction::Cancelled(reasons) => {
-                    tracing::debug!(
-                        attempt,
-                        ?reasons,
-                        "push registration lost a race; counting again"
-                    );
-                    backoff(attempt).await;
-                }
-            }
-        }
-        Err(StoreError::Unavailable(
-            "the push subscription was not stored (too many registrations at once)".into(),
-        ))
+            Ok(vec![update, channel])
+        };
+        let ttl = expiry_for(&subscription.scope, subscription.created_at);
+        let set = subscriptions_pk(&subscription.staff_id);
+        Ok(
+            match self
+                .write_under_cap(&set, limit, ttl, &count, &items)
+                .await?
+            {
+                None => Registration::Full,
+                Some(true) => Registration::Renewed,
+                Some(false) => Registration::New,
+            },
+        )
     }
 
     async fn delete_push_subscription(

@@ -20,11 +20,11 @@ use crate::alarm_items::{
     duty_from_item, duty_item, duty_pk, roster_pk, staff_credential, staff_from_item, staff_key,
     staff_roster_entry,
 };
-use crate::caps::{CAP_ATTEMPTS, cap_pk};
+use crate::caps::Counted;
 use crate::channels::{is_channel, staff_with_channel};
 use crate::error::{build_error, classify};
 use crate::item::{Item, expiry_for, s};
-use crate::transaction::{TRANSACTION_ATTEMPTS, Transaction, backoff, condition_failed_at};
+use crate::transaction::{TRANSACTION_ATTEMPTS, Transaction, backoff};
 
 /// The staff members of a roster partition's items (not its channel
 /// items), ordered by name, then id.
@@ -72,22 +72,20 @@ impl DynamoStore {
     }
 
     /// [`DynamoStore::put_staff`] while the scope's roster has fewer than
-    /// `limit` members: the roster's cap ([`crate::caps`]) stepped in the
-    /// same transaction; a lost race counts again. `false`: full.
+    /// `limit` members, under the roster's cap ([`crate::caps`]). `false`:
+    /// full.
     pub(crate) async fn put_staff_within(
         &self,
         staff: &Staff,
         limit: usize,
     ) -> Result<bool, StoreError> {
-        let roster = roster_pk(&staff.scope);
-        let cap = cap_pk(&roster);
         let ttl = expiry_for(&staff.scope, staff.created_at);
-        for attempt in 1..=CAP_ATTEMPTS {
-            let seen = self.cap_version(&cap).await?;
-            if self.roster(&staff.scope).await?.len() >= limit {
-                return Ok(false);
-            }
-            let items = vec![
+        let count = |roster: &[Item]| Counted {
+            count: roster.iter().filter(|item| !is_channel(item)).count(),
+            renewal: false,
+        };
+        let items = |_renewal: bool| {
+            Ok(vec![
                 self.put_staff_item(
                     &self.tables.consumers,
                     staff_credential(staff, ttl),
@@ -98,31 +96,13 @@ impl DynamoStore {
                     staff_roster_entry(staff, ttl),
                     Only::New("pk"),
                 )?,
-                self.cap_step(&cap, seen, ttl)?,
-            ];
-            match self.transact(items).await? {
-                Transaction::Committed => return Ok(true),
-                // An id or token taken already is no race to count again.
-                Transaction::Cancelled(reasons)
-                    if condition_failed_at(&reasons, 0) || condition_failed_at(&reasons, 1) =>
-                {
-                    return Err(StoreError::Internal(format!(
-                        "storing the staff member was cancelled: {reasons:?}"
-                    )));
-                }
-                Transaction::Cancelled(reasons) => {
-                    tracing::debug!(
-                        attempt,
-                        ?reasons,
-                        "sandbox staff lost a race; counting again"
-                    );
-                    backoff(attempt).await;
-                }
-            }
-        }
-        Err(StoreError::Unavailable(
-            "the staff member was not stored (too many at once)".into(),
-        ))
+            ])
+        };
+        let roster = roster_pk(&staff.scope);
+        Ok(self
+            .write_under_cap(&roster, limit, ttl, &count, &items)
+            .await?
+            .is_some())
     }
 
     /// One consistent `GetItem` of the credential.
