@@ -1,10 +1,11 @@
 /**
  * The HTTP API: exactly the routes of the spec (plus the sandbox's in sandbox
  * mode), each to its function (infra/lib/functions.ts), on one `$default`
- * stage with throttling and access logs. The displays' WebSocket API is
+ * stage with access logs and a throttle per route group, the central
+ * systems' ingestion's its own (DECISIONS §20; stack parameters). The displays' WebSocket API is
  * infra/lib/live.ts's.
  */
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnParameter, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -64,6 +65,39 @@ export function httpFunctionsOf(mode: ServiceMode): FunctionName[] {
   return functionsOf(mode).filter((name) => ROUTES[name].length > 0);
 }
 
+/**
+ * The route groups with a throttle of their own (DECISIONS §20): a flood at
+ * one group never uses up another's budget. The central systems'
+ * ingestion (`POST /api/v1/display`, `/element`, an alarm server's
+ * `/response`; `/heartbeat` once it exists) has the largest; the staff API,
+ * the pages with the displays' reads and the interface document, and the
+ * sandbox's endpoints each have theirs.
+ */
+export type ThrottleGroup = 'ingestion' | 'staff' | 'pages' | 'sandbox';
+
+/** Which group a route's path is in (see {@link ThrottleGroup}). */
+export function throttleGroupOf(routePath: string): ThrottleGroup {
+  if (['/api/v1/display', '/api/v1/element', '/api/v1/response', '/api/v1/heartbeat'].includes(routePath)) {
+    return 'ingestion';
+  }
+  if (routePath === '/' || routePath.startsWith('/api/v1/sandbox/')) {
+    return 'sandbox';
+  }
+  if (routePath.startsWith('/api/v1/staff/')) {
+    return 'staff';
+  }
+  return 'pages';
+}
+
+/** The ingestion's throttle unless the stack's parameters say otherwise (DECISIONS §20). */
+export const INGESTION_THROTTLE: apigwv2.ThrottleSettings = { rateLimit: 100, burstLimit: 200 };
+
+/** Each group's parameter names: `<Group>ThrottleRate`, `<Group>ThrottleBurst`. */
+export function throttleParameterNames(group: ThrottleGroup): { rate: string; burst: string } {
+  const name = group.charAt(0).toUpperCase() + group.slice(1);
+  return { rate: `${name}ThrottleRate`, burst: `${name}ThrottleBurst` };
+}
+
 export interface ApiProps {
   readonly installation: string;
   readonly mode: ServiceMode;
@@ -90,10 +124,14 @@ export function createApi(stack: Stack, props: ApiProps): { api: apigwv2.HttpApi
     createDefaultStage: false,
     defaultIntegration: new HttpLambdaIntegration('DefaultIntegration', fns['call-types']),
   });
+  const routes: apigwv2.HttpRoute[] = [];
+  const groups = new Map<ThrottleGroup, string[]>();
   for (const name of httpFunctionsOf(mode)) {
     const integration = new HttpLambdaIntegration(`${pascal(name)}Integration`, fns[name]);
     for (const routePath of ROUTES[name]) {
-      api.addRoutes({ path: routePath, methods: [apigwv2.HttpMethod.ANY], integration });
+      routes.push(...api.addRoutes({ path: routePath, methods: [apigwv2.HttpMethod.ANY], integration }));
+      const group = throttleGroupOf(routePath);
+      groups.set(group, [...(groups.get(group) ?? []), `ANY ${routePath}`]);
     }
   }
   const accessLogs = logGroup('ApiAccessLogs', logRemoval);
@@ -121,5 +159,34 @@ export function createApi(stack: Stack, props: ApiProps): { api: apigwv2.HttpApi
       ),
     },
   });
+  // Each group's throttle on each of its routes, from the stack's
+  // parameters (the stage's default, the props' throttle, stays for
+  // `$default`, the unknown paths); the routes exist before the stage
+  // names them.
+  const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
+  for (const [group, routeKeys] of groups) {
+    const defaults = group === 'ingestion' ? INGESTION_THROTTLE : props.throttle;
+    const names = throttleParameterNames(group);
+    const rate = new CfnParameter(stack, names.rate, {
+      type: 'Number',
+      default: defaults.rateLimit,
+      minValue: 1,
+      description: `Steady requests per second of each ${group} route of the HTTP API (DECISIONS §20; docs/deploy.md, Throttles)`,
+    });
+    const burst = new CfnParameter(stack, names.burst, {
+      type: 'Number',
+      default: defaults.burstLimit,
+      minValue: 1,
+      description: `Burst of each ${group} route of the HTTP API (requests)`,
+    });
+    for (const routeKey of routeKeys) {
+      routeSettings[routeKey] = { ThrottlingRateLimit: rate.valueAsNumber, ThrottlingBurstLimit: burst.valueAsNumber };
+    }
+  }
+  const cfnStage = stage.node.defaultChild as apigwv2.CfnStage;
+  cfnStage.routeSettings = routeSettings;
+  for (const route of routes) {
+    cfnStage.node.addDependency(route);
+  }
   return { api, stage };
 }

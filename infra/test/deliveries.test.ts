@@ -352,18 +352,25 @@ describe('the Rust side does the same', () => {
     assert.ok(body.length > 0, 'impl PushStore for DynamoStore');
     // The trait's methods, and the devices' facts and sign-on tests they
     // call (devices.rs, device_tests.rs).
-    const sources = [body, rustSource('store-dynamodb/src/devices.rs'), rustSource('store-dynamodb/src/device_tests.rs')];
+    const sources = [
+      body,
+      rustSource('store-dynamodb/src/devices.rs'),
+      rustSource('store-dynamodb/src/device_tests.rs'),
+      rustSource('store-dynamodb/src/caps.rs'),
+    ];
     const calls = new Set(sources.flatMap((source) => [...source.matchAll(/\.client\s*\.(\w+)\(\)/g)].map((m) => m[1])));
     assert.deepEqual([...calls].sort(), ['delete_item', 'get_item', 'put_item', 'update_item']);
     // A person's subscriptions and devices: one Query of their partition; a
     // subscription is written with its channel item in one transaction
     // (TransactWriteItems: the UpdateItem grant of the subscription, which
     // keeps the device's facts, the PutItem grant of the channel item,
-    // DECISIONS §18).
+    // DECISIONS §18), under the person's cap (caps.rs: a GetItem of the cap
+    // item, the Query, its UpdateItem in the transaction, DECISIONS §20).
     assert.deepEqual(
       [...new Set([...body.matchAll(/self\s*\.(\w+)\(/g)].map((m) => m[1]))].sort(),
-      ['device_pushed', 'device_received', 'devices_of', 'put_device_test', 'query_partition', 'transact', 'vapid_keys'],
+      ['device_pushed', 'device_received', 'devices_of', 'put_device_test', 'query_partition', 'vapid_keys', 'write_under_cap'],
     );
+    assert.match(rustSource('store-dynamodb/src/caps.rs'), /self\.transact\(writes\)/);
     assert.match(rustSource('store-dynamodb/src/devices.rs'), /self\s*\.query_partition\(/);
     assert.match(rustSource('store-dynamodb/src/reads.rs'), /async fn query_partition[^{]*\{\s*self\.client\s*\.query\(\)/);
   });

@@ -479,6 +479,45 @@ describe('API stage', () => {
     }
   });
 
+  for (const mode of MODES) {
+    it(`${mode}: the ingestion routes have a throttle of their own (100/s, burst 200, stack parameters), distinct from the default route settings and every other route's`, () => {
+      const template = templates[mode];
+      const stage = Object.values(apiResourcesOf(template, 'AWS::ApiGatewayV2::Stage', 'HTTP'))[0];
+      const settings: Record<string, Json> = stage.Properties.RouteSettings;
+      const parameters = template.toJSON().Parameters as Record<string, Json>;
+      const ingestion = { ThrottlingRateLimit: { Ref: 'IngestionThrottleRate' }, ThrottlingBurstLimit: { Ref: 'IngestionThrottleBurst' } };
+      for (const route of ['ANY /api/v1/display', 'ANY /api/v1/element', 'ANY /api/v1/response']) {
+        assert.deepEqual(settings[route], ingestion, route);
+      }
+      assert.equal(parameters.IngestionThrottleRate.Default, 100);
+      assert.equal(parameters.IngestionThrottleBurst.Default, 200);
+      assert.notDeepEqual(stage.Properties.DefaultRouteSettings, ingestion);
+      // Every route has its group's; no other route shares the ingestion's.
+      assert.deepEqual(Object.keys(settings).sort(), Object.keys(routesOf(template)).filter((key) => key !== '$default').sort());
+      const others = Object.entries(settings).filter(([route]) => !/^ANY \/api\/v1\/(display|element|response)$/.test(route));
+      for (const [route, value] of others) {
+        assert.notDeepEqual(value, ingestion, route);
+      }
+      assert.deepEqual(settings['ANY /api/v1/staff/me'].ThrottlingRateLimit, { Ref: 'StaffThrottleRate' });
+      assert.deepEqual(settings['ANY /display'].ThrottlingRateLimit, { Ref: 'PagesThrottleRate' });
+      assert.equal(parameters.StaffThrottleRate.Default, 50);
+      if (mode === 'sandbox') {
+        assert.deepEqual(settings['ANY /api/v1/sandbox/consumers'].ThrottlingRateLimit, { Ref: 'SandboxThrottleRate' });
+      } else {
+        assert.equal(parameters.SandboxThrottleRate, undefined);
+      }
+      // The routes exist before the stage names them.
+      const routeIds = Object.entries(apiResourcesOf(template, 'AWS::ApiGatewayV2::Route', 'HTTP'))
+        .filter(([, route]) => route.Properties.RouteKey in settings)
+        .map(([id]) => id);
+      const stageId = Object.keys(apiResourcesOf(template, 'AWS::ApiGatewayV2::Stage', 'HTTP'))[0];
+      const dependsOn: string[] = template.toJSON().Resources[stageId].DependsOn ?? [];
+      for (const id of routeIds) {
+        assert.ok(dependsOn.includes(id), `the stage depends on ${id}`);
+      }
+    });
+  }
+
   it('the access log names the path without its query string (tokens and hashes never reach it)', () => {
     const stage = Object.values(apiResourcesOf(templates.production, 'AWS::ApiGatewayV2::Stage', 'HTTP'))[0];
     const format: Record<string, string> = JSON.parse(stage.Properties.AccessLogSettings.Format);

@@ -479,6 +479,12 @@ impl Server {
         // `info` (the deployed level) unless the options ask for another.
         command.env("RUST_LOG", "info");
         command.env("PUSH_SERVICES", TEST_PUSH_SERVICES);
+        // The suite sends many unauthenticated requests from one address
+        // (failed signatures, pages, sandbox consumers): no rate unless a
+        // test asks for one (tests/tests/floods.rs).
+        command
+            .env("RATE_PER_SECOND", "1000000")
+            .env("RATE_BURST", "1000000");
         for (name, value) in &options.env {
             command.env(name, value);
         }

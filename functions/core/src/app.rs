@@ -9,6 +9,7 @@
 
 pub(crate) mod alarm;
 pub(crate) mod devices;
+pub(crate) mod fair;
 pub(crate) mod forwarding;
 pub(crate) mod push;
 pub(crate) mod webhooks;

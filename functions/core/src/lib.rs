@@ -46,7 +46,7 @@ mod wire;
 // The request path: the state every handler gets, the endpoints, and the
 // functions that serve a request (the Lambda functions and the local server).
 pub use app::AppState;
-pub use http::auth::{Reader, SandboxProof, live_reader, live_token_holds, proof};
+pub use http::auth::{Authenticated, Reader, SandboxProof, live_reader, live_token_holds, proof};
 pub use http::endpoint::Endpoint;
 pub use http::error::ApiError;
 pub use http::handlers::openapi::DOCUMENT as OPENAPI_DOCUMENT;
@@ -88,7 +88,7 @@ pub use signing::{sealing, secrets, signature, tokens};
 pub use store::admin::{AdminStore, Erased, SecretsReplaced, listed};
 pub use store::alarms::{AlarmStore, AlarmWrite, DueAlarm, FirstAlarm, KeptAlarm, RosterRead};
 pub use store::cache::DEFAULT_TTL;
-pub use store::push::PushStore;
+pub use store::push::{PushStore, Registration};
 pub use store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 pub use store::{
     AddressSnapshot, Backend, CloseOutcome, ElementBatch, ElementWrite, ElementsOutcome,
@@ -99,6 +99,7 @@ pub use store::{
 // push jobs and the webhook dispatcher.
 pub use app::alarm::AlarmRunner;
 pub use app::alarm::timer::TimerTaken;
+pub use app::fair::{FairPermit, FairPermits, host_key};
 pub use app::push::{PushJob, PushKind, PushSink, jobs_of_effects};
 pub use app::webhooks::{Dispatcher, Sender};
 
@@ -124,7 +125,8 @@ pub mod push {
         Device, DeviceState, SILENT_AFTER_PUSHES, TestReceipt, all_silent, device_state,
     };
     pub use crate::domain::push::{
-        PUSH_TTL_SECONDS, PushNext, PushSubscription, VapidKeys, after_push, topic_of,
+        MAX_SUBSCRIPTIONS_PER_STAFF, PUSH_TTL_SECONDS, PushNext, PushSubscription, VapidKeys,
+        after_push, topic_of,
     };
 }
 

@@ -32,7 +32,8 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::Router;
+use axum::extract::ConnectInfo;
+use axum::{Extension, Router};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -172,8 +173,11 @@ pub(crate) async fn serve(
             accepted = accept(&listener) => accepted,
             () = &mut shutdown => break,
         };
+        // The client's address, for the rates of requests nobody
+        // authenticates (src/rates.rs).
+        let service = app.clone().layer(Extension(ConnectInfo(peer)));
         let connection = builder
-            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()))
+            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
             .with_upgrades();
         let mut stop = stop_rx.clone();
         tokio::spawn(async move {

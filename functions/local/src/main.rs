@@ -7,11 +7,13 @@
 
 mod connections;
 mod live;
+mod rates;
 mod seed;
 mod timers;
 mod webhooks;
 
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,12 +21,13 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::body::HttpBody;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::response::Response;
 use axum::routing::any;
 use clap::Parser;
 
 use connections::Limits;
+use rates::Rates;
 
 use nurse_call_core::{
     AppState, Backend, CallRetention, DEFAULT_PUSH_SERVICES, Dispatcher, MAX_BODY_BYTES, Mode,
@@ -134,6 +137,19 @@ struct Args {
           value_parser = connections::parse_seconds)]
     body_timeout_seconds: Duration,
 
+    /// Requests a second that no secret or token authenticates (pages,
+    /// sandbox consumers, failed signatures) one client address may make
+    /// (DECISIONS §20; src/rates.rs); more get 429.
+    #[arg(long, env = "RATE_PER_SECOND", default_value = Rates::DEFAULT_PER_SECOND,
+          value_parser = rates::parse_rate)]
+    rate_per_second: NonZeroU32,
+
+    /// How many of those requests one address may make at once before the
+    /// rate applies.
+    #[arg(long, env = "RATE_BURST", default_value = Rates::DEFAULT_BURST,
+          value_parser = rates::parse_rate)]
+    rate_burst: NonZeroU32,
+
     /// Connections served at once (live sockets not counted); more wait to
     /// be accepted until one closes.
     #[arg(long, env = "MAX_CONNECTIONS", default_value = Limits::DEFAULT_MAX_CONNECTIONS,
@@ -239,11 +255,21 @@ async fn run(args: Args) -> Result<(), String> {
     }
     .fit_to_open_files_limit();
     let body_timeout = limits.body_timeout;
+    let rates = Rates::new(args.rate_per_second, args.rate_burst);
+    tokio::spawn(Arc::clone(&rates).forget_idle());
+    let limited = Arc::clone(&rates);
     let app = Router::new()
         .route(live::PATH, any(live::connect))
-        .fallback(move |State(state): State<AppState>, request: Request| {
-            handle(state, request, body_timeout)
-        })
+        .fallback(
+            move |State(state): State<AppState>,
+                  ConnectInfo(peer): ConnectInfo<SocketAddr>,
+                  request: Request| {
+                let rates = Arc::clone(&limited);
+                rates::within(rates, peer.ip(), request, move |request| {
+                    handle(state, request, body_timeout)
+                })
+            },
+        )
         .with_state(state);
     let listener = connections::listen(args.listen)
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
@@ -258,6 +284,8 @@ async fn run(args: Args) -> Result<(), String> {
         header_timeout_seconds = limits.header_timeout.as_secs(),
         body_timeout_seconds = limits.body_timeout.as_secs(),
         max_connections = limits.max_connections,
+        rate_per_second = rates.per_second.get(),
+        rate_burst = rates.burst.get(),
         "listening"
     );
     connections::serve(listener, app, limits, shutdown_signal()).await;

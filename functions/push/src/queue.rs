@@ -7,7 +7,10 @@
 //! push supersedes an older one still waiting for a retry: the phone would
 //! replace it anyway (same `Topic` and notification tag). Lanes of
 //! different people or calls run side by side, at most [`CONCURRENCY`]
-//! attempts at once. A lane lives while it has work and ends when idle.
+//! attempts at once, of which one person's or one push service's hold a
+//! quarter at most (DECISIONS §20, [`FairPermits`]): ten slow phones of
+//! one person never hold up everyone else's alarms. A lane lives while it
+//! has work and ends when idle.
 //!
 //! Per subscription: one whose endpoint is of no push service in
 //! `PUSH_SERVICES` (stored before the list changed; DECISIONS §20) is
@@ -21,11 +24,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
-use tokio::sync::{OnceCell, Semaphore, mpsc};
+use tokio::sync::{OnceCell, mpsc};
 use tokio::task::JoinSet;
 
 use nurse_call_core::{
-    PushJob, PushKind, PushServices, PushSink, PushStore, StaffSettings, host_of,
+    FairPermits, PushJob, PushKind, PushServices, PushSink, PushStore, StaffSettings, host_key,
+    host_of,
     push::{PushNext, PushSubscription, after_push},
     sealing::Sealer,
     webhooks::{ATTEMPT_TIMEOUT, CONNECT_TIMEOUT, Outcome},
@@ -55,7 +59,7 @@ struct Inner {
     /// Where a subscription may point (`PUSH_SERVICES`).
     services: PushServices,
     lanes: Mutex<HashMap<LaneKey, mpsc::UnboundedSender<PushJob>>>,
-    permits: Semaphore,
+    permits: FairPermits,
     runtime: tokio::runtime::Handle,
 }
 
@@ -86,7 +90,7 @@ impl Pusher {
                 vapid_subject: staff.vapid_subject.clone(),
                 services: staff.push_services.clone(),
                 lanes: Mutex::new(HashMap::new()),
-                permits: Semaphore::new(CONCURRENCY),
+                permits: FairPermits::new(CONCURRENCY),
                 runtime: tokio::runtime::Handle::try_current()
                     .map_err(|_| "the push sender needs a running tokio runtime".to_string())?,
             }),
@@ -344,7 +348,9 @@ impl Inner {
                 error.without_url()
             )
         })?;
-        let _permit = self.permits.acquire().await.expect("never closed");
+        let person = format!("staff:{}", job.staff_id);
+        let host = host_key(&subscription.endpoint);
+        let _permit = self.permits.acquire(&[&person, &host]).await;
         Ok(match self.client.execute(request).await {
             Ok(response) => Outcome::Status(response.status().as_u16()),
             Err(error) if error.is_timeout() => Outcome::TimedOut,

@@ -197,6 +197,8 @@ macro_rules! conformance_tests {
             push_subscriptions_go_with_their_person,
             device_pushes_and_receipts_are_kept,
             a_subscription_is_its_persons_channel_in_the_roster,
+            concurrent_registrations_stop_at_the_cap,
+            concurrent_sandbox_staff_stop_at_the_cap,
         );
     };
     (@cases $make_store:expr; $($case:ident),* $(,)?) => {

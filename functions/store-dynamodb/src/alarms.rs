@@ -60,6 +60,10 @@ impl AlarmStore for DynamoStore {
         self.put_staff(staff).await
     }
 
+    async fn create_staff_within(&self, staff: &Staff, limit: usize) -> Result<bool, StoreError> {
+        self.put_staff_within(staff, limit).await
+    }
+
     async fn staff_by_token_hash(&self, token_hash: &str) -> Result<Option<Staff>, StoreError> {
         self.staff_credential(token_hash).await
     }

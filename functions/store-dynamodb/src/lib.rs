@@ -36,6 +36,7 @@ mod alarms;
 mod attention;
 mod batch;
 mod calls;
+mod caps;
 mod channels;
 mod client;
 pub mod credentials_gone;

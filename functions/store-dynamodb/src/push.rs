@@ -6,7 +6,8 @@
 //! sort key may be), written by `UpdateItem` so that the device's facts
 //! (devices.rs) outlive a registration of the same endpoint again. A
 //! person's subscriptions are read with one consistent `Query`; sandbox
-//! items expire with their visitor (TTL).
+//! items expire with their visitor (TTL). A new endpoint is added under the
+//! person's cap of devices, counted inside the write ([`crate::caps`]).
 //!
 //! Who of a scope has a phone subscribed (a channel, DECISIONS §18) is read
 //! with the roster, at no cost: each subscription has a channel item in its
@@ -24,18 +25,18 @@ use aws_sdk_dynamodb::types::{
 
 use chrono::{DateTime, Utc};
 use nurse_call_core::{
-    PushStore, Scope, StoreError,
+    PushStore, Registration, Scope, StoreError,
     push::{Device, PushSubscription, VapidKeys},
     tokens::token_hash as sha256_hex,
 };
 
 use crate::DynamoStore;
 use crate::alarm_items::{get_precise, precise, roster_pk};
+use crate::caps::Counted;
 use crate::channels::{channel_item, push_channel_sk};
 use crate::device_tests::DeviceTest;
 use crate::error::{build_error, classify, condition_failed};
 use crate::item::{Item, expiry_for, get_s, n, required, s};
-use crate::transaction::Transaction;
 
 const VAPID_PK: &str = "push#vapid";
 const VAPID_SK: &str = "key";
@@ -238,34 +239,58 @@ impl PushStore for DynamoStore {
         }
     }
 
-    async fn put_push_subscription(
+    /// Under the person's cap ([`crate::caps`]): a new endpoint added
+    /// (`attribute_not_exists`) with its channel item and the cap's step,
+    /// a known one updated only while it is still there (else a removal
+    /// meanwhile would let it come back uncounted).
+    async fn register_push_subscription(
         &self,
         subscription: &PushSubscription,
-    ) -> Result<(), StoreError> {
-        // The subscription's own attributes set (an update: a renewal
-        // keeps the device's facts), its channel item put, together.
-        let update = subscription_update(subscription);
-        let update = Update::builder()
-            .table_name(&self.tables.data)
-            .set_key(Some(update.key))
-            .update_expression(update.expression)
-            .set_expression_attribute_names(Some(update.names))
-            .set_expression_attribute_values(Some(update.values))
-            .build()
-            .map(|update| TransactWriteItem::builder().update(update).build())
-            .map_err(build_error)?;
-        let channel = Put::builder()
-            .table_name(&self.tables.data)
-            .set_item(Some(index_item(subscription)))
-            .build()
-            .map(|put| TransactWriteItem::builder().put(put).build())
-            .map_err(build_error)?;
-        match self.transact(vec![update, channel]).await? {
-            Transaction::Committed => Ok(()),
-            Transaction::Cancelled(reasons) => Err(StoreError::Unavailable(format!(
-                "the push subscription was not stored (transaction cancelled: {reasons:?})"
-            ))),
-        }
+        limit: usize,
+    ) -> Result<Registration, StoreError> {
+        let sk = sha256_hex(&subscription.endpoint);
+        let count = |kept: &[Item]| Counted {
+            count: kept.len(),
+            renewal: kept
+                .iter()
+                .any(|item| get_s(item, "sk").as_deref() == Some(&sk)),
+        };
+        let items = |renewal: bool| {
+            let update = subscription_update(subscription);
+            let update = Update::builder()
+                .table_name(&self.tables.data)
+                .set_key(Some(update.key))
+                .update_expression(update.expression)
+                .set_expression_attribute_names(Some(update.names))
+                .set_expression_attribute_values(Some(update.values))
+                .condition_expression(if renewal {
+                    "attribute_exists(pk)"
+                } else {
+                    "attribute_not_exists(pk)"
+                })
+                .build()
+                .map(|update| TransactWriteItem::builder().update(update).build())
+                .map_err(build_error)?;
+            let channel = Put::builder()
+                .table_name(&self.tables.data)
+                .set_item(Some(index_item(subscription)))
+                .build()
+                .map(|put| TransactWriteItem::builder().put(put).build())
+                .map_err(build_error)?;
+            Ok(vec![update, channel])
+        };
+        let ttl = expiry_for(&subscription.scope, subscription.created_at);
+        let set = subscriptions_pk(&subscription.staff_id);
+        Ok(
+            match self
+                .write_under_cap(&set, limit, ttl, &count, &items)
+                .await?
+            {
+                None => Registration::Full,
+                Some(true) => Registration::Renewed,
+                Some(false) => Registration::New,
+            },
+        )
     }
 
     async fn delete_push_subscription(

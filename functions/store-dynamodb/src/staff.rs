@@ -20,6 +20,7 @@ use crate::alarm_items::{
     duty_from_item, duty_item, duty_pk, roster_pk, staff_credential, staff_from_item, staff_key,
     staff_roster_entry,
 };
+use crate::caps::Counted;
 use crate::channels::{is_channel, staff_with_channel};
 use crate::credentials_gone::{CredentialGone, Holder};
 use crate::error::{build_error, classify};
@@ -69,6 +70,40 @@ impl DynamoStore {
                 "storing the staff member was cancelled: {reasons:?}"
             ))),
         }
+    }
+
+    /// [`DynamoStore::put_staff`] while the scope's roster has fewer than
+    /// `limit` members, under the roster's cap ([`crate::caps`]). `false`:
+    /// full.
+    pub(crate) async fn put_staff_within(
+        &self,
+        staff: &Staff,
+        limit: usize,
+    ) -> Result<bool, StoreError> {
+        let ttl = expiry_for(&staff.scope, staff.created_at);
+        let count = |roster: &[Item]| Counted {
+            count: roster.iter().filter(|item| !is_channel(item)).count(),
+            renewal: false,
+        };
+        let items = |_renewal: bool| {
+            Ok(vec![
+                self.put_staff_item(
+                    &self.tables.consumers,
+                    staff_credential(staff, ttl),
+                    Only::New("id"),
+                )?,
+                self.put_staff_item(
+                    &self.tables.data,
+                    staff_roster_entry(staff, ttl),
+                    Only::New("pk"),
+                )?,
+            ])
+        };
+        let roster = roster_pk(&staff.scope);
+        Ok(self
+            .write_under_cap(&roster, limit, ttl, &count, &items)
+            .await?
+            .is_some())
     }
 
     /// One consistent `GetItem` of the credential.

@@ -200,6 +200,12 @@ impl AlarmStore for SqliteStore {
         self.with(move |c| staff::create(c, &staff)).await
     }
 
+    async fn create_staff_within(&self, staff: &Staff, limit: usize) -> Result<bool, StoreError> {
+        let staff = staff.clone();
+        self.with(move |c| staff::create_within(c, &staff, limit))
+            .await
+    }
+
     async fn staff_by_token_hash(&self, token_hash: &str) -> Result<Option<Staff>, StoreError> {
         let token_hash = token_hash.to_string();
         self.read(move |c| staff::one_by(c, "token_hash", &token_hash))

@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use chrono::{DateTime, Utc};
 use nurse_call_core::{
-    PushStore, Scope, StoreError,
+    PushStore, Registration, Scope, StoreError,
     push::{Device, PushSubscription, VapidKeys},
 };
 
@@ -62,12 +62,22 @@ impl PushStore for SqliteStore {
         .await
     }
 
-    async fn put_push_subscription(
+    async fn register_push_subscription(
         &self,
         subscription: &PushSubscription,
-    ) -> Result<(), StoreError> {
+        limit: usize,
+    ) -> Result<Registration, StoreError> {
         let s = subscription.clone();
+        // Counted and written in one transaction of the one writer.
         self.with(move |c| {
+            let kept: Vec<String> = c
+                .prepare_cached("SELECT endpoint FROM push_subscriptions WHERE staff_id = ?1")?
+                .query_map(params![s.staff_id], |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let renewed = kept.contains(&s.endpoint);
+            if !renewed && kept.len() >= limit {
+                return Ok(Registration::Full);
+            }
             c.execute(
                 &format!(
                     "INSERT INTO push_subscriptions ({SUBSCRIPTION_COLUMNS})
@@ -85,7 +95,11 @@ impl PushStore for SqliteStore {
                     to_precise(s.created_at)
                 ],
             )?;
-            Ok(())
+            Ok(if renewed {
+                Registration::Renewed
+            } else {
+                Registration::New
+            })
         })
         .await
     }

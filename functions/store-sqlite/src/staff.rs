@@ -56,6 +56,19 @@ pub(crate) fn create(c: &Connection, staff: &Staff) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// [`create`] unless the member's scope has `limit` staff already (in the
+/// caller's transaction: counted and written at once); `false`: full.
+pub(crate) fn create_within(c: &Connection, staff: &Staff, limit: usize) -> rusqlite::Result<bool> {
+    let count: i64 = c
+        .prepare_cached("SELECT COUNT(*) FROM staff WHERE scope = ?1")?
+        .query_row(params![staff.scope.as_str()], |row| row.get(0))?;
+    if usize::try_from(count).unwrap_or(usize::MAX) >= limit {
+        return Ok(false);
+    }
+    create(c, staff)?;
+    Ok(true)
+}
+
 /// The staff member whose `column` (`id` or `token_hash`, both unique) is `value`.
 pub(crate) fn one_by(c: &Connection, column: &str, value: &str) -> rusqlite::Result<Option<Staff>> {
     c.prepare_cached(&format!(

@@ -166,8 +166,9 @@ pub struct Dispatcher {
     /// When an element needs attention (`element.attention`).
     supervision: Thresholds,
     memory: Mutex<Memory>,
-    /// Attempts on their way at once, at most.
-    slots: Arc<tokio::sync::Semaphore>,
+    /// Attempts on their way at once, at most; a quarter of them per
+    /// endpoint host (DECISIONS §20).
+    slots: Arc<crate::app::fair::FairPermits>,
     /// Whose alarm runner takes a 2xx to a `call.alert` as its handsets'
     /// receipts ([`receipts`]); unset: a 2xx is only a delivery.
     receipts: std::sync::OnceLock<crate::app::AppState>,
@@ -192,7 +193,7 @@ impl Dispatcher {
     /// A dispatcher of `store`'s outbox, sending with `sender` and signing
     /// with the secrets `sealer` opens;
     /// `zone` for the events' wire times, `concurrency` attempts on their way
-    /// at most (at least 1), `supervision` for the `element.attention` sweep.
+    /// at most (at least 1; a quarter of them per endpoint host), `supervision` for the `element.attention` sweep.
     /// Its memory starts empty: the outbox and the delivery log restore it.
     pub fn new(
         store: Arc<dyn WebhookStore>,
@@ -211,7 +212,7 @@ impl Dispatcher {
             zone,
             supervision,
             memory: Mutex::new(Memory::default()),
-            slots: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
+            slots: Arc::new(crate::app::fair::FairPermits::new(concurrency)),
             receipts: std::sync::OnceLock::new(),
         })
     }

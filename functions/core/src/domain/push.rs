@@ -24,7 +24,7 @@ pub const PUSH_TTL_SECONDS: u64 = 60;
 pub(crate) const MAX_ENDPOINT_CHARS: usize = 2048;
 
 /// Most subscriptions (devices) one person may register.
-pub(crate) const MAX_SUBSCRIPTIONS_PER_STAFF: usize = 10;
+pub const MAX_SUBSCRIPTIONS_PER_STAFF: usize = 10;
 
 /// The installation's VAPID key pair: P-256, both halves base64url without
 /// padding, as browsers and push services take them: the public key as

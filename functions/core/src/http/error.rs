@@ -42,6 +42,10 @@ pub enum ApiError {
     PayloadTooLarge,
     /// 415 `unsupported_media_type`.
     UnsupportedMediaType,
+    /// 429 `too_many_requests`: over the client's rate of requests that no
+    /// secret or token authenticates (DECISIONS §20); `Retry-After` the
+    /// seconds until the next is taken.
+    TooManyRequests(u64),
     /// 503 `service_unavailable`, with `Retry-After`.
     ServiceUnavailable,
     /// 500 `internal_error`; the detail is logged, never sent.
@@ -67,6 +71,7 @@ impl ApiError {
             ApiError::AlreadyAccepted(_) | ApiError::CallClosed => 409,
             ApiError::PayloadTooLarge => 413,
             ApiError::UnsupportedMediaType => 415,
+            ApiError::TooManyRequests(_) => 429,
             ApiError::ServiceUnavailable => 503,
             ApiError::Internal => 500,
         }
@@ -88,6 +93,7 @@ impl ApiError {
             ApiError::CallClosed => "call_closed",
             ApiError::PayloadTooLarge => "payload_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
+            ApiError::TooManyRequests(_) => "too_many_requests",
             ApiError::ServiceUnavailable => "service_unavailable",
             ApiError::Internal => "internal_error",
         }
@@ -117,6 +123,7 @@ impl ApiError {
             ApiError::CallClosed => "Der Ruf ist bereits beendet.".into(),
             ApiError::PayloadTooLarge => "Der Anfragekörper ist größer als 256 KiB.".into(),
             ApiError::UnsupportedMediaType => "Der Content-Type muss application/json sein.".into(),
+            ApiError::TooManyRequests(_) => "Zu viele Anfragen.".into(),
             ApiError::ServiceUnavailable => {
                 "Der Dienst ist vorübergehend nicht verfügbar. Bitte später erneut versuchen."
                     .into()

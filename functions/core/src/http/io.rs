@@ -72,6 +72,9 @@ pub fn error_response(error: &ApiError) -> ApiResponse {
         ApiError::ServiceUnavailable => {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
         }
+        ApiError::TooManyRequests(seconds) => {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(*seconds));
+        }
         _ => {}
     }
     response

@@ -98,6 +98,12 @@ pub trait AlarmStore: Store {
     /// Stores a new staff member (admin, sandbox).
     async fn create_staff(&self, staff: &Staff) -> Result<(), StoreError>;
 
+    /// Stores a new staff member unless their scope has `limit` (revoked
+    /// ones counted) already: counted inside the write (DECISIONS §20), so
+    /// that creations at once never pass it (the sandbox's visitors).
+    /// `false`: full, nothing stored.
+    async fn create_staff_within(&self, staff: &Staff, limit: usize) -> Result<bool, StoreError>;
+
     /// The staff member whose token hashes to `token_hash`, revoked or not.
     async fn staff_by_token_hash(&self, token_hash: &str) -> Result<Option<Staff>, StoreError>;
 

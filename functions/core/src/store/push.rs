@@ -13,6 +13,19 @@ use crate::domain::model::Scope;
 use crate::domain::push::{PushSubscription, VapidKeys};
 use crate::store::StoreError;
 
+/// What [`PushStore::register_push_subscription`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registration {
+    /// A new endpoint of its person, stored.
+    New,
+    /// The person's endpoint registered again: its keys and time replaced,
+    /// counted once.
+    Renewed,
+    /// A new endpoint, but the person has as many as the limit: nothing
+    /// stored.
+    Full,
+}
+
 /// What Web Push keeps (see the module): the installation's VAPID key pair
 /// and the staff's browser subscriptions.
 #[async_trait]
@@ -25,11 +38,26 @@ pub trait PushStore: Send + Sync {
     async fn keep_vapid_keys(&self, keys: &VapidKeys) -> Result<VapidKeys, StoreError>;
 
     /// Stores a subscription, replacing the person's one with the same
-    /// endpoint (a browser renews its keys under the same endpoint).
+    /// endpoint (a browser renews its keys under the same endpoint), with
+    /// no cap (the admin's and the tests' writes).
     async fn put_push_subscription(
         &self,
         subscription: &PushSubscription,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.register_push_subscription(subscription, usize::MAX)
+            .await
+            .map(|_| ())
+    }
+
+    /// Stores a subscription as [`PushStore::put_push_subscription`] does,
+    /// unless it is a new endpoint and its person has `limit` already:
+    /// counted inside the write (DECISIONS §20), so that requests at once
+    /// never store more than `limit`. [`Registration::Full`] wrote nothing.
+    async fn register_push_subscription(
+        &self,
+        subscription: &PushSubscription,
+        limit: usize,
+    ) -> Result<Registration, StoreError>;
 
     /// Deletes the person's subscription with this endpoint; `false`: they
     /// had none.

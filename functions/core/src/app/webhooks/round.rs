@@ -166,14 +166,16 @@ impl Dispatcher {
         (given_up, jobs)
     }
 
-    /// Starts `jobs`, each on a task of its own, at most as many at once
-    /// as there are slots (waiting here for a free one).
+    /// Starts `jobs`, each on a task of its own that waits for a slot of
+    /// its endpoint's host, then for one of the dispatcher's (DECISIONS
+    /// §20): a slow host's attempts wait on their own tasks, never in
+    /// front of another host's.
     pub(super) async fn start(self: &Arc<Self>, jobs: Vec<Job>) {
         for job in jobs {
-            let permit = self.slots.clone().acquire_owned().await;
             let dispatcher = Arc::clone(self);
             tokio::spawn(async move {
-                let _permit = permit;
+                let host = crate::app::fair::host_key(&job.endpoint.url);
+                let _permit = dispatcher.slots.acquire(&[&host]).await;
                 dispatcher.attempt(job).await;
             });
         }

@@ -5,6 +5,7 @@ use crate::app::AppState;
 use crate::clock;
 use crate::domain::model::{Consumer, HashMismatch, Scope};
 use crate::http::error::ApiError;
+use crate::http::io::ApiRequest;
 use crate::signing::credentials::Credentials;
 use crate::signing::replay;
 use crate::signing::signature::{self, HashDebug};
@@ -15,6 +16,7 @@ use crate::signing::signature::{self, HashDebug};
 /// replay rule ([`replay::check`]).
 pub(crate) async fn consumer(
     state: &AppState,
+    request: &ApiRequest,
     credentials: &Credentials,
 ) -> Result<Consumer, ApiError> {
     let id = credentials.consumer.to_ascii_lowercase();
@@ -33,6 +35,7 @@ pub(crate) async fn consumer(
         replay::check(&consumer, credentials.signed_at, now).map_err(ApiError::from).inspect_err(|error| {
             tracing::warn!(consumer = %id, signed_at = credentials.signed_at, code = error.code(), "signed time refused");
         })?;
+        super::Authenticated::mark(request);
         return Ok(consumer);
     }
     tracing::warn!(consumer = %id, known = consumer.is_some(), "invalid hash");

@@ -21,7 +21,12 @@ mod reader;
 mod staff;
 mod visitor;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use http::{HeaderMap, header};
+
+use crate::http::io::ApiRequest;
 
 pub(crate) use consumer::consumer;
 pub(crate) use reader::display_reader;
@@ -29,6 +34,27 @@ pub use reader::{Reader, SandboxProof, live_reader, live_token_holds};
 pub(crate) use staff::staff;
 pub use visitor::proof;
 pub(crate) use visitor::{COOKIE_NAME, consumer_from_cookie, sandbox_visitor};
+
+/// Whether the door let a request in by its secret or token: a server that
+/// limits the requests nobody authenticates (the local server, DECISIONS
+/// §20) puts one into the request's extensions before serving it and reads
+/// it after. Where there is none (Lambda), marking does nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Authenticated(Arc<AtomicBool>);
+
+impl Authenticated {
+    /// Whether the request's secret or token was good.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Marks `request` as let in by its secret or token.
+    pub(crate) fn mark(request: &ApiRequest) {
+        if let Some(flag) = request.extensions().get::<Authenticated>() {
+            flag.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
 
 /// The bearer token of `Authorization: Bearer <token>`, if any.
 pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {

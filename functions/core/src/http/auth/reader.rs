@@ -77,7 +77,9 @@ pub(crate) async fn display_reader(
     state: &AppState,
     request: &ApiRequest,
 ) -> Result<Reader, ApiError> {
-    reader_of(state, bearer_token(request.headers()), request.headers()).await
+    let reader = reader_of(state, bearer_token(request.headers()), request.headers()).await?;
+    super::Authenticated::mark(request);
+    Ok(reader)
 }
 
 /// A reader by `token` (from the header or, on the live socket, the query),

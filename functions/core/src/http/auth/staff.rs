@@ -7,15 +7,17 @@ use crate::http::error::ApiError;
 use crate::http::io::ApiRequest;
 use crate::signing::tokens::token_hash;
 
-use super::bearer_token;
+use super::{Authenticated, bearer_token};
 
 /// The staff member of the request's bearer token; a missing, unknown or
 /// revoked token is the 401 of DECISIONS §11.
 pub(crate) async fn staff(state: &AppState, request: &ApiRequest) -> Result<Staff, ApiError> {
     let token = bearer_token(request.headers()).ok_or(ApiError::Unauthorized)?;
-    staff_by_token(state, token)
+    let staff = staff_by_token(state, token)
         .await?
-        .ok_or(ApiError::Unauthorized)
+        .ok_or(ApiError::Unauthorized)?;
+    Authenticated::mark(request);
+    Ok(staff)
 }
 
 /// The usable (not revoked) staff member whose token is `token`, if any;

@@ -31,6 +31,12 @@ pub(crate) async fn sandbox_visitor(
     state: &AppState,
     request: &ApiRequest,
 ) -> Result<Consumer, ApiError> {
+    let visitor = visitor_of(state, request).await?;
+    super::Authenticated::mark(request);
+    Ok(visitor)
+}
+
+async fn visitor_of(state: &AppState, request: &ApiRequest) -> Result<Consumer, ApiError> {
     match query_param(request, "consumer") {
         Some(_) => consumer_from_query(state, request).await,
         None => match consumer_from_cookie(state, request.headers()).await? {

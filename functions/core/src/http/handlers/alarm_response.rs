@@ -26,7 +26,7 @@ pub(crate) async fn handle(
     let envelope = super::envelope(request)?;
     let parsed = parse_alarm_response(&envelope)?;
     // Step 3: the signature.
-    let consumer = auth::consumer(state, &parsed.credentials).await?;
+    let consumer = auth::consumer(state, request, &parsed.credentials).await?;
     let scope = state.scope_for(&consumer);
     // Step 4: state. Who answered, among the scope's staff.
     let people = state.alarm_store()?.staff_of(&scope).await?;

@@ -37,7 +37,7 @@ pub(crate) async fn handle(
         }
     };
     // Step 3: the signature.
-    let consumer = auth::consumer(state, &parsed.credentials).await?;
+    let consumer = auth::consumer(state, request, &parsed.credentials).await?;
     let scope = state.scope_for(&consumer);
     // Step 4: state.
     // "The current time" of the spec's open and close: a signed request time

@@ -21,7 +21,7 @@ pub(crate) async fn handle(
 ) -> Result<ApiResponse, ApiError> {
     let envelope = super::envelope(request)?;
     let parsed = parse_element(&envelope)?;
-    let consumer = auth::consumer(state, parsed.credentials()).await?;
+    let consumer = auth::consumer(state, request, parsed.credentials()).await?;
     let scope = state.scope_for(&consumer);
     let now = clock::now();
 

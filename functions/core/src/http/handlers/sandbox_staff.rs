@@ -45,14 +45,17 @@ pub(crate) async fn create(
     let (name, groups) = fields(envelope.get("name"), envelope.get("groups"))?;
     let store = state.alarms.as_ref().ok_or(ApiError::Internal)?;
     let scope = Scope::consumer(&consumer.id);
-    if store.staff_of(&scope).await?.len() >= Staff::SANDBOX_LIMIT {
+    let (staff, token) =
+        new_staff(&scope, &name, &groups, None, clock::now()).map_err(|_| ApiError::Internal)?;
+    // Counted in the write: visitors' requests at once never pass the limit.
+    if !store
+        .create_staff_within(&staff, Staff::SANDBOX_LIMIT)
+        .await?
+    {
         let mut errors = FieldErrors::new();
         errors.add("staff", limit_message());
         return Err(errors.into());
     }
-    let (staff, token) =
-        new_staff(&scope, &name, &groups, None, clock::now()).map_err(|_| ApiError::Internal)?;
-    store.create_staff(&staff).await?;
     tracing::info!(consumer = %consumer.id, staff_id = %staff.id, "sandbox staff created");
     #[derive(Serialize)]
     struct Issued<'a> {

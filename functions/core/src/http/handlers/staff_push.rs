@@ -21,6 +21,7 @@ use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::validation::{FieldErrors, message};
+use crate::store::push::Registration;
 use crate::wire::success;
 
 #[derive(Debug, Serialize)]
@@ -82,9 +83,20 @@ pub(crate) async fn subscriptions(
         envelope.get("expirationTime"),
         &state.settings.staff.push_services,
     )?;
-    let known = store.push_subscriptions(&staff.id).await?;
-    let renewed = known.iter().any(|kept| kept.endpoint == endpoint);
-    if !renewed && known.len() >= MAX_SUBSCRIPTIONS_PER_STAFF {
+    let subscription = PushSubscription {
+        staff_id: staff.id.clone(),
+        scope: staff.scope.clone(),
+        endpoint,
+        p256dh,
+        auth,
+        created_at: clock::now(),
+    };
+    // Counted in the write (DECISIONS §20): requests at once never store
+    // more than the cap; the same endpoint again is no new device.
+    let registration = store
+        .register_push_subscription(&subscription, MAX_SUBSCRIPTIONS_PER_STAFF)
+        .await?;
+    if registration == Registration::Full {
         let mut errors = FieldErrors::new();
         errors.add(
             "endpoint",
@@ -94,20 +106,11 @@ pub(crate) async fn subscriptions(
         );
         return Err(errors.into());
     }
-    let subscription = PushSubscription {
-        staff_id: staff.id.clone(),
-        scope: staff.scope.clone(),
-        endpoint,
-        p256dh,
-        auth,
-        created_at: clock::now(),
-    };
-    store.put_push_subscription(&subscription).await?;
+    let renewed = registration == Registration::Renewed;
     tracing::info!(
         staff_id = %staff.id,
         push_service = host_of(&subscription.endpoint),
         renewed,
-        devices = known.len() + usize::from(!renewed),
         "push subscription registered"
     );
     // A new phone gets the sign-on test at once (§18); the answer does not
