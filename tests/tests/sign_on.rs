@@ -166,6 +166,10 @@ async fn three_pushes_in_a_row_without_a_receipt_make_a_phone_silent() {
             "Notruf",
             "--notification-interval",
             "2",
+            // Three alerts, no fourth: one pushed after the receipt below
+            // would make the phone owe a receipt again (waiting).
+            "--notification-maxloops",
+            "3",
         ])
         .success();
     let visitor = server.new_consumer().await;

@@ -32,7 +32,17 @@ pub struct FairPermit {
     // Declared first, dropped first: the sender's permit goes back before
     // the keys' (a waiter of another key need not wait for the map's lock).
     _all: OwnedSemaphorePermit,
-    _keys: Vec<KeyPermit>,
+    keys: Vec<KeyPermit>,
+}
+
+impl FairPermit {
+    /// Gives back the keys' permits and keeps the sender's: the request to
+    /// the person's phone or the host is done, what follows (the store's
+    /// bookkeeping) is no host's to hold up (a webhook's 2xx becomes its
+    /// handsets' receipts, §18, while 8 more requests may go to that host).
+    pub fn release_keys(&mut self) {
+        self.keys.clear();
+    }
 }
 
 #[derive(Debug)]
@@ -88,7 +98,7 @@ impl FairPermits {
             .expect("never closed");
         FairPermit {
             _all: all,
-            _keys: held,
+            keys: held,
         }
     }
 

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 
 use super::{Dispatcher, Job};
+use crate::app::fair::FairPermit;
 use crate::domain::webhooks::outbox::OutboxEvent;
 use crate::domain::webhooks::schedule::{self, GiveUp, Next, Outcome};
 use crate::domain::webhooks::signing::sign;
@@ -161,8 +162,11 @@ impl Dispatcher {
         Ok(opened)
     }
 
-    /// One attempt: signed, sent, logged; the endpoint's health kept.
-    pub(super) async fn attempt(&self, job: Job) {
+    /// One attempt: signed, sent, logged; the endpoint's health kept. The
+    /// host's share of `permit` is given back once the request is done, the
+    /// dispatcher's with the attempt (DECISIONS §20: a quarter per host for
+    /// the requests, the store's work after them bounded as a whole).
+    pub(super) async fn attempt(&self, job: Job, mut permit: FairPermit) {
         let Job {
             round,
             event,
@@ -189,6 +193,7 @@ impl Dispatcher {
                 Outcome::Status(0)
             }
         };
+        permit.release_keys();
         let next = schedule::after_attempt(
             event.kind,
             event.at,

@@ -175,8 +175,8 @@ impl Dispatcher {
             let dispatcher = Arc::clone(self);
             tokio::spawn(async move {
                 let host = crate::app::fair::host_key(&job.endpoint.url);
-                let _permit = dispatcher.slots.acquire(&[&host]).await;
-                dispatcher.attempt(job).await;
+                let permit = dispatcher.slots.acquire(&[&host]).await;
+                dispatcher.attempt(job, permit).await;
             });
         }
     }
