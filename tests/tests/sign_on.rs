@@ -262,13 +262,7 @@ async fn a_colleague_on_duty_whose_phones_are_all_silent_is_telefon_stumm_beside
     assert_eq!(silent_colleagues(&server, &anna).await, ["Ben", "Carl"]);
 
     // Ben's phone posts its receipt (late): he is no longer silent.
-    let tests = service
-        .wait_for_tests(&bens, 2, Duration::from_secs(10))
-        .await;
-    let receipt = tests.last().expect("a test")["receipt"]
-        .as_str()
-        .expect("a receipt")
-        .to_string();
+    let receipt = test_receipt(&service, &bens, 2).await;
     post_receipt(&server, &ben, &receipt)
         .await
         .expect_status(200);

@@ -51,8 +51,20 @@ enum Only<'a> {
 impl DynamoStore {
     /// Both items, each only where none has its key: one `TransactWriteItems`.
     pub(crate) async fn put_staff(&self, staff: &Staff) -> Result<(), StoreError> {
+        let items = self.new_staff_items(staff)?;
+        match self.transact(items).await? {
+            Transaction::Committed => Ok(()),
+            Transaction::Cancelled(reasons) => Err(StoreError::Internal(format!(
+                "storing the staff member was cancelled: {reasons:?}"
+            ))),
+        }
+    }
+
+    /// A new member's credential and roster entry, each only where none has
+    /// its key.
+    fn new_staff_items(&self, staff: &Staff) -> Result<Vec<TransactWriteItem>, StoreError> {
         let ttl = expiry_for(&staff.scope, staff.created_at);
-        let items = vec![
+        Ok(vec![
             self.put_staff_item(
                 &self.tables.consumers,
                 staff_credential(staff, ttl),
@@ -63,13 +75,7 @@ impl DynamoStore {
                 staff_roster_entry(staff, ttl),
                 Only::New("pk"),
             )?,
-        ];
-        match self.transact(items).await? {
-            Transaction::Committed => Ok(()),
-            Transaction::Cancelled(reasons) => Err(StoreError::Internal(format!(
-                "storing the staff member was cancelled: {reasons:?}"
-            ))),
-        }
+        ])
     }
 
     /// [`DynamoStore::put_staff`] while the scope's roster has fewer than
@@ -85,20 +91,7 @@ impl DynamoStore {
             count: roster.iter().filter(|item| !is_channel(item)).count(),
             renewal: false,
         };
-        let items = |_renewal: bool| {
-            Ok(vec![
-                self.put_staff_item(
-                    &self.tables.consumers,
-                    staff_credential(staff, ttl),
-                    Only::New("id"),
-                )?,
-                self.put_staff_item(
-                    &self.tables.data,
-                    staff_roster_entry(staff, ttl),
-                    Only::New("pk"),
-                )?,
-            ])
-        };
+        let items = |_renewal: bool| self.new_staff_items(staff);
         let roster = roster_pk(&staff.scope);
         Ok(self
             .write_under_cap(&roster, limit, ttl, &count, &items)
