@@ -159,26 +159,15 @@ pub async fn live_reader(
 /// credential's open sockets are closed within 5 s). A store error keeps
 /// the socket (logged): a hiccup must not drop every page at once.
 pub async fn live_token_holds(state: &AppState, token: &str) -> bool {
-    let hash = token_hash(token);
-    let display = match state.store.display_by_token_hash(&hash).await {
-        Ok(display) => display,
+    // The same look-ups as the socket's connect: a display's token, else a
+    // staff member's.
+    match live_reader(state, Some(token), None, &HeaderMap::new()).await {
+        Ok(_) => true,
+        Err(ApiError::Unauthorized) => false,
         Err(error) => {
-            tracing::warn!(%error, "live socket's token not checked again");
-            return true;
+            tracing::warn!(code = error.code(), "live socket's token not checked again");
+            true
         }
-    };
-    if let Some(display) = display {
-        return !display.revoked;
-    }
-    match state.alarms.as_ref() {
-        Some(store) => match store.staff_by_token_hash(&hash).await {
-            Ok(staff) => staff.is_some_and(|staff| !staff.revoked),
-            Err(error) => {
-                tracing::warn!(%error, "live socket's token not checked again");
-                true
-            }
-        },
-        None => false,
     }
 }
 
