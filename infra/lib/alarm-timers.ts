@@ -137,6 +137,19 @@ export const UNREADABLE_RECORD_MESSAGES = [
 export const UNREADABLE_RECORD_METRIC = 'AlarmRecordsUnreadable';
 
 /**
+ * The error line of the minute's wake-up for each alarm whose next step
+ * (a level, a re-alert, a receipt deadline, an accept's timeout) it found
+ * more than 5 s overdue and stepped (DECISIONS §19): only a lost stream
+ * record or timer leaves one so late. Logged by the core's overdue sweep
+ * (`run_overdue_alarms`, functions/core/src/app/alarm/looks.rs) in the
+ * alarm function; one such line within five minutes raises the alarm.
+ */
+export const OVERDUE_MESSAGES = ["alarm step overdue: its timer was lost; stepped by the minute's wake-up"] as const;
+
+/** The metric the overdue lines of the alarm function's log group count into. */
+export const OVERDUE_METRIC = 'AlarmStepsOverdue';
+
+/**
  * The timer queue's name, `nurse-call-<installation>-alarm-timers`: the
  * queue is made with it, and the key policy statement that lets the
  * webhook wake-up schedule send to the queue names the queue's ARN built
@@ -222,9 +235,9 @@ export class AlarmTimers extends Construct {
    *   reported alone (partial batch response) and given again after the
    *   visibility timeout, until the dead-letter queue takes it.
    *
-   * Besides, a metric filter on the function's log group counts its
-   * {@link UNREADABLE_RECORD_MESSAGES}, and an alarm fires on one such line
-   * within five minutes.
+   * Besides, metric filters on the function's log group count its
+   * {@link UNREADABLE_RECORD_MESSAGES} and its {@link OVERDUE_MESSAGES},
+   * and an alarm fires on one such line within five minutes.
    */
   subscribe(fn: lambda.Function, data: dynamodb.ITable): cloudwatch.Alarm[] {
     readStream(fn, data, { filters: ALARM_FILTERS, failures: this.streamFailures });
@@ -244,6 +257,17 @@ export class AlarmTimers extends Construct {
           'the call it changed may have got no timer, so its alarm may not escalate (the due index by_due still lists it), ' +
           "and an audit's alerts and cancels may not have been pushed to the phones; " +
           "see the alarm function's log for the record (index or sequence number)",
+      }),
+      logLinesAlarm(this, {
+        installation: this.installation,
+        filters: [{ id: 'OverdueStepsFilter', logGroup: fn.logGroup }],
+        messages: OVERDUE_MESSAGES,
+        metricName: OVERDUE_METRIC,
+        alarmId: 'OverdueStepsAlarm',
+        alarmName: name('alarm-steps-overdue'),
+        alarmDescription:
+          "The minute's wake-up found an alarm whose next step was more than 5 s overdue and stepped it (at most about a minute late): " +
+          'a stream record or a timer was lost (see the stream failure queue, the dead-letter queue and the alarm function\'s log: call_id, due_at, late_s)',
       }),
       messagesAlarm(this, 'StreamFailuresAlarm', this.streamFailures, {
         alarmName: name('alarm-stream-failures'),

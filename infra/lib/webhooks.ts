@@ -139,6 +139,15 @@ export const ATTENTION_WAKE_EVERY = Duration.minutes(1);
 export const WEBHOOK_WAKE = { webhooks: 'wake' } as const;
 
 /**
+ * The schedule's message: the minute's wake-up on the timer queue,
+ * `MINUTE_WAKE` of functions/alarms-aws/src/queues.rs
+ * (`{"minute":"wake"}`). The alarm function steps the alarms whose next
+ * step is overdue (a lost stream record or timer, DECISIONS §19) and
+ * passes a {@link WEBHOOK_WAKE} on to the webhook queue.
+ */
+export const MINUTE_WAKE = { minute: 'wake' } as const;
+
+/**
  * EventBridge's retries of a wake-up the timer queue did not take, and how
  * old a wake-up may get before it is dropped (EventBridge's least): a
  * wake-up missed is harmless, the next minute's comes anyway.
@@ -294,13 +303,13 @@ export class Webhooks extends Construct {
     const rule = new events.Rule(this, 'WakeSchedule', {
       ruleName,
       description:
-        'Wakes the forward function every minute through the alarm timer queue, so that its rounds send element.attention in a quiet house',
+        'Wakes the alarm function every minute through its timer queue: it steps overdue alarms (a lost timer) and wakes the forward function, so that its rounds send element.attention in a quiet house',
       schedule: events.Schedule.rate(ATTENTION_WAKE_EVERY),
     });
     rule.addTarget({
       bind: () => ({
         arn: timerQueue.queueArn,
-        input: events.RuleTargetInput.fromObject(WEBHOOK_WAKE),
+        input: events.RuleTargetInput.fromObject(MINUTE_WAKE),
         retryPolicy: {
           maximumRetryAttempts: ATTENTION_WAKE_RETRIES,
           maximumEventAgeInSeconds: ATTENTION_WAKE_MAX_AGE.toSeconds(),

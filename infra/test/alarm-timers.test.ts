@@ -15,7 +15,7 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { OUTBOX_PK, UNREADABLE_RECORD_MESSAGES, UNREADABLE_RECORD_METRIC, WAKE_PK } from '../lib/alarm-timers';
+import { OUTBOX_PK, OVERDUE_MESSAGES, UNREADABLE_RECORD_MESSAGES, UNREADABLE_RECORD_METRIC, WAKE_PK } from '../lib/alarm-timers';
 import { functionsOf } from '../lib/nurse-call-stack';
 import {
   DYNAMODB_VIA,
@@ -278,6 +278,17 @@ for (const mode of MODES) {
       assert.match(description, /may not escalate/);
       assert.match(description, /may not have been pushed/);
     });
+
+    it('an alarm step found overdue by the minute\'s wake-up (DECISIONS §19): a metric filter on the alarm function\'s log group counts its lines, one within five minutes raises the alarm, to the topic', () => {
+      const description = logLinesAlarmOf(template, mode, {
+        fn: 'alarm',
+        filterPattern: '{ $.message = "alarm step overdue: its timer was lost; stepped by the minute\'s wake-up" }',
+        metricName: 'AlarmStepsOverdue',
+        alarm: 'alarm-steps-overdue',
+      });
+      assert.match(description, /more than 5 s overdue/);
+      assert.match(description, /stream record or a timer was lost/);
+    });
   });
 }
 
@@ -327,8 +338,16 @@ describe('the Rust side names the same', () => {
         'stream batch not sent on: retried whole', // retried, then alarm-stream-failures
         'a timer message that is no timer: left to the dead-letter queue', // alarm-timers-dlq
         'neither a stream nor a timer queue event: ignored', // no alarm in it
+        'overdue alarms not swept: the wake-up is given again', // retried, then alarm-timers-dlq
       ].sort(),
     );
+    // The overdue sweep's line (the core's, logged in the alarm function) is the filter's.
+    for (const message of OVERDUE_MESSAGES) {
+      assert.ok(
+        rustErrorMessages(path.join(REPO, 'functions', 'core', 'src', 'app', 'alarm')).includes(message),
+        `tracing::error!(…, "${message}") in functions/core/src/app/alarm`,
+      );
+    }
     // A record skipped is not reported as a batch item failure: nothing else says so.
     assert.match(
       rustSource('alarms-aws/src/handler.rs'),

@@ -183,7 +183,7 @@ describe('the installation key (production)', () => {
     // The API's 5xx rate, each function's two, the hand edits', the broadcast's two, the timer queues' three and the
     // unreadable stream records', the delivery queues' two and the pushes not delivered', the webhook dead letters',
     // the webhook events not delivered' and the wake-up schedule's failed invocations'.
-    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 1 + 2 + 4 + 3 + 2 + 1);
+    assert.equal(alarms.length, 1 + 2 * functionsOf('production').length + 1 + 2 + 5 + 3 + 2 + 1);
     for (const alarm of alarms) {
       assert.ok(String(alarm.Properties.AlarmName).startsWith(prefix), alarm.Properties.AlarmName);
     }

@@ -730,6 +730,16 @@ export function rustWebhookWake(): string {
   return found[1];
 }
 
+/**
+ * `MINUTE_WAKE` of functions/alarms-aws/src/queues.rs, the body of the
+ * stack's minute wake-up (a raw string: its text as written).
+ */
+export function rustMinuteWake(): string {
+  const found = /^pub const MINUTE_WAKE: &str = r#"(.*)"#;$/m.exec(rustSource('alarms-aws/src/queues.rs'));
+  assert.ok(found, 'pub const MINUTE_WAKE: &str = r#"…"#; in functions/alarms-aws/src/queues.rs');
+  return found[1];
+}
+
 /** Every Rust source of a crate of functions/, joined (whichever file declares a name). */
 export function rustCrate(name: string): string {
   return fs

@@ -558,10 +558,10 @@ describe('logs', () => {
 
 describe('alarms', () => {
   for (const mode of MODES) {
-    it(`${mode}: API 5xx rate, throttles and errors of each function, hand edits (and the broadcast's two of live.test.ts, the alarm function's four of alarm-timers.test.ts: its queues' three and its unreadable records, the deliver function's three of deliveries.test.ts: its queues' two and its pushes not delivered, the webhook queue's two of webhooks.test.ts: its dead letters and its events not delivered, the wake-up schedule's failed invocations of webhook-wakes.test.ts)`, () => {
+    it(`${mode}: API 5xx rate, throttles and errors of each function, hand edits (and the broadcast's two of live.test.ts, the alarm function's five of alarm-timers.test.ts: its queues' three, its unreadable records and its overdue steps, the deliver function's three of deliveries.test.ts: its queues' two and its pushes not delivered, the webhook queue's two of webhooks.test.ts: its dead letters and its events not delivered, the wake-up schedule's failed invocations of webhook-wakes.test.ts)`, () => {
       const template = templates[mode];
       const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 1 + 2 + 4 + 3 + 2 + 1);
+      assert.equal(alarms.length, 1 + 2 * functionsOf(mode).length + 1 + 2 + 5 + 3 + 2 + 1);
 
       const rate = alarms.filter((a) => a.Properties.Metrics);
       assert.equal(rate.length, 1);

@@ -27,6 +27,7 @@ import {
   ATTENTION_WAKE_MAX_AGE,
   ATTENTION_WAKE_RETRIES,
   WAKE_FAILED_ALARM,
+  MINUTE_WAKE,
   WEBHOOK_WAKE,
   wakeRuleName,
 } from '../lib/webhooks';
@@ -41,6 +42,7 @@ import {
   queueReaders,
   resourcesOf,
   rustSource,
+  rustMinuteWake,
   rustWebhookWake,
   synth,
   synthStack,
@@ -73,7 +75,7 @@ for (const mode of MODES) {
       assert.match(props.Description, /every minute.*timer queue.*element\.attention/);
     });
 
-    it('one target: the timer queue (standard: no message group, no deduplication id), the Rust side\'s WEBHOOK_WAKE as its input, 2 retries within 60 s; not the webhook queue', () => {
+    it('one target: the timer queue (standard: no message group, no deduplication id), the Rust side\'s MINUTE_WAKE as its input, 2 retries within 60 s; not the webhook queue', () => {
       const targets: Json[] = rule().Targets;
       assert.equal(targets.length, 1);
       const [target] = targets;
@@ -86,9 +88,9 @@ for (const mode of MODES) {
       assert.equal(queue('alarm-timers').Properties.FifoQueue, undefined);
       assert.equal(target.SqsParameters, undefined);
       // The exact text the alarm function passes on (functions/alarms-aws/src/queues.rs).
-      assert.equal(target.Input, rustWebhookWake());
-      assert.equal(target.Input, '{"webhooks":"wake"}');
-      assert.deepEqual(JSON.parse(target.Input), WEBHOOK_WAKE);
+      assert.equal(target.Input, rustMinuteWake());
+      assert.equal(target.Input, '{"minute":"wake"}');
+      assert.deepEqual(JSON.parse(target.Input), MINUTE_WAKE);
       // A wake-up missed is harmless: the next minute's comes.
       assert.deepEqual(target.RetryPolicy, { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 60 });
       assert.equal(ATTENTION_WAKE_RETRIES, 2);
@@ -219,12 +221,20 @@ describe('the wake-up schedule\'s rule', () => {
 });
 
 describe('the Rust side: the wake-up passed on, the sweep in every round', () => {
-  it('the schedule\'s message is WEBHOOK_WAKE of functions/alarms-aws/src/queues.rs, which the alarm function takes from the timer queue as a wake-up and passes on to the webhook queue, deduplicated by the timer message\'s id', () => {
+  it('the schedule\'s message is MINUTE_WAKE of functions/alarms-aws/src/queues.rs: the alarm function takes it from the timer queue, steps the overdue alarms (DECISIONS §19) and passes a webhook wake-up (WEBHOOK_WAKE, also what the forward function\'s retries send) on to the webhook queue, deduplicated by the timer message\'s id', () => {
+    assert.equal(rustMinuteWake(), JSON.stringify(MINUTE_WAKE));
     assert.equal(rustWebhookWake(), JSON.stringify(WEBHOOK_WAKE));
-    assert.match(rustSource('alarms-aws/src/queues.rs'), /pub fn is_webhook_wake\(body: &str\) -> bool/);
+    const queues = rustSource('alarms-aws/src/queues.rs');
+    assert.match(queues, /pub fn is_webhook_wake\(body: &str\) -> bool/);
+    assert.match(queues, /pub fn is_minute_wake\(body: &str\) -> bool/);
+    const handler = rustSource('alarms-aws/src/handler.rs');
     assert.match(
-      rustSource('alarms-aws/src/handler.rs'),
-      /let id = message\.message_id\.clone\(\)\.unwrap_or_default\(\);\s*if message\.body\.as_deref\(\)\.is_some_and\(is_webhook_wake\) \{[^}]*self\.webhooks\.send_webhook_wake\(&id\)\.await/,
+      handler,
+      /let id = message\.message_id\.clone\(\)\.unwrap_or_default\(\);\s*if message\.body\.as_deref\(\)\.is_some_and\(is_minute_wake\) \{\s*return \(id\.clone\(\), self\.take_minute_wake\(&id, now\)\.await\);\s*\}\s*if message\.body\.as_deref\(\)\.is_some_and\(is_webhook_wake\) \{[^}]*self\.webhooks\.send_webhook_wake\(&id\)\.await/,
+    );
+    assert.match(
+      handler,
+      /async fn take_minute_wake[\s\S]*run_overdue_alarms\(now, OVERDUE_PER_WAKE\)[\s\S]*self\.webhooks\.send_webhook_wake\(id\)\.await/,
     );
   });
 

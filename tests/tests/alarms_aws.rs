@@ -28,7 +28,8 @@
 //!
 //! Receipts and their deadline (DECISIONS §18) on the same path:
 //! tests/tests/alarms_aws/receipts.rs; the sign-on test:
-//! tests/tests/alarms_aws/sign_on.rs.
+//! tests/tests/alarms_aws/sign_on.rs; a lost timer's step taken by the
+//! minute's wake-up (DECISIONS §19): tests/tests/alarms_aws/overdue.rs.
 //!
 //! Runs with `BLACKBOX_STORE=dynamodb` (scripts/test runs the suite a second
 //! time so); on SQLite there is no stream nor queue, and it says that it is
@@ -48,6 +49,9 @@ mod live_aws {
 
 mod alarms_aws {
     pub(crate) mod event_sources;
+    /// No alarm step lost (DECISIONS §19): a lost timer's step taken by
+    /// the minute's wake-up.
+    mod overdue;
     pub(crate) mod queues;
     /// Receipts (DECISIONS §18): through the `staff` function, and their
     /// deadline through the timer queue.

@@ -47,6 +47,18 @@ pub fn is_webhook_wake(body: &str) -> bool {
         .is_ok_and(|value| value == serde_json::json!({"webhooks": "wake"}))
 }
 
+/// The body of the stack's minute wake-up on the timer queue (its
+/// EventBridge schedule: infra/lib/webhooks.ts): the alarm function steps
+/// the overdue alarms (DECISIONS §19) and passes a webhook wake-up on.
+pub const MINUTE_WAKE: &str = r#"{"minute":"wake"}"#;
+
+/// Whether a timer queue message's body is the minute's wake-up, however
+/// it is spaced.
+pub fn is_minute_wake(body: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(body)
+        .is_ok_and(|value| value == serde_json::json!({"minute": "wake"}))
+}
+
 /// The webhook queue's one message group.
 const WEBHOOK_GROUP: &str = "outbox";
 
@@ -218,6 +230,21 @@ mod tests {
             r#"{"call":1,"level":2,"due":"2026-11-27T08:00:00Z"}"#,
         ] {
             assert!(!is_webhook_wake(other), "{other}");
+        }
+        assert!(!is_webhook_wake(MINUTE_WAKE));
+    }
+
+    #[test]
+    fn the_minute_wake_up_is_its_own_json_however_spaced() {
+        assert!(is_minute_wake(MINUTE_WAKE));
+        assert!(is_minute_wake("{ \"minute\" : \"wake\" }\n"));
+        for other in [
+            "",
+            WEBHOOK_WAKE,
+            r#"{"minute":"wake","call":1}"#,
+            r#"{"minute":1}"#,
+        ] {
+            assert!(!is_minute_wake(other), "{other}");
         }
     }
 }

@@ -110,7 +110,9 @@ pub mod alarm {
     pub use crate::domain::alarm::audit::AuditEvent;
     pub use crate::domain::alarm::engine::quiet_end;
     pub use crate::domain::alarm::receipt::{Path, Receipt, device_tag};
-    pub use crate::domain::alarm::timer::{MAX_DELAY_SECONDS, Timer, first_delay, timer_of_change};
+    pub use crate::domain::alarm::timer::{
+        MAX_DELAY_SECONDS, OVERDUE_AFTER_SECONDS, Timer, first_delay, timer_of_change,
+    };
     pub use crate::domain::alarm::{
         Alarm, AlarmStatus, Answer, Audience, CancelReason, Duty, Effect, Level, Policy, Recipient,
         Refusal, Response, Roster, Situation, Staff, StaffRef, Step, receive, respond, step,

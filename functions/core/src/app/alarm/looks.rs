@@ -25,6 +25,7 @@ use tokio::task::JoinSet;
 use crate::app::alarm::AlarmRunner;
 use crate::app::alarm::step::{Known, Looked, People, Prefetched, is_presence};
 use crate::domain::alarm::Alarm;
+use crate::domain::alarm::timer::OVERDUE_AFTER_SECONDS;
 use crate::domain::model::{Call, CallType, Scope};
 use crate::store::StoreError;
 use crate::store::alarms::DueAlarm;
@@ -207,6 +208,51 @@ impl AlarmRunner<'_> {
         if due.is_empty() {
             return Ok(0);
         }
+        let count = due.len();
+        self.step_all(due, now).await?;
+        Ok(count)
+    }
+
+    /// The overdue sweep of the minute's wake-up in AWS (DECISIONS §19):
+    /// steps every alarm whose next step (a level, a re-alert, a receipt
+    /// deadline, an accept's timeout) is more than [`OVERDUE_AFTER_SECONDS`]
+    /// late at `now` (at most `limit`, the most overdue first), each with
+    /// an error line: only a lost stream record or timer leaves one so late,
+    /// and the stack counts these lines (a metric alarm). Returns the
+    /// alarms found. Stepping is the timers' conditional write, so a timer
+    /// that arrives after all finds nothing left to do.
+    pub async fn run_overdue_alarms(
+        self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<DueAlarm>, StoreError> {
+        let store = self.state.alarm_store()?;
+        let overdue = store
+            .due_alarms(
+                now - chrono::Duration::seconds(OVERDUE_AFTER_SECONDS),
+                limit,
+            )
+            .await?;
+        if overdue.is_empty() {
+            return Ok(overdue);
+        }
+        for alarm in &overdue {
+            tracing::error!(
+                scope = alarm.scope.as_str(),
+                call_id = alarm.call_id,
+                due_at = %alarm.next_at.to_rfc3339(),
+                late_s = (now - alarm.next_at).num_seconds(),
+                "alarm step overdue: its timer was lost; stepped by the minute's wake-up"
+            );
+        }
+        self.step_all(overdue.clone(), now).await?;
+        Ok(overdue)
+    }
+
+    /// Steps `due` (alarms due by `now`), reading the call types and each
+    /// scope's people once.
+    async fn step_all(self, due: Vec<DueAlarm>, now: DateTime<Utc>) -> Result<(), StoreError> {
+        let store = self.state.alarm_store()?;
         let mut read = Prefetched {
             types: Arc::new(self.state.call_types().await?),
             rosters: HashMap::new(),
@@ -220,7 +266,6 @@ impl AlarmRunner<'_> {
             }
         }
         let read = Arc::new(read);
-        let count = due.len();
         let mut steps = JoinSet::new();
         for alarm in due {
             if steps.len() >= STEPS_AT_ONCE {
@@ -230,7 +275,7 @@ impl AlarmRunner<'_> {
             steps.spawn(async move { state.alarm_runner().step_due(&alarm, &read).await });
         }
         while steps.join_next().await.is_some() {}
-        Ok(count)
+        Ok(())
     }
 
     /// One due alarm of a round, logged with how late it was written.

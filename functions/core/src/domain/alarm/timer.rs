@@ -26,6 +26,13 @@ use crate::domain::model::Scope;
 /// The longest delay of one message (Amazon SQS: 15 minutes).
 pub const MAX_DELAY_SECONDS: u32 = 900;
 
+/// How late a step may be before the minute's wake-up takes it as lost
+/// (DECISIONS §19): a timer's delay is whole seconds and its taker's
+/// answer takes a moment, so a step a few seconds late is still the
+/// timer's own; one later than this only a lost stream record or timer
+/// explains.
+pub const OVERDUE_AFTER_SECONDS: i64 = 5;
+
 /// How early a timer may arrive and still count as due: a queue's delay is
 /// whole seconds, and its clock is not ours.
 pub(crate) const EARLY_TOLERANCE_MS: i64 = 500;
