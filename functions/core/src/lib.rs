@@ -149,8 +149,8 @@ pub mod webhooks {
 /// heartbeats and silences.
 pub mod links {
     pub use crate::domain::links::{
-        GRACE_SECONDS, Link, MAX_HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, Silence,
-        SilenceRecord, is_heartbeat_interval, silent_after,
+        GRACE_SECONDS, Link, MAX_HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, Silence, SilenceRecord,
+        is_heartbeat_interval, silent_after,
     };
 }
 
