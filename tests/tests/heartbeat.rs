@@ -85,6 +85,32 @@ async fn a_supervised_consumer_is_told_when_its_next_request_is_due() {
     assert!((125..=131).contains(&due), "next_before {due} s from now");
 }
 
+/// The answers on the sandbox, as the Lambda functions under `cargo
+/// lambda watch` give them too (a visitor's consumer has no heartbeat).
+#[tokio::test]
+async fn the_heartbeats_answers_200_422_address_and_400_hash() {
+    let server = Server::sandbox();
+    let visitor = server.new_consumer().await;
+    let response = heartbeat(&server, &visitor).await;
+    response.expect_status(200);
+    assert_eq!(response.data()["consumer"], visitor.id.as_str());
+    assert_eq!(response.data()["next_before"], Value::Null);
+
+    let response = server
+        .post(HEARTBEAT, visitor.body("Zimmer-101", "{}"))
+        .await;
+    response.expect_status(422);
+    assert_eq!(
+        response.text,
+        validation_body(&[("address", &["Der gewählte Wert für address ist ungültig."])]),
+    );
+
+    let forged = Consumer::new(&visitor.id, "not-the-secret");
+    let response = heartbeat(&server, &forged).await;
+    response.expect_status(400);
+    assert_eq!(response.json()["messages"][0]["code"], "invalid_hash");
+}
+
 #[tokio::test]
 async fn a_consumer_without_a_heartbeat_may_post_one_and_is_told_nothing_is_due() {
     let server = production();
