@@ -45,6 +45,7 @@ mod devices;
 mod elements;
 mod error;
 pub mod item;
+mod links;
 mod mismatches;
 mod push;
 mod reads;

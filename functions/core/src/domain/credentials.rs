@@ -103,10 +103,28 @@ pub fn read_consumer(mut field: impl FnMut(&'static str) -> Raw) -> Stored<Consu
                 .unwrap_or_default(),
             expires_at,
             require_signed_time,
+            heartbeat_seconds: heartbeat(&field("heartbeat_seconds")),
             id: id.clone(),
         })
     };
     read().into()
+}
+
+/// A consumer's heartbeat interval: absent is none. A hand edit out of
+/// range is held to the range, and one that is no whole number supervises
+/// at the longest interval: a link an admin meant to supervise stays
+/// supervised (silence is never calm, DECISIONS §19), and the consumer's
+/// requests are never refused for it.
+pub fn heartbeat(raw: &Raw) -> Option<i64> {
+    use crate::domain::links::{MAX_HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS};
+    match raw {
+        Raw::Missing => None,
+        Raw::Number(text) => Some(match text.trim().parse::<i64>() {
+            Ok(seconds) => seconds.clamp(MIN_HEARTBEAT_SECONDS, MAX_HEARTBEAT_SECONDS),
+            Err(_) => MAX_HEARTBEAT_SECONDS,
+        }),
+        _ => Some(MAX_HEARTBEAT_SECONDS),
+    }
 }
 
 /// A display item whose attribute (column) `name` holds `field(name)`.
@@ -234,6 +252,27 @@ mod tests {
             Stored::Malformed(m) => (m.id, m.field, m.problem),
             Stored::Usable(value) => panic!("usable: {value:?}"),
         }
+    }
+
+    #[test]
+    fn a_hand_edited_heartbeat_stays_supervised_and_never_refuses_the_consumer() {
+        assert_eq!(heartbeat(&Raw::Missing), None);
+        assert_eq!(heartbeat(&Raw::Number("60".into())), Some(60));
+        assert_eq!(
+            heartbeat(&Raw::Number("5".into())),
+            Some(30),
+            "held to the range"
+        );
+        assert_eq!(heartbeat(&Raw::Number("99999".into())), Some(3600));
+        assert_eq!(heartbeat(&Raw::Number("1.5".into())), Some(3600));
+        assert_eq!(heartbeat(&text("often")), Some(3600));
+        let consumer = read_consumer(|field| match field {
+            "id" => text("c1"),
+            "secrets" => Raw::List(vec![text("s")]),
+            "heartbeat_seconds" => text("often"),
+            _ => Raw::Missing,
+        });
+        assert_eq!(consumer.usable().unwrap().heartbeat_seconds, Some(3600));
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! displays' reads. The sandbox's bookkeeping ([`SandboxStore`]), the admin
 //! command's operations ([`admin::AdminStore`]) and alarm routing's records
 //! ([`alarms::AlarmStore`]), the staff's Web Push subscriptions
-//! ([`push::PushStore`]) and the webhooks' records
-//! ([`webhooks::WebhookStore`]) are traits of their own, so the request path
+//! ([`push::PushStore`]), the webhooks' records
+//! ([`webhooks::WebhookStore`]) and the supervised links
+//! ([`links::LinkStore`]) are traits of their own, so the request path
 //! keeps a small, audited surface. [`Backend`] is all of them,
 //! what each store crate implements and the wiring hands out.
 //!
@@ -19,6 +20,7 @@ pub(crate) mod admin;
 pub(crate) mod alarms;
 pub(crate) mod cache;
 pub(crate) mod fallbacks;
+pub(crate) mod links;
 pub(crate) mod push;
 pub(crate) mod webhooks;
 
@@ -357,15 +359,21 @@ impl<T: ServiceStore + admin::AdminStore + webhooks::WebhookStore> Backend for T
 
 /// What a service uses (the Lambda functions, the local server): the
 /// request path, the sandbox's bookkeeping, alarm routing, the staff's
-/// push subscriptions and the webhook endpoints' read (which fail), no
-/// admin operation (so none is linked into a function's zip). The state
-/// hands each handler the part it needs ([`crate::AppState`]).
+/// push subscriptions, the webhook endpoints' read (which fail) and the
+/// supervised links (DECISIONS §19), no admin operation (so none is linked
+/// into a function's zip). The state hands each handler the part it needs
+/// ([`crate::AppState`]).
 pub trait ServiceStore:
-    SandboxStore + alarms::AlarmStore + push::PushStore + webhooks::EndpointsRead
+    SandboxStore + alarms::AlarmStore + push::PushStore + webhooks::EndpointsRead + links::LinkStore
 {
 }
 
-impl<T: SandboxStore + alarms::AlarmStore + push::PushStore + webhooks::EndpointsRead> ServiceStore
-    for T
+impl<
+    T: SandboxStore
+        + alarms::AlarmStore
+        + push::PushStore
+        + webhooks::EndpointsRead
+        + links::LinkStore,
+> ServiceStore for T
 {
 }
