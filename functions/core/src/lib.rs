@@ -88,6 +88,7 @@ pub use signing::{sealing, secrets, signature, tokens};
 pub use store::admin::{AdminStore, Erased, SecretsReplaced, listed};
 pub use store::alarms::{AlarmStore, AlarmWrite, DueAlarm, FirstAlarm, KeptAlarm, RosterRead};
 pub use store::cache::DEFAULT_TTL;
+pub use store::outbox::EventOutbox;
 pub use store::push::{PushStore, Registration};
 pub use store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 pub use store::{

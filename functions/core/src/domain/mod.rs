@@ -22,6 +22,7 @@ pub(crate) mod model;
 pub(crate) mod push;
 pub(crate) mod push_services;
 pub(crate) mod raw;
+pub(crate) mod silence;
 pub mod report;
 pub(crate) mod supervision;
 pub(crate) mod text;

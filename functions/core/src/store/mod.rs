@@ -19,6 +19,7 @@ pub(crate) mod admin;
 pub(crate) mod alarms;
 pub(crate) mod cache;
 pub(crate) mod fallbacks;
+pub(crate) mod outbox;
 pub(crate) mod push;
 pub(crate) mod webhooks;
 
@@ -361,11 +362,20 @@ impl<T: ServiceStore + admin::AdminStore + webhooks::WebhookStore> Backend for T
 /// admin operation (so none is linked into a function's zip). The state
 /// hands each handler the part it needs ([`crate::AppState`]).
 pub trait ServiceStore:
-    SandboxStore + alarms::AlarmStore + push::PushStore + webhooks::EndpointsRead
+    SandboxStore
+    + alarms::AlarmStore
+    + push::PushStore
+    + webhooks::EndpointsRead
+    + outbox::EventOutbox
 {
 }
 
-impl<T: SandboxStore + alarms::AlarmStore + push::PushStore + webhooks::EndpointsRead> ServiceStore
-    for T
+impl<
+    T: SandboxStore
+        + alarms::AlarmStore
+        + push::PushStore
+        + webhooks::EndpointsRead
+        + outbox::EventOutbox,
+> ServiceStore for T
 {
 }
