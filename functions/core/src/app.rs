@@ -12,6 +12,8 @@ pub(crate) mod devices;
 pub(crate) mod fair;
 pub(crate) mod forwarding;
 pub(crate) mod push;
+pub(crate) mod signs_of_life;
+pub(crate) mod silence;
 pub(crate) mod webhooks;
 
 use std::sync::Arc;
@@ -23,6 +25,7 @@ use crate::domain::model::{Call, CallType, Consumer, Element, ElementPolicy, Sco
 use crate::store::alarms::AlarmStore;
 use crate::store::cache::{Cache, DEFAULT_TTL};
 use crate::store::fallbacks::FallbackLog;
+use crate::store::links::LinkStore;
 use crate::store::push::PushStore;
 use crate::store::webhooks::EndpointsRead;
 use crate::store::{SandboxStore, Store, StoreError};
@@ -63,6 +66,14 @@ pub struct AppState {
     /// The same store, for the staff's push subscriptions and the VAPID
     /// keys (DECISIONS §15): every service sets it ([`AppState::with_push`]).
     pub push: Option<Arc<dyn PushStore>>,
+    /// The same store, for the supervised links (DECISIONS §19): every
+    /// service sets it ([`AppState::with_links`]); `None` only where a test
+    /// or benchmark has a store without them, where no sign of life is kept.
+    pub links: Option<Arc<dyn LinkStore>>,
+    /// When this process last wrote each consumer's sign of life
+    /// ([`signs_of_life`]): at most one write per consumer per third of its
+    /// interval.
+    pub(crate) signs_of_life: Arc<signs_of_life::SignsOfLife>,
     /// Where the alarm's pushes go: the local server's push adapter; `None`
     /// in the Lambda functions, where an alarm write's pushes leave by the
     /// table's stream (the `alarm` function queues them, `deliver` sends
@@ -96,6 +107,8 @@ impl AppState {
             forwarding: None,
             stored_forwarding: None,
             push: None,
+            links: None,
+            signs_of_life: Arc::default(),
             pushes: None,
             looks_after_writes: true,
             scope_rounds: Arc::default(),
@@ -126,6 +139,15 @@ impl AppState {
     pub fn with_push(self, store: Arc<dyn PushStore>) -> Self {
         AppState {
             push: Some(store),
+            ..self
+        }
+    }
+
+    /// The same state, keeping the supervised links' signs of life in
+    /// `store` (the same store as the state's).
+    pub fn with_links(self, store: Arc<dyn LinkStore>) -> Self {
+        AppState {
+            links: Some(store),
             ..self
         }
     }

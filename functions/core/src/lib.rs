@@ -88,6 +88,7 @@ pub use signing::{sealing, secrets, signature, tokens};
 pub use store::admin::{AdminStore, Erased, SecretsReplaced, listed};
 pub use store::alarms::{AlarmStore, AlarmWrite, DueAlarm, FirstAlarm, KeptAlarm, RosterRead};
 pub use store::cache::DEFAULT_TTL;
+pub use store::links::LinkStore;
 pub use store::outbox::EventOutbox;
 pub use store::push::{PushStore, Registration};
 pub use store::webhooks::{Attempt, AttemptEnd, WebhookStore};
@@ -142,6 +143,15 @@ pub mod webhooks {
     pub use crate::domain::webhooks::{
         Endpoint, EventType, Outcome, alerts_reach_handsets, check_url, is_private_address,
         is_private_literal, names_private_host,
+    };
+}
+
+/// The supervision of central systems (DECISIONS §19): links, their
+/// heartbeats and silences.
+pub mod links {
+    pub use crate::domain::links::{
+        GRACE_SECONDS, Link, MAX_HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, Silence,
+        SilenceRecord, is_heartbeat_interval, silent_after,
     };
 }
 

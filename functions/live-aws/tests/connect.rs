@@ -77,6 +77,7 @@ fn visitor() -> Consumer {
         created_at: Utc::now(),
         expires_at: Some(Utc::now() + chrono::Duration::days(30)),
         require_signed_time: false,
+        heartbeat_seconds: None,
     }
 }
 

@@ -81,6 +81,7 @@ pub(crate) async fn apply(store: &dyn Backend, path: &Path) -> Result<(), String
             created_at: now,
             expires_at: None,
             require_signed_time: entry.require_signed_time,
+            heartbeat_seconds: None,
         };
         store
             .create_consumer(&consumer)

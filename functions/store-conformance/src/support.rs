@@ -47,6 +47,7 @@ pub fn consumer(id: &str, expires_at: Option<DateTime<Utc>>) -> Consumer {
         created_at: now() - Duration::days(1),
         expires_at,
         require_signed_time: false,
+        heartbeat_seconds: None,
     }
 }
 

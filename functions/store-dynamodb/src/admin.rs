@@ -161,6 +161,15 @@ impl AdminStore for DynamoStore {
         existed!(result)
     }
 
+    async fn set_heartbeat(
+        &self,
+        id: &str,
+        seconds: Option<i64>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        todo!("{id} {seconds:?} {now}")
+    }
+
     async fn delete_consumer(&self, id: &str) -> Result<bool, StoreError> {
         // A sandbox consumer's data expires by TTL; nothing else to remove.
         let result = self

@@ -46,6 +46,7 @@ mod elements;
 mod error;
 mod event_outbox;
 pub mod item;
+mod links;
 mod mismatches;
 mod push;
 mod reads;

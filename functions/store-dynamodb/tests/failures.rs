@@ -262,6 +262,7 @@ async fn a_consumer_put_that_finds_its_own_earlier_attempt_succeeds() {
         require_signed_time: false,
         created_at: "2026-01-01T00:00:00Z".parse().unwrap(),
         expires_at: None,
+        heartbeat_seconds: None,
     };
     let stored_with = |secret: &'static str| {
         mock!(Client::put_item).then_error(move || {

@@ -53,6 +53,7 @@ async fn warm_production_state() -> (AppState, Arc<DynamoStore>) {
             created_at: Utc::now(),
             expires_at: None,
             require_signed_time: false,
+            heartbeat_seconds: None,
         })
         .await
         .unwrap();

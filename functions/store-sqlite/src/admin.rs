@@ -133,6 +133,15 @@ impl AdminStore for SqliteStore {
         .await
     }
 
+    async fn set_heartbeat(
+        &self,
+        id: &str,
+        seconds: Option<i64>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        todo!("{id} {seconds:?} {now}")
+    }
+
     async fn delete_consumer(&self, id: &str) -> Result<bool, StoreError> {
         let id = id.to_string();
         self.with(move |tx| {

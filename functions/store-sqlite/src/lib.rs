@@ -26,6 +26,7 @@ mod alarms;
 mod attention;
 mod config_cache;
 mod devices;
+mod links;
 mod mismatches;
 mod outbox_write;
 mod push;

@@ -23,6 +23,7 @@ fn consumer(secret: &str) -> Consumer {
         created_at: Utc::now(),
         expires_at: None,
         require_signed_time: false,
+        heartbeat_seconds: None,
     }
 }
 

@@ -98,6 +98,7 @@ fn consumer(id: &str) -> Consumer {
         created_at: Utc::now(),
         expires_at: None,
         require_signed_time: false,
+        heartbeat_seconds: None,
     }
 }
 

@@ -221,6 +221,7 @@ pub fn lambda_state(store: Arc<dyn ServiceStore>, settings: Settings) -> AppStat
     AppState::new(store.clone(), settings)
         .with_alarms(store.clone())
         .with_push(store.clone())
+        .with_links(store.clone())
         // The `forward` function stores which endpoints fail (DECISIONS
         // §17); the displays' and staff pages' reads take it from there.
         .with_stored_forwarding(store)
@@ -233,5 +234,6 @@ pub fn lambda_state(store: Arc<dyn ServiceStore>, settings: Settings) -> AppStat
 pub fn local_state(store: Arc<dyn Backend>, settings: Settings) -> AppState {
     AppState::new(store.clone(), settings)
         .with_alarms(store.clone())
-        .with_push(store)
+        .with_push(store.clone())
+        .with_links(store)
 }

@@ -103,10 +103,28 @@ pub fn read_consumer(mut field: impl FnMut(&'static str) -> Raw) -> Stored<Consu
                 .unwrap_or_default(),
             expires_at,
             require_signed_time,
+            heartbeat_seconds: heartbeat(&field("heartbeat_seconds")),
             id: id.clone(),
         })
     };
     read().into()
+}
+
+/// A consumer's heartbeat interval: absent is none. A hand edit out of
+/// range is held to the range, and one that is no whole number supervises
+/// at the longest interval: a link an admin meant to supervise stays
+/// supervised (silence is never calm, DECISIONS §19), and the consumer's
+/// requests are never refused for it.
+pub fn heartbeat(raw: &Raw) -> Option<i64> {
+    use crate::domain::links::{MAX_HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS};
+    match raw {
+        Raw::Missing => None,
+        Raw::Number(text) => Some(match text.trim().parse::<i64>() {
+            Ok(seconds) => seconds.clamp(MIN_HEARTBEAT_SECONDS, MAX_HEARTBEAT_SECONDS),
+            Err(_) => MAX_HEARTBEAT_SECONDS,
+        }),
+        _ => Some(MAX_HEARTBEAT_SECONDS),
+    }
 }
 
 /// A display item whose attribute (column) `name` holds `field(name)`.

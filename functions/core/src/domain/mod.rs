@@ -18,6 +18,7 @@ pub(crate) mod call_type_items;
 pub(crate) mod call_types;
 pub mod credentials;
 pub(crate) mod device;
+pub(crate) mod links;
 pub(crate) mod model;
 pub(crate) mod push;
 pub(crate) mod push_services;

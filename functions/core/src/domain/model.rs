@@ -323,6 +323,9 @@ pub struct Consumer {
     /// signed `signed_at` within [`crate::signing::replay::WINDOW_SECONDS`] of the
     /// server's clock. Off by default, which is the spec's behaviour.
     pub require_signed_time: bool,
+    /// Its heartbeat interval in seconds (DECISIONS §19): supervised, it is
+    /// silent after 2 × this + 10 s without a request. `None`: not supervised.
+    pub heartbeat_seconds: Option<i64>,
 }
 
 impl std::fmt::Debug for Consumer {
@@ -339,6 +342,7 @@ impl std::fmt::Debug for Consumer {
             .field("created_at", &self.created_at)
             .field("expires_at", &self.expires_at)
             .field("require_signed_time", &self.require_signed_time)
+            .field("heartbeat_seconds", &self.heartbeat_seconds)
             .finish()
     }
 }

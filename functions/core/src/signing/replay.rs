@@ -85,6 +85,7 @@ mod tests {
             created_at: Utc::now(),
             expires_at: None,
             require_signed_time,
+            heartbeat_seconds: None,
         }
     }
 

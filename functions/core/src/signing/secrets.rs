@@ -52,6 +52,7 @@ pub fn new_consumer(
         created_at: now,
         expires_at: None,
         require_signed_time,
+        heartbeat_seconds: None,
     })
 }
 

@@ -132,6 +132,7 @@ mod tests {
             created_at: Utc::now(),
             expires_at: None,
             require_signed_time: false,
+            heartbeat_seconds: None,
         }
     }
 

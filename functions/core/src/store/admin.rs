@@ -105,6 +105,18 @@ pub trait AdminStore: Store {
     /// every request, [`crate::signing::replay`]); `false` when there is no such consumer.
     async fn set_require_signed_time(&self, id: &str, required: bool) -> Result<bool, StoreError>;
 
+    /// Sets consumer `id`'s heartbeat interval (DECISIONS §19, seconds,
+    /// checked by the caller): its `last_seen_at` becomes `now` when none
+    /// is kept, so a link is not silent the moment it is supervised.
+    /// `None` removes the heartbeat and ends a silence it was in (its
+    /// history entry ends at `now`). `false` when there is no such consumer.
+    async fn set_heartbeat(
+        &self,
+        id: &str,
+        seconds: Option<i64>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
     /// Removes consumer `id`; `false` when there was none.
     async fn delete_consumer(&self, id: &str) -> Result<bool, StoreError>;
 

@@ -19,6 +19,7 @@ pub(crate) mod admin;
 pub(crate) mod alarms;
 pub(crate) mod cache;
 pub(crate) mod fallbacks;
+pub(crate) mod links;
 pub(crate) mod outbox;
 pub(crate) mod push;
 pub(crate) mod webhooks;
@@ -358,14 +359,16 @@ impl<T: ServiceStore + admin::AdminStore + webhooks::WebhookStore> Backend for T
 
 /// What a service uses (the Lambda functions, the local server): the
 /// request path, the sandbox's bookkeeping, alarm routing, the staff's
-/// push subscriptions and the webhook endpoints' read (which fail), no
-/// admin operation (so none is linked into a function's zip). The state
-/// hands each handler the part it needs ([`crate::AppState`]).
+/// push subscriptions, the webhook endpoints' read (which fail) and the
+/// supervised links (DECISIONS §19), no admin operation (so none is linked
+/// into a function's zip). The state hands each handler the part it needs
+/// ([`crate::AppState`]).
 pub trait ServiceStore:
     SandboxStore
     + alarms::AlarmStore
     + push::PushStore
     + webhooks::EndpointsRead
+    + links::LinkStore
     + outbox::EventOutbox
 {
 }
@@ -375,6 +378,7 @@ impl<
         + alarms::AlarmStore
         + push::PushStore
         + webhooks::EndpointsRead
+        + links::LinkStore
         + outbox::EventOutbox,
 > ServiceStore for T
 {

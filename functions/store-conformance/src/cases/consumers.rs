@@ -19,6 +19,7 @@ pub async fn consumer_round_trip(harness: Harness) {
         created_at: t(0),
         expires_at: None,
         require_signed_time: true,
+        heartbeat_seconds: None,
     };
     let sandbox_consumer = Consumer {
         id: "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d".to_string(),
@@ -28,6 +29,7 @@ pub async fn consumer_round_trip(harness: Harness) {
         created_at: now(),
         expires_at: Some(now() + Duration::days(Consumer::SANDBOX_LIFETIME_DAYS)),
         require_signed_time: false,
+        heartbeat_seconds: None,
     };
     for c in [&production, &sandbox_consumer] {
         store

@@ -24,6 +24,7 @@ pub fn new_sandbox_consumer() -> Consumer {
         created_at: now,
         expires_at: Some(now + Duration::days(Consumer::SANDBOX_LIFETIME_DAYS)),
         require_signed_time: false,
+        heartbeat_seconds: None,
     }
 }
 

@@ -221,6 +221,7 @@ mod tests {
             created_at: clock::now(),
             expires_at: None,
             require_signed_time: false,
+            heartbeat_seconds: None,
         };
         let open = EXAMPLES[0].signed(&consumer, "http://x");
         assert_eq!(
