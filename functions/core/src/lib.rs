@@ -103,6 +103,7 @@ pub use app::alarm::AlarmRunner;
 pub use app::alarm::timer::TimerTaken;
 pub use app::fair::{FairPermit, FairPermits, host_key};
 pub use app::push::{PushJob, PushKind, PushSink, jobs_of_effects};
+pub use app::silence::Swept;
 pub use app::webhooks::{Dispatcher, Sender};
 
 /// The alarm engine's values and its two pure functions ([`alarm::step`],
@@ -122,7 +123,7 @@ pub mod alarm {
 /// Web Push: a person's subscriptions, the server's keys and what follows a
 /// push service's answer; each device's state by its receipts (§18).
 pub mod push {
-    pub use crate::app::push::TEST_CALL_ID;
+    pub use crate::app::push::{SILENCE_CALL_ID, TEST_CALL_ID};
     pub use crate::domain::device::{
         Device, DeviceState, SILENT_AFTER_PUSHES, TestReceipt, all_silent, device_state,
     };
@@ -150,8 +151,8 @@ pub mod webhooks {
 /// heartbeats and silences.
 pub mod links {
     pub use crate::domain::links::{
-        GRACE_SECONDS, Link, MAX_HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, Silence,
-        SilenceRecord, is_heartbeat_interval, silent_after,
+        GRACE_SECONDS, Link, MAX_HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, Silence, SilenceRecord,
+        is_heartbeat_interval, silent_after,
     };
 }
 

@@ -36,6 +36,11 @@ struct SeedConsumer {
     /// Replay protection (docs/security.md); off unless set.
     #[serde(default)]
     require_signed_time: bool,
+    /// Its heartbeat interval in seconds (DECISIONS §19), from 1: unlike
+    /// the admin command's 30 to 3600, so that tests and demos see a
+    /// silence within seconds (tests/tests/silence.rs). None by default.
+    #[serde(default)]
+    heartbeat_seconds: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,6 +92,18 @@ pub(crate) async fn apply(store: &dyn Backend, path: &Path) -> Result<(), String
             .create_consumer(&consumer)
             .await
             .map_err(|e| e.to_string())?;
+        if let Some(seconds) = entry.heartbeat_seconds {
+            if seconds < 1 {
+                return Err(format!(
+                    "seed consumer {}: heartbeat_seconds must be 1 or more",
+                    consumer.id
+                ));
+            }
+            store
+                .set_heartbeat(&consumer.id, Some(seconds), now)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
     }
     for element in &seed.elements {
         store

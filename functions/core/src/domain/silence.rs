@@ -101,11 +101,11 @@ pub(crate) fn alert_due(silence: &Silence, now: DateTime<Utc>) -> Option<i64> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SilenceReceipt {
     /// The silence's `since` in milliseconds.
-    pub since_ms: i64,
+    pub(crate) since_ms: i64,
     /// The silent consumer.
-    pub consumer: String,
+    pub(crate) consumer: String,
     /// Whose alert it is.
-    pub staff_id: String,
+    pub(crate) staff_id: String,
 }
 
 impl SilenceReceipt {

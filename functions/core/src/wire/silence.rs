@@ -15,9 +15,9 @@ use crate::domain::wire_time::format_local;
 /// of its last request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct SilentRecord {
-    pub consumer: String,
-    pub name: String,
-    pub since: String,
+    pub(crate) consumer: String,
+    pub(crate) name: String,
+    pub(crate) since: String,
 }
 
 impl SilentRecord {
@@ -96,6 +96,40 @@ mod tests {
         );
         let alert = message(SilenceNews::Silent, &record, Some("s.1.c1.s1"));
         assert!(alert.ends_with(r#""receipt":"s.1.c1.s1"}"#), "{alert}");
+    }
+
+    #[test]
+    fn a_silence_event_carries_the_object_the_reads_list() {
+        use crate::domain::model::Scope;
+        use crate::domain::webhooks::EventType;
+        use crate::domain::webhooks::outbox::{Facts, LinkFacts, OutboxEvent};
+        let since: DateTime<Utc> = "2026-01-05T09:00:00Z".parse().unwrap();
+        let kept = OutboxEvent {
+            id: "msg_1".into(),
+            position: String::new(),
+            scope: Scope::installation(),
+            kind: EventType::ConsumerSilent,
+            at: "2026-01-05T09:00:16Z".parse().unwrap(),
+            call_id: None,
+            section: None,
+            facts: Facts::of_link(LinkFacts {
+                consumer: "c1".into(),
+                name: "Haus A".into(),
+                since,
+            }),
+        };
+        let stored = Facts::from_json(&kept.facts.to_json()).unwrap();
+        assert_eq!(stored, kept.facts, "the outbox keeps the link");
+        let event = crate::wire::webhooks::event_of(
+            &kept,
+            chrono_tz::Europe::Berlin,
+            &std::collections::HashMap::new(),
+            &[],
+        );
+        assert_eq!(
+            event.body(),
+            r#"{"data":{"consumer":"c1","name":"Haus A","since":"2026-01-05 10:00:00"},"timestamp":"2026-01-05T09:00:16.000Z","type":"consumer.silent"}"#
+        );
     }
 
     #[test]
