@@ -116,6 +116,15 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
           },
         ]
       : [];
+  // The signed requests' consumer (GetItem) and its sign of life
+  // (DECISIONS §19: UpdateItem of its item, at most once per third of its
+  // heartbeat per warm instance; a silence it ends: TransactWriteItems of
+  // that Update and an UpdateItem of the silence's history item in the
+  // data table, which each of these functions may update).
+  const signOfLife: iam.PolicyStatementProps = {
+    actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    resources: [consumers.tableArn],
+  };
   return {
     // authenticate; call types; snapshot (Query pk), open (TransactWriteItems:
     // Put lock + Put call + Update element; GetItem of the existing lock),
@@ -123,7 +132,7 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // sandbox stacks also a consumer's hash mismatches for the test page
     // (PutItem, Query, DeleteItem: already covered).
     display: [
-      { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      signOfLife,
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
       { actions: ALARM_ENGINE_ACTIONS, resources: [data.tableArn] },
     ],
@@ -139,7 +148,7 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // authenticate; single form UpdateItem, multi form TransactWriteItems of
     // Updates, then BatchGetItem of the elements.
     element: [
-      { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      signOfLife,
       {
         actions: [
           'dynamodb:UpdateItem',
@@ -170,7 +179,7 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // (Query), then the same; in sandbox stacks a consumer's hash
     // mismatches for the test page (PutItem, Query, DeleteItem: covered).
     staff: [
-      { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      signOfLife,
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
       { actions: ALARM_ENGINE_ACTIONS, resources: [data.tableArn] },
     ],

@@ -26,7 +26,8 @@ import type { ServiceMode } from './nurse-call-stack';
 export const ROUTES: Record<FunctionName, string[]> = {
   display: ['/api/v1/display'],
   'display-read': ['/api/v1/display/calls', '/api/v1/display/elements', '/display'],
-  element: ['/api/v1/element'],
+  // A central system's heartbeat (DECISIONS §19): the element function's zip has room.
+  element: ['/api/v1/element', '/api/v1/heartbeat'],
   // The reads without credentials; the staff page, its manifest and its
   // service worker (DECISIONS §15) too: the staff function's zip has no
   // room for them (its 3 MB budget, issue 45).
@@ -69,7 +70,7 @@ export function httpFunctionsOf(mode: ServiceMode): FunctionName[] {
  * The route groups with a throttle of their own (DECISIONS §20): a flood at
  * one group never uses up another's budget. The central systems'
  * ingestion (`POST /api/v1/display`, `/element`, an alarm server's
- * `/response`; `/heartbeat` once it exists) has the largest; the staff API,
+ * `/response`, `/heartbeat`) has the largest; the staff API,
  * the pages with the displays' reads and the interface document, and the
  * sandbox's endpoints each have theirs.
  */

@@ -104,7 +104,7 @@ export const MEMORY_MB: Record<FunctionName, number> = {
 const DESCRIPTIONS: Record<FunctionName, string> = {
   display: 'POST /api/v1/display: open and close calls',
   'display-read': 'GET /api/v1/display/calls, /api/v1/display/elements and the display page /display',
-  element: 'POST /api/v1/element: element status',
+  element: 'POST /api/v1/element: element status; POST /api/v1/heartbeat',
   'call-types': 'GET /api/v1/display/call-types, and the 404 of unknown paths',
   sandbox: 'Test server: GET /, /api/v1/sandbox/consumers, /api/v1/sandbox/state, /api/v1/sandbox/staff',
   staff: 'Staff: /api/v1/staff/me, /api/v1/staff/duty, /api/v1/staff/calls, the responses to calls, and the alarm servers\' /api/v1/response',

@@ -51,6 +51,7 @@ describe('routes', () => {
       'ANY /api/v1/display/elements': 'display-read',
       'ANY /display': 'display-read',
       'ANY /api/v1/element': 'element',
+      'ANY /api/v1/heartbeat': 'element',
       'ANY /api/v1/display/call-types': 'call-types',
       'ANY /api/v1/openapi.json': 'call-types',
       'ANY /api/v1/staff/me': 'staff',
@@ -76,6 +77,7 @@ describe('routes', () => {
       'ANY /api/v1/display/elements': 'display-read',
       'ANY /display': 'display-read',
       'ANY /api/v1/element': 'element',
+      'ANY /api/v1/heartbeat': 'element',
       'ANY /api/v1/display/call-types': 'call-types',
       'ANY /api/v1/openapi.json': 'call-types',
       'ANY /': 'sandbox',
@@ -267,12 +269,12 @@ describe('functions', () => {
 describe('least privilege', () => {
   const common: Record<FunctionName, Record<string, string[]>> = {
     display: {
-      consumers: ['dynamodb:GetItem'],
+      consumers: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       'call-types': ['dynamodb:Scan'],
       data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     },
     element: {
-      consumers: ['dynamodb:GetItem'],
+      consumers: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       data: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
     },
     'call-types': {
@@ -334,7 +336,7 @@ describe('least privilege', () => {
     // the alarm written with its audit (DECISIONS §14); an alarm server's
     // consumer, and in sandbox stacks its hash mismatches (§16).
     staff: {
-      consumers: ['dynamodb:GetItem'],
+      consumers: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       'call-types': ['dynamodb:Scan'],
       data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     },
@@ -486,7 +488,7 @@ describe('API stage', () => {
       const settings: Record<string, Json> = stage.Properties.RouteSettings;
       const parameters = template.toJSON().Parameters as Record<string, Json>;
       const ingestion = { ThrottlingRateLimit: { Ref: 'IngestionThrottleRate' }, ThrottlingBurstLimit: { Ref: 'IngestionThrottleBurst' } };
-      for (const route of ['ANY /api/v1/display', 'ANY /api/v1/element', 'ANY /api/v1/response']) {
+      for (const route of ['ANY /api/v1/display', 'ANY /api/v1/element', 'ANY /api/v1/response', 'ANY /api/v1/heartbeat']) {
         assert.deepEqual(settings[route], ingestion, route);
       }
       assert.equal(parameters.IngestionThrottleRate.Default, 100);
@@ -494,7 +496,7 @@ describe('API stage', () => {
       assert.notDeepEqual(stage.Properties.DefaultRouteSettings, ingestion);
       // Every route has its group's; no other route shares the ingestion's.
       assert.deepEqual(Object.keys(settings).sort(), Object.keys(routesOf(template)).filter((key) => key !== '$default').sort());
-      const others = Object.entries(settings).filter(([route]) => !/^ANY \/api\/v1\/(display|element|response)$/.test(route));
+      const others = Object.entries(settings).filter(([route]) => !/^ANY \/api\/v1\/(display|element|response|heartbeat)$/.test(route));
       for (const [route, value] of others) {
         assert.notDeepEqual(value, ingestion, route);
       }

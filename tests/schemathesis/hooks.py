@@ -66,6 +66,7 @@ UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 
 SIGNED_PATHS = {"/api/v1/display", "/api/v1/element"}
 ALARM_RESPONSE = "/api/v1/response"
+HEARTBEAT = "/api/v1/heartbeat"
 DISPLAY_READS = {"/api/v1/display/calls", "/api/v1/display/elements", "/api/v1/display/live"}
 SANDBOX_STATE = "/api/v1/sandbox/state"
 STAFF_PATHS = {
@@ -242,6 +243,13 @@ def before_call(context, case, kwargs):
     path = case.operation.path
     if path in SIGNED_PATHS and isinstance(case.body, dict):
         if _sign(case.body):
+            SIGNED.add(id(case))
+            COUNTS["signed"] += 1
+    elif path == HEARTBEAT and isinstance(case.body, dict):
+        # Mostly its own id as target (anything else is a 422 `address`).
+        if isinstance(case.body.get("target"), str) and _pick(case.body["target"], [CONSUMER]):
+            case.body["target"] = CONSUMER
+        if _sign(case.body, steer=False):
             SIGNED.add(id(case))
             COUNTS["signed"] += 1
     elif path == ALARM_RESPONSE and isinstance(case.body, dict):

@@ -9,7 +9,9 @@ use clap::Subcommand;
 use serde::Serialize;
 
 use nurse_call_core::{
-    AdminStore, Backend, Consumer, SecretsReplaced, admin_text, clock, is_uuid, secrets,
+    AdminStore, Backend, Consumer, SecretsReplaced, admin_text, clock, is_uuid,
+    links::{self, Link},
+    secrets,
     secrets::MAX_SECRETS,
 };
 
@@ -55,11 +57,40 @@ pub(crate) enum Command {
         #[arg(value_enum)]
         setting: Switch,
     },
+    /// Change a consumer's settings: `--heartbeat SECONDS` (30 to 3600)
+    /// supervises its link (DECISIONS §19: silent after 2 × SECONDS + 10 s
+    /// without a request), `--heartbeat none` stops that.
+    Set {
+        /// The consumer's id (UUID).
+        id: String,
+        /// The heartbeat interval in seconds (30 to 3600), or `none`.
+        #[arg(long, value_parser = parse_heartbeat)]
+        heartbeat: Heartbeat,
+    },
     /// Remove a consumer: its requests are refused (400 invalid_hash) from then on.
     Revoke {
         /// The consumer's id (UUID).
         id: String,
     },
+}
+
+/// `--heartbeat`: an interval in seconds, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Heartbeat(Option<i64>);
+
+fn parse_heartbeat(text: &str) -> Result<Heartbeat, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(Heartbeat(None));
+    }
+    match text.parse::<i64>() {
+        Ok(seconds) if links::is_heartbeat_interval(seconds) => Ok(Heartbeat(Some(seconds))),
+        _ => Err(format!(
+            "{text:?} is no heartbeat: seconds from {} to {}, or `none`",
+            links::MIN_HEARTBEAT_SECONDS,
+            links::MAX_HEARTBEAT_SECONDS
+        )),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -81,6 +112,7 @@ pub(crate) async fn run(command: Command, store: &dyn Backend, out: Output) -> O
         Command::List => list(store, out).await,
         Command::Rotate { id } => rotate(store, out, &id).await,
         Command::RetireSecret { id } => retire_secret(store, out, &id).await,
+        Command::Set { id, heartbeat } => set(store, out, &id, heartbeat).await,
         Command::Revoke { id } => revoke(store, out, &id).await,
     }
 }
@@ -96,6 +128,14 @@ struct ConsumerRow {
     created_at: String,
     /// Sandbox visitors only.
     expires_at: Option<String>,
+    /// Its heartbeat interval in seconds (DECISIONS §19); `None`: not supervised.
+    heartbeat_seconds: Option<i64>,
+    /// Its last sign of life (`list` only, supervised consumers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_seen_at: Option<String>,
+    /// Since when it is silent (its last request before), while it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    silent_since: Option<String>,
 }
 
 impl ConsumerRow {
@@ -108,7 +148,19 @@ impl ConsumerRow {
             require_signed_time: consumer.require_signed_time,
             created_at: out.time(consumer.created_at),
             expires_at: consumer.expires_at.map(|t| out.time(t)),
+            heartbeat_seconds: consumer.heartbeat_seconds,
+            last_seen_at: None,
+            silent_since: None,
         }
+    }
+
+    /// The row with what the store keeps of its link.
+    fn with_link(mut self, link: Option<&Link>, out: Output) -> Self {
+        if let Some(link) = link {
+            self.last_seen_at = Some(out.time(link.last_seen_at));
+            self.silent_since = link.silence.as_ref().map(|s| out.time(s.since));
+        }
+        self
     }
 }
 
@@ -156,12 +208,16 @@ async fn create(
     Ok(())
 }
 
-async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
+async fn list(store: &dyn Backend, out: Output) -> Outcome {
+    let links = store.links().await?;
     let rows: Vec<ConsumerRow> = store
         .consumers()
         .await?
         .iter()
-        .map(|c| ConsumerRow::new(c, out))
+        .map(|c| {
+            let link = links.iter().find(|link| link.consumer == c.id);
+            ConsumerRow::new(c, out).with_link(link, out)
+        })
         .collect();
     out.print(&rows, |rows| {
         let cells: Vec<Vec<String>> = rows
@@ -175,6 +231,12 @@ async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
                     if c.require_signed_time { "yes" } else { "no" }.to_string(),
                     c.created_at.clone(),
                     or_dash(c.expires_at.as_ref()),
+                    or_dash(c.heartbeat_seconds.map(|s| format!("{s} s")).as_ref()),
+                    match (&c.last_seen_at, &c.silent_since) {
+                        (_, Some(since)) => format!("SILENT since {since}"),
+                        (Some(seen), None) => seen.clone(),
+                        (None, None) => "-".to_string(),
+                    },
                 ]
             })
             .collect();
@@ -187,6 +249,8 @@ async fn list(store: &dyn AdminStore, out: Output) -> Outcome {
                 "SIGNED TIME",
                 "CREATED",
                 "EXPIRES",
+                "HEARTBEAT",
+                "LAST SEEN",
             ],
             &cells,
         )
@@ -277,6 +341,28 @@ async fn signed_time(store: &dyn AdminStore, out: Output, id: &str, setting: Swi
                 "Consumer {} may send requests without `signed_at` again.\n",
                 row.id
             )
+        }
+    });
+    out.note(CACHE_NOTE);
+    Ok(())
+}
+
+async fn set(store: &dyn AdminStore, out: Output, id: &str, heartbeat: Heartbeat) -> Outcome {
+    let id = consumer_id(id)?;
+    if !store.set_heartbeat(&id, heartbeat.0, clock::now()).await? {
+        return Err(unknown(&id));
+    }
+    let consumer = known(store, &id).await?;
+    out.print(&ConsumerRow::new(&consumer, out), |row| {
+        match row.heartbeat_seconds {
+            Some(seconds) => format!(
+                "Consumer {} is supervised: silent after {} s without a request \
+             (2 × {seconds} s + {} s).\n",
+                row.id,
+                links::silent_after(chrono::DateTime::UNIX_EPOCH, seconds).timestamp(),
+                links::GRACE_SECONDS
+            ),
+            None => format!("Consumer {} is no longer supervised.\n", row.id),
         }
     });
     out.note(CACHE_NOTE);

@@ -199,6 +199,13 @@ macro_rules! conformance_tests {
             a_subscription_is_its_persons_channel_in_the_roster,
             concurrent_registrations_stop_at_the_cap,
             concurrent_sandbox_staff_stop_at_the_cap,
+            links_are_the_consumers_with_a_heartbeat,
+            sign_of_life_keeps_the_later_time,
+            mark_silent_only_while_no_request_came,
+            sign_of_life_ends_a_silence,
+            silence_alerts_are_counted_once_each,
+            removing_a_heartbeat_ends_its_silence,
+            silences_are_those_overlapping_the_span,
         );
     };
     (@cases $make_store:expr; $($case:ident),* $(,)?) => {

@@ -167,7 +167,7 @@ impl AdminStore for DynamoStore {
         seconds: Option<i64>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        todo!("{id} {seconds:?} {now}")
+        self.set_link_heartbeat(id, seconds, now).await
     }
 
     async fn delete_consumer(&self, id: &str) -> Result<bool, StoreError> {

@@ -139,7 +139,9 @@ impl AdminStore for SqliteStore {
         seconds: Option<i64>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        todo!("{id} {seconds:?} {now}")
+        let id = id.to_string();
+        self.with(move |c| crate::links::set_heartbeat(c, &id, seconds, now))
+            .await
     }
 
     async fn delete_consumer(&self, id: &str) -> Result<bool, StoreError> {

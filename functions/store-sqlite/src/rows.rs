@@ -147,7 +147,7 @@ pub(crate) fn display_from_row(row: &Row<'_>) -> rusqlite::Result<Stored<Display
 
 /// The columns [`consumer_from_row`] reads.
 pub(crate) const CONSUMER_COLUMNS: &str =
-    "id, name, secrets, allow_sha1, created_at, expires_at, require_signed_time";
+    "id, name, secrets, allow_sha1, created_at, expires_at, require_signed_time, heartbeat_seconds";
 
 /// A consumer row as stored: usable, or malformed by a hand edit
 /// ([`nurse_call_core::credentials`]).
@@ -266,7 +266,7 @@ impl<'r, 's> Fields<'r, 's> {
     }
 }
 
-fn raw(value: ValueRef<'_>) -> Raw {
+pub(crate) fn raw(value: ValueRef<'_>) -> Raw {
     match value {
         ValueRef::Null => Raw::Missing,
         ValueRef::Integer(n) => Raw::Number(n.to_string()),

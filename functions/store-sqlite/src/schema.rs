@@ -27,7 +27,10 @@ use crate::rows::to_precise;
 /// 13: what each push subscription's pushes and receipts tell (DECISIONS
 /// §18, `devices`).
 /// 14: an endpoint's `private_network` (DECISIONS §20).
-const SCHEMA_VERSION: i64 = 14;
+/// 15: supervised links (DECISIONS §19): a consumer's `heartbeat_seconds`,
+/// its last sign of life and silence (`consumer_links`), the silences'
+/// history (`silences`); see `links`.
+const SCHEMA_VERSION: i64 = 15;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -92,6 +95,9 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 14 {
         version_14(connection)?;
     }
+    if version < 15 {
+        version_15(connection)?;
+    }
     Ok(())
 }
 
@@ -142,6 +148,50 @@ fn version_14(connection: &Connection) -> rusqlite::Result<()> {
         "BEGIN;
          {add}
          PRAGMA user_version = 14;
+         COMMIT;"
+    ))
+}
+
+/// Supervised links (DECISIONS §19). The interval is the admin's, on the
+/// consumer (its edits bump the configuration's generation, so the kept
+/// consumers see it); the signs of life and the silence are in a table of
+/// their own, so that a request's sign of life does not bump it (and
+/// re-read every consumer). A consumer's link goes with it (`CASCADE`); a
+/// silence's history line stays for the report. Each column added only
+/// where missing, as version 12 does.
+fn version_15(connection: &Connection) -> rusqlite::Result<()> {
+    let has_column: bool = connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('consumers')
+                        WHERE name = 'heartbeat_seconds')",
+        [],
+        |row| row.get(0),
+    )?;
+    let add = if has_column {
+        ""
+    } else {
+        "ALTER TABLE consumers ADD COLUMN heartbeat_seconds INTEGER;"
+    };
+    connection.execute_batch(&format!(
+        "BEGIN;
+         {add}
+         CREATE TABLE IF NOT EXISTS consumer_links (
+             consumer              TEXT PRIMARY KEY
+                                   REFERENCES consumers (id) ON DELETE CASCADE,
+             last_seen_at          TEXT NOT NULL,   -- to_stored: whole seconds, fixed width
+             silence_since         TEXT,            -- NULL: not silent
+             silence_detected_at   TEXT,
+             silence_alerts        INTEGER,
+             silence_last_alert_at TEXT
+         );
+         CREATE TABLE IF NOT EXISTS silences (
+             consumer TEXT NOT NULL,
+             name     TEXT NOT NULL,
+             since    TEXT NOT NULL,
+             ended_at TEXT,                         -- NULL while it lasts
+             PRIMARY KEY (consumer, since)
+         );
+         CREATE INDEX IF NOT EXISTS silences_by_since ON silences (since);
+         PRAGMA user_version = 15;
          COMMIT;"
     ))
 }

@@ -105,7 +105,7 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 14);
+    assert_eq!(version, 15);
     // Version 10's Web Push tables are there, empty (DECISIONS §15).
     let connection = Connection::open(&path).expect("file opens");
     for table in ["vapid_keys", "push_subscriptions"] {
@@ -234,7 +234,7 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 14);
+    assert_eq!(version, 15);
 }
 
 #[tokio::test]
@@ -454,7 +454,7 @@ async fn a_version_5_file_keeps_its_data_and_its_open_calls_get_pending_alarms()
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 14);
+    assert_eq!(version, 15);
 }
 
 /// 10 → 11: the outbox loses the index on its ids; the events waiting in
@@ -499,7 +499,7 @@ async fn a_version_10_outbox_keeps_its_events_and_its_counter_without_the_id_ind
     let version: i64 = connection
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 14);
+    assert_eq!(version, 15);
     let kept: Vec<(i64, String, Option<String>)> = connection
         .prepare("SELECT seq, id, section FROM webhook_outbox ORDER BY seq")
         .unwrap()

@@ -95,9 +95,7 @@ pub(crate) async fn keep(
         Ok(None) => {}
         Err(error) => {
             tracing::warn!(consumer = %consumer.id, %error, "sign of life not kept");
-            state
-                .signs_of_life
-                .failed(&consumer.id, now, previous);
+            state.signs_of_life.failed(&consumer.id, now, previous);
             return Some(silent_after(previous.unwrap_or(now), seconds));
         }
     }

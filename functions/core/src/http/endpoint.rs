@@ -57,6 +57,8 @@ pub enum Endpoint {
     StaffManifest,
     /// The staff page's service worker (Web Push, notification actions).
     StaffServiceWorker,
+    /// A central system's heartbeat, signed (DECISIONS §19).
+    Heartbeat,
 }
 
 /// The one path with a parameter: `{id}` between these two.
@@ -66,7 +68,7 @@ const RESPONSES_SUFFIX: &str = "/responses";
 impl Endpoint {
     /// Every endpoint once, in declaration order: what [`Endpoint::from_path`]
     /// searches, and the order of [`crate::http::routes::ALL`].
-    pub const ALL: [Endpoint; 23] = [
+    pub const ALL: [Endpoint; 24] = [
         Endpoint::Display,
         Endpoint::Element,
         Endpoint::CallTypes,
@@ -90,6 +92,7 @@ impl Endpoint {
         Endpoint::StaffPage,
         Endpoint::StaffManifest,
         Endpoint::StaffServiceWorker,
+        Endpoint::Heartbeat,
     ];
 
     /// The endpoint's path as the interface document names it;
@@ -120,6 +123,7 @@ impl Endpoint {
             Endpoint::StaffPage => "/staff",
             Endpoint::StaffManifest => "/staff/manifest.webmanifest",
             Endpoint::StaffServiceWorker => "/staff/sw.js",
+            Endpoint::Heartbeat => "/api/v1/heartbeat",
         }
     }
 
@@ -141,7 +145,8 @@ impl Endpoint {
             | Endpoint::StaffResponses
             | Endpoint::AlarmResponse
             | Endpoint::StaffReceipts
-            | Endpoint::StaffDeviceTests => &[Method::POST],
+            | Endpoint::StaffDeviceTests
+            | Endpoint::Heartbeat => &[Method::POST],
             Endpoint::StaffDuty => &[Method::PUT, Method::DELETE],
             Endpoint::StaffPushSubscriptions => &[Method::POST, Method::DELETE],
             Endpoint::CallTypes

@@ -165,6 +165,12 @@ pub const STAFF_SERVICE_WORKER: Route = Route {
     handler: |state, request| Box::pin(staff_page::service_worker(state, request)),
 };
 
+/// `POST /api/v1/heartbeat`: a central system says it is alive (§19).
+pub const HEARTBEAT: Route = Route {
+    endpoint: Endpoint::Heartbeat,
+    handler: |state, request| Box::pin(handlers::heartbeat::handle(state, request)),
+};
+
 /// Every route, in [`Endpoint::ALL`]'s order: what the local server serves.
 pub const ALL: [Route; Endpoint::ALL.len()] = [
     DISPLAY,
@@ -190,6 +196,7 @@ pub const ALL: [Route; Endpoint::ALL.len()] = [
     STAFF_PAGE,
     STAFF_MANIFEST,
     STAFF_SERVICE_WORKER,
+    HEARTBEAT,
 ];
 
 #[cfg(test)]

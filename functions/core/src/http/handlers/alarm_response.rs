@@ -11,7 +11,6 @@ use crate::app::AppState;
 use crate::app::alarm::step::{Looked, policy_of};
 use crate::domain::alarm::Staff;
 use crate::domain::model::Scope;
-use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::handlers::staff_calls::{answered, refused};
 use crate::http::io::{ApiRequest, ApiResponse};
@@ -26,7 +25,7 @@ pub(crate) async fn handle(
     let envelope = super::envelope(request)?;
     let parsed = parse_alarm_response(&envelope)?;
     // Step 3: the signature.
-    let consumer = auth::consumer(state, request, &parsed.credentials).await?;
+    let consumer = super::signed_consumer(state, request, &parsed.credentials).await?;
     let scope = state.scope_for(&consumer);
     // Step 4: state. Who answered, among the scope's staff.
     let people = state.alarm_store()?.staff_of(&scope).await?;

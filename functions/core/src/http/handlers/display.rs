@@ -8,7 +8,6 @@ use crate::app::alarm::step::People;
 use crate::clock;
 use crate::config::Mode;
 use crate::domain::model::{CallType, ElementChange, NewCall, Scope};
-use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
 use crate::request::parse::{DisplayAction, DisplayRequest, parse_display};
@@ -37,7 +36,7 @@ pub(crate) async fn handle(
         }
     };
     // Step 3: the signature.
-    let consumer = auth::consumer(state, request, &parsed.credentials).await?;
+    let consumer = super::signed_consumer(state, request, &parsed.credentials).await?;
     let scope = state.scope_for(&consumer);
     // Step 4: state.
     // "The current time" of the spec's open and close: a signed request time

@@ -7,7 +7,6 @@ use std::collections::hash_map::Entry;
 use crate::app::AppState;
 use crate::clock;
 use crate::domain::model::ElementChange;
-use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::parse::{ElementRequest, StatusFields, parse_element};
@@ -21,7 +20,7 @@ pub(crate) async fn handle(
 ) -> Result<ApiResponse, ApiError> {
     let envelope = super::envelope(request)?;
     let parsed = parse_element(&envelope)?;
-    let consumer = auth::consumer(state, request, parsed.credentials()).await?;
+    let consumer = super::signed_consumer(state, request, parsed.credentials()).await?;
     let scope = state.scope_for(&consumer);
     let now = clock::now();
 
