@@ -16,6 +16,8 @@
 //! 3 s, so silent 16 s after the server's start. Runs on SQLite and on moto.
 
 mod alarms_support;
+// Only the phone's registration and its decrypted pushes are used here.
+#[allow(dead_code)]
 #[path = "push/stand_in.rs"]
 mod stand_in;
 mod webhooks_support;
