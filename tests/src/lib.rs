@@ -272,7 +272,7 @@ impl Seed {
     }
 
     /// Gives the seeded consumer `id` a heartbeat of `seconds` (DECISIONS
-    /// §19; the seed file allows intervals below the admin command's 30 s).
+    /// §19; 30 to 3600, as the admin command's `--heartbeat`).
     pub fn heartbeat(mut self, id: &str, seconds: i64) -> Self {
         for consumer in &mut self.consumers {
             if consumer["id"] == id {

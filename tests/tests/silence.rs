@@ -11,9 +11,10 @@
 //! the store: a restarted server still shows it, without announcing it
 //! again.
 //!
-//! The interval is set by the seed file (`heartbeat_seconds`, which allows
-//! intervals below the admin command's 30 s, functions/local/src/seed.rs):
-//! 3 s, so silent 16 s after the server's start. Runs on SQLite and on moto.
+//! The interval is set by the seed file (`heartbeat_seconds`,
+//! functions/local/src/seed.rs) to the shortest an admin may set, 30 s (the
+//! stores read a shorter one as 30 s): silent 70 s after the server's start.
+//! Runs on SQLite and on moto.
 
 mod alarms_support;
 // Only the phone's registration and its decrypted pushes are used here.
@@ -32,7 +33,7 @@ use tokio_tungstenite::tungstenite::Message;
 use webhooks_support::{CENTRAL, CENTRAL_SECRET, Receiver, central, endpoint, room};
 
 /// The seeded heartbeat (s): silent [`SILENT_AFTER`] after the last request.
-const HEARTBEAT: u64 = 3;
+const HEARTBEAT: u64 = 30;
 const SILENT_AFTER: Duration = Duration::from_secs(2 * HEARTBEAT + 10);
 /// §19's bound on the detection, locally.
 const WITHIN: Duration = Duration::from_secs(10);
@@ -136,7 +137,7 @@ async fn a_silent_central_system_is_shown_alerted_and_announced_until_its_next_r
         "alive at first"
     );
 
-    // Silent 2 × 3 s + 10 s after the heartbeat was set (the server's start).
+    // Silent 2 × 30 s + 10 s after the heartbeat was set (the server's start).
     let wait = SILENT_AFTER + WITHIN + Duration::from_secs(5);
     let shown = next_of(&mut display_page, "consumer.silent", wait)
         .await

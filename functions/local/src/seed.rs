@@ -36,9 +36,8 @@ struct SeedConsumer {
     /// Replay protection (docs/security.md); off unless set.
     #[serde(default)]
     require_signed_time: bool,
-    /// Its heartbeat interval in seconds (DECISIONS §19), from 1: unlike
-    /// the admin command's 30 to 3600, so that tests and demos see a
-    /// silence within seconds (tests/tests/silence.rs). None by default.
+    /// Its heartbeat interval in seconds (DECISIONS §19), 30 to 3600 as
+    /// the admin command's `--heartbeat`; none by default.
     #[serde(default)]
     heartbeat_seconds: Option<i64>,
 }
@@ -93,9 +92,9 @@ pub(crate) async fn apply(store: &dyn Backend, path: &Path) -> Result<(), String
             .await
             .map_err(|e| e.to_string())?;
         if let Some(seconds) = entry.heartbeat_seconds {
-            if seconds < 1 {
+            if !nurse_call_core::links::is_heartbeat_interval(seconds) {
                 return Err(format!(
-                    "seed consumer {}: heartbeat_seconds must be 1 or more",
+                    "seed consumer {}: heartbeat_seconds must be 30 to 3600",
                     consumer.id
                 ));
             }
