@@ -271,6 +271,17 @@ impl Seed {
         self
     }
 
+    /// Gives the seeded consumer `id` a heartbeat of `seconds` (DECISIONS
+    /// §19; 30 to 3600, as the admin command's `--heartbeat`).
+    pub fn heartbeat(mut self, id: &str, seconds: i64) -> Self {
+        for consumer in &mut self.consumers {
+            if consumer["id"] == id {
+                consumer["heartbeat_seconds"] = json!(seconds);
+            }
+        }
+        self
+    }
+
     /// A registered element.
     pub fn element(mut self, address: &str, code: &str, name: &str) -> Self {
         self.elements

@@ -39,7 +39,8 @@ pub(crate) enum Command {
         name: Option<String>,
         /// An event type it gets (repeat for several; none: every type):
         /// call.alert, call.escalated, call.accepted, call.declined,
-        /// call.cancelled, call.closed, element.attention.
+        /// call.cancelled, call.closed, element.attention, consumer.silent,
+        /// consumer.back.
         #[arg(long = "event")]
         events: Vec<String>,
         /// A section code whose calls it gets (repeat for several; none: the

@@ -74,6 +74,10 @@ pub struct AppState {
     /// ([`signs_of_life`]): at most one write per consumer per third of its
     /// interval.
     pub(crate) signs_of_life: Arc<signs_of_life::SignsOfLife>,
+    /// The same store, for the webhook events of silences (DECISIONS §19,
+    /// [`silence`]), which belong to no call's write: every service sets
+    /// it ([`AppState::with_outbox`]).
+    pub outbox: Option<Arc<dyn crate::store::outbox::EventOutbox>>,
     /// Where the alarm's pushes go: the local server's push adapter; `None`
     /// in the Lambda functions, where an alarm write's pushes leave by the
     /// table's stream (the `alarm` function queues them, `deliver` sends
@@ -109,6 +113,7 @@ impl AppState {
             push: None,
             links: None,
             signs_of_life: Arc::default(),
+            outbox: None,
             pushes: None,
             looks_after_writes: true,
             scope_rounds: Arc::default(),
@@ -148,6 +153,15 @@ impl AppState {
     pub fn with_links(self, store: Arc<dyn LinkStore>) -> Self {
         AppState {
             links: Some(store),
+            ..self
+        }
+    }
+
+    /// The same state, keeping the silences' webhook events in `store`
+    /// (the same store as the state's).
+    pub fn with_outbox(self, store: Arc<dyn crate::store::outbox::EventOutbox>) -> Self {
+        AppState {
+            outbox: Some(store),
             ..self
         }
     }

@@ -89,6 +89,7 @@ pub use store::admin::{AdminStore, Erased, SecretsReplaced, listed};
 pub use store::alarms::{AlarmStore, AlarmWrite, DueAlarm, FirstAlarm, KeptAlarm, RosterRead};
 pub use store::cache::DEFAULT_TTL;
 pub use store::links::LinkStore;
+pub use store::outbox::EventOutbox;
 pub use store::push::{PushStore, Registration};
 pub use store::webhooks::{Attempt, AttemptEnd, WebhookStore};
 pub use store::{
@@ -102,6 +103,7 @@ pub use app::alarm::AlarmRunner;
 pub use app::alarm::timer::TimerTaken;
 pub use app::fair::{FairPermit, FairPermits, host_key};
 pub use app::push::{PushJob, PushKind, PushSink, jobs_of_effects};
+pub use app::silence::Swept;
 pub use app::webhooks::{Dispatcher, Sender};
 
 /// The alarm engine's values and its two pure functions ([`alarm::step`],
@@ -123,7 +125,7 @@ pub mod alarm {
 /// Web Push: a person's subscriptions, the server's keys and what follows a
 /// push service's answer; each device's state by its receipts (§18).
 pub mod push {
-    pub use crate::app::push::TEST_CALL_ID;
+    pub use crate::app::push::{SILENCE_CALL_ID, TEST_CALL_ID};
     pub use crate::domain::device::{
         Device, DeviceState, SILENT_AFTER_PUSHES, TestReceipt, all_silent, device_state,
     };

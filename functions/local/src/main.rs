@@ -9,6 +9,7 @@ mod connections;
 mod live;
 mod rates;
 mod seed;
+mod silence;
 mod timers;
 mod webhooks;
 
@@ -236,6 +237,9 @@ async fn run(args: Args) -> Result<(), String> {
         // Alarms whose level or re-alert is due, including whatever fell
         // due while the server was down (DECISIONS §14).
         tokio::spawn(timers::run(state.clone()));
+        // Central systems silent for 2 × their heartbeat + 10 s (DECISIONS
+        // §19), including those that fell silent while the server was down.
+        tokio::spawn(silence::run(state.clone()));
     }
     if args.alarm_steps == "none" {
         tracing::warn!("webhook events are delivered by another process (ALARM_STEPS=none)");

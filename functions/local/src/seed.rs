@@ -36,6 +36,10 @@ struct SeedConsumer {
     /// Replay protection (docs/security.md); off unless set.
     #[serde(default)]
     require_signed_time: bool,
+    /// Its heartbeat interval in seconds (DECISIONS §19), 30 to 3600 as
+    /// the admin command's `--heartbeat`; none by default.
+    #[serde(default)]
+    heartbeat_seconds: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,6 +91,18 @@ pub(crate) async fn apply(store: &dyn Backend, path: &Path) -> Result<(), String
             .create_consumer(&consumer)
             .await
             .map_err(|e| e.to_string())?;
+        if let Some(seconds) = entry.heartbeat_seconds {
+            if !nurse_call_core::links::is_heartbeat_interval(seconds) {
+                return Err(format!(
+                    "seed consumer {}: heartbeat_seconds must be 30 to 3600",
+                    consumer.id
+                ));
+            }
+            store
+                .set_heartbeat(&consumer.id, Some(seconds), now)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
     }
     for element in &seed.elements {
         store

@@ -44,6 +44,7 @@ pub mod device_tests;
 mod devices;
 mod elements;
 mod error;
+mod event_outbox;
 pub mod item;
 mod links;
 mod mismatches;

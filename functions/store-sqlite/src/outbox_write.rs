@@ -40,3 +40,12 @@ pub(crate) fn keep(c: &Connection, events: &[OutboxEvent]) -> rusqlite::Result<(
     }
     Ok(())
 }
+
+#[async_trait::async_trait]
+impl nurse_call_core::EventOutbox for crate::SqliteStore {
+    /// One transaction of the group commit.
+    async fn keep_events(&self, events: &[OutboxEvent]) -> Result<(), nurse_call_core::StoreError> {
+        let events = events.to_vec();
+        self.with(move |c| keep(c, &events)).await
+    }
+}

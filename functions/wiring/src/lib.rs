@@ -222,6 +222,7 @@ pub fn lambda_state(store: Arc<dyn ServiceStore>, settings: Settings) -> AppStat
         .with_alarms(store.clone())
         .with_push(store.clone())
         .with_links(store.clone())
+        .with_outbox(store.clone())
         // The `forward` function stores which endpoints fail (DECISIONS
         // §17); the displays' and staff pages' reads take it from there.
         .with_stored_forwarding(store)
@@ -235,5 +236,6 @@ pub fn local_state(store: Arc<dyn Backend>, settings: Settings) -> AppState {
     AppState::new(store.clone(), settings)
         .with_alarms(store.clone())
         .with_push(store.clone())
-        .with_links(store)
+        .with_links(store.clone())
+        .with_outbox(store)
 }

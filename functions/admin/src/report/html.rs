@@ -16,6 +16,7 @@ use super::alarm_tables;
 use super::chart::{self, ResponseRow};
 use super::duration::minutes;
 use super::fault_table;
+use super::silence_table;
 
 const STYLE: &str = include_str!("report.css");
 
@@ -96,6 +97,7 @@ pub(super) fn render(report: &Report, call_types: &[CallType], days: &Days) -> S
                 }
                 (alarm_tables::section(&report.alarms))
                 (fault_table::section(&report.faults))
+                (silence_table::section(&report.silences, zone))
                 section.keep {
                     h2 { "Rufe je Stunde des Tages" }
                     figure {

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use nurse_call_core::{
-    report::{AlarmReport, FaultReport, Group, Report, Stats},
+    report::{AlarmReport, FaultReport, Group, Report, ReportedSilence, Stats},
     wire_time::format_local,
 };
 
@@ -27,8 +27,32 @@ struct Document<'a> {
     /// Faults (call types of `type` `FAULT`), in none of the figures above:
     /// count, still open, time to close, per fault type.
     faults: &'a FaultReport,
+    /// The central systems' silences (DECISIONS §19), oldest first.
+    silences: Vec<SilenceRow<'a>>,
     slowest: Vec<CallRow<'a>>,
     calls: Vec<CallRow<'a>>,
+}
+
+/// A silence with its times as local wire times.
+#[derive(Serialize)]
+struct SilenceRow<'a> {
+    consumer: &'a str,
+    name: &'a str,
+    since: String,
+    ended_at: Option<String>,
+    length_seconds: Option<i64>,
+}
+
+impl<'a> SilenceRow<'a> {
+    fn new(silence: &'a ReportedSilence, zone: chrono_tz::Tz) -> Self {
+        SilenceRow {
+            consumer: &silence.consumer,
+            name: &silence.name,
+            since: format_local(silence.since, zone),
+            ended_at: silence.ended_at.map(|at| format_local(at, zone)),
+            length_seconds: silence.length_seconds,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -59,6 +83,11 @@ pub(super) fn render(report: &Report, days: &Days) -> String {
         by_hour: &report.by_hour,
         alarms: &report.alarms,
         faults: &report.faults,
+        silences: report
+            .silences
+            .iter()
+            .map(|s| SilenceRow::new(s, zone))
+            .collect(),
         slowest: report
             .slowest
             .iter()

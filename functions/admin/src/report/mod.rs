@@ -15,13 +15,14 @@ mod fault_table;
 mod html;
 mod json;
 mod rows;
+mod silence_table;
 
 use std::path::PathBuf;
 
 use chrono::{Duration, NaiveDate};
 use clap::{Args, ValueEnum};
 
-use nurse_call_core::{AdminStore, Scope, report, report::Options, report::Period};
+use nurse_call_core::{Backend, Scope, report, report::Options, report::Period};
 
 use crate::failure::{Failure, Outcome};
 use crate::output::{Output, write_stdout};
@@ -90,7 +91,7 @@ fn parse_day(text: &str) -> Result<NaiveDate, String> {
         .ok_or_else(|| format!("{text} is not a date in the format YYYY-MM-DD"))
 }
 
-pub(crate) async fn run(command: Command, store: &dyn AdminStore, out: Output) -> Outcome {
+pub(crate) async fn run(command: Command, store: &dyn Backend, out: Output) -> Outcome {
     let zone = out.zone();
     let period = Period::days(command.from, command.to, zone).ok_or_else(|| {
         Failure::refused(format!(
@@ -110,7 +111,9 @@ pub(crate) async fn run(command: Command, store: &dyn AdminStore, out: Output) -
         section: command.section.clone(),
         receipt_seconds: command.receipt_seconds,
     };
-    let report = report::compute(&calls, &call_types, options);
+    let mut report = report::compute(&calls, &call_types, options);
+    let window = &report.options.period;
+    report.silences = report::silences_of(&store.silences(window.from, window.to).await?);
     let days = Days {
         first: command.from,
         last: command.to,

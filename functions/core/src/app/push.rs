@@ -36,12 +36,21 @@ pub enum PushKind {
     /// `staff.test`: the sign-on test of one device (DECISIONS §18), about
     /// no call ([`TEST_CALL_ID`]).
     Test,
+    /// `consumer.silent`: Technik's alert that a central system is silent
+    /// (DECISIONS §19), about no call ([`SILENCE_CALL_ID`]); its payload
+    /// carries its receipt already, and no device owes one for it.
+    Silence,
 }
 
 /// The call id of a test push, which is about no call (ids start at 1): its
 /// `Topic` (`call-0`, a newer test replaces an older one still waiting) and
 /// its lane in the senders ([`PushJob::lane`]).
 pub const TEST_CALL_ID: i64 = 0;
+
+/// The call id of a silence's alert (DECISIONS §19), which is about no
+/// call: its `Topic` (`call--1`, a newer silence alert replaces an older
+/// one still waiting) and its lane in the senders.
+pub const SILENCE_CALL_ID: i64 = -1;
 
 /// One push to every subscription of one person. As JSON it is the
 /// message of the AWS path's delivery queue (DECISIONS §17).

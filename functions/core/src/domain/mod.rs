@@ -25,6 +25,7 @@ pub(crate) mod push;
 pub(crate) mod push_services;
 pub(crate) mod raw;
 pub mod report;
+pub(crate) mod silence;
 pub(crate) mod supervision;
 pub(crate) mod text;
 pub(crate) mod webhooks;

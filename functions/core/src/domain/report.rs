@@ -34,11 +34,13 @@ pub mod alarms;
 pub mod faults;
 mod groups;
 pub mod receipts;
+pub mod silences;
 
 pub use alarms::{AlarmGroup, AlarmReport, AlarmStats, CallAlarm, RecipientFigures};
 pub use faults::{FaultGroup, FaultReport, FaultStats};
 use groups::{Groups, slowest_answered};
 pub use receipts::PersonReceipts;
+pub use silences::{ReportedSilence, silences_of};
 
 pub use crate::domain::model::{FAULT_KIND, PRESENCE_KIND};
 
@@ -229,6 +231,10 @@ pub struct Report {
     pub alarms: AlarmReport,
     /// Faults, apart from the calls.
     pub faults: FaultReport,
+    /// The central systems' silences (DECISIONS §19), oldest first: empty
+    /// from [`compute`], which sees calls only; the admin command adds
+    /// them from the store ([`silences_of`]).
+    pub silences: Vec<ReportedSilence>,
 }
 
 /// Computes the report from every call opened in
@@ -257,6 +263,7 @@ pub fn compute(calls: &[Call], call_types: &[CallType], options: Options) -> Rep
         calls: reported,
         alarms,
         options,
+        silences: Vec::new(),
     }
 }
 

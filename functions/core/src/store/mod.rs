@@ -21,6 +21,7 @@ pub(crate) mod alarms;
 pub(crate) mod cache;
 pub(crate) mod fallbacks;
 pub(crate) mod links;
+pub(crate) mod outbox;
 pub(crate) mod push;
 pub(crate) mod webhooks;
 
@@ -364,7 +365,12 @@ impl<T: ServiceStore + admin::AdminStore + webhooks::WebhookStore> Backend for T
 /// into a function's zip). The state hands each handler the part it needs
 /// ([`crate::AppState`]).
 pub trait ServiceStore:
-    SandboxStore + alarms::AlarmStore + push::PushStore + webhooks::EndpointsRead + links::LinkStore
+    SandboxStore
+    + alarms::AlarmStore
+    + push::PushStore
+    + webhooks::EndpointsRead
+    + links::LinkStore
+    + outbox::EventOutbox
 {
 }
 
@@ -373,7 +379,8 @@ impl<
         + alarms::AlarmStore
         + push::PushStore
         + webhooks::EndpointsRead
-        + links::LinkStore,
+        + links::LinkStore
+        + outbox::EventOutbox,
 > ServiceStore for T
 {
 }

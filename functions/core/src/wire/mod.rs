@@ -2,6 +2,7 @@
 //! (DECISIONS §4) and call type objects, with times as wire times.
 
 pub(crate) mod live;
+pub(crate) mod silence;
 pub(crate) mod staff;
 pub(crate) mod webhooks;
 

@@ -44,8 +44,18 @@ pub(crate) fn event_of(
             record["reasons"] = json!(element.reasons);
             json!({ "element": record })
         }
-        // Neither: a hand-edited row; sent as it is rather than not at all.
-        (None, None) => json!({}),
+        // A central system (DECISIONS §19): the object the reads list.
+        (None, None) => match &kept.facts.link {
+            Some(link) => serde_json::to_value(crate::wire::silence::SilentRecord::new(
+                &link.consumer,
+                &link.name,
+                link.since,
+                zone,
+            ))
+            .expect("a silent record serialises"),
+            // Neither: a hand-edited row; sent as it is rather than not at all.
+            None => json!({}),
+        },
     };
     let people = |staff: &[StaffRef]| -> Vec<Value> {
         staff
@@ -77,7 +87,10 @@ pub(crate) fn event_of(
             data["recipients"] = json!(people(&facts.staff));
             data["reason"] = json!(facts.reason);
         }
-        EventType::CallClosed | EventType::ElementAttention => {}
+        EventType::CallClosed
+        | EventType::ElementAttention
+        | EventType::ConsumerSilent
+        | EventType::ConsumerBack => {}
     }
     Event {
         id: kept.id.clone(),

@@ -21,11 +21,15 @@ pub enum EventType {
     CallClosed,
     /// An element needs a technician (DECISIONS §12).
     ElementAttention,
+    /// A central system went silent (DECISIONS §19).
+    ConsumerSilent,
+    /// A silent central system's next request came (DECISIONS §19).
+    ConsumerBack,
 }
 
 impl EventType {
     /// Every type once, in the order of docs/webhooks.md's table.
-    pub const ALL: [EventType; 7] = [
+    pub const ALL: [EventType; 9] = [
         EventType::CallAlert,
         EventType::CallEscalated,
         EventType::CallAccepted,
@@ -33,6 +37,8 @@ impl EventType {
         EventType::CallCancelled,
         EventType::CallClosed,
         EventType::ElementAttention,
+        EventType::ConsumerSilent,
+        EventType::ConsumerBack,
     ];
 
     /// The wire name (`call.alert`, …): the body's `type`, as stores keep it
@@ -46,6 +52,8 @@ impl EventType {
             EventType::CallCancelled => "call.cancelled",
             EventType::CallClosed => "call.closed",
             EventType::ElementAttention => "element.attention",
+            EventType::ConsumerSilent => "consumer.silent",
+            EventType::ConsumerBack => "consumer.back",
         }
     }
 

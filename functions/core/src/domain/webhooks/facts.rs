@@ -70,6 +70,20 @@ pub struct Facts {
     /// recorded ([`Facts::alert_of`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub alerts: BTreeMap<String, i64>,
+    /// The central system (`consumer.silent`, `consumer.back`, DECISIONS §19).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkFacts>,
+}
+
+/// A silent (or no longer silent) central system as its event keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkFacts {
+    /// The consumer's id.
+    pub consumer: String,
+    /// Its name as admins gave it.
+    pub name: String,
+    /// Its last request before the silence (UTC).
+    pub since: DateTime<Utc>,
 }
 
 /// A call and its alarm as an event keeps them.
@@ -148,6 +162,29 @@ impl Facts {
             repeat: false,
             reason: None,
             alerts: BTreeMap::new(),
+            link: None,
+        }
+    }
+
+    /// The facts of a `consumer.silent` or `consumer.back`.
+    pub fn of_link(link: LinkFacts) -> Self {
+        Facts {
+            link: Some(link),
+            ..Facts::empty()
+        }
+    }
+
+    /// Facts of nothing yet.
+    fn empty() -> Self {
+        Facts {
+            call: None,
+            element: None,
+            level: None,
+            staff: Vec::new(),
+            repeat: false,
+            reason: None,
+            alerts: BTreeMap::new(),
+            link: None,
         }
     }
 
@@ -156,11 +193,7 @@ impl Facts {
         Facts {
             call: None,
             element: Some(element),
-            level: None,
-            staff: Vec::new(),
-            repeat: false,
-            reason: None,
-            alerts: BTreeMap::new(),
+            ..Facts::empty()
         }
     }
 

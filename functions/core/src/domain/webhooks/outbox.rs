@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 
 use super::event::EventType;
-pub use super::facts::{CallFacts, Facts, OutboxEvent};
+pub use super::facts::{CallFacts, Facts, LinkFacts, OutboxEvent};
 use crate::domain::alarm::Alarm;
 use crate::domain::alarm::audit::AuditEvent;
 use crate::domain::model::{Call, Scope};

@@ -274,3 +274,42 @@ function liveConnection(page) {
   }
   return { start, connect, reread, stop, get socket() { return socket; }, get stopped() { return stopped; } };
 }
+
+/* Central systems that are silent (DECISIONS §19): one full-width line each in
+   #silence, "Keine Verbindung zur Rufanlage <name> seit HH:MM – neue Rufe kommen
+   hier nicht an". Not the page's own "Verbindung unterbrochen" (#banner, this
+   page's socket): this one says the service hears nothing from a central
+   system, so calls may be missing from the board. Held per consumer: every
+   read's `silent` replaces them, `consumer.silent` adds one, `consumer.back`
+   removes it. */
+const silentLinks = new Map();
+function silenceFromRead(list) {
+  silentLinks.clear();
+  for (const link of list || []) silentLinks.set(link.consumer, link);
+  renderSilence();
+}
+/* Whether `message` was one of the two (then it is applied). */
+function silenceFromMessage(message) {
+  if (!message || !message.consumer) return false;
+  if (message.type === "consumer.silent") {
+    silentLinks.set(message.consumer, { consumer: message.consumer, name: message.name, since: message.since });
+  } else if (message.type === "consumer.back") {
+    silentLinks.delete(message.consumer);
+  } else {
+    return false;
+  }
+  renderSilence();
+  return true;
+}
+function renderSilence() {
+  const box = document.getElementById("silence");
+  const links = [...silentLinks.values()].sort((a, b) => String(a.since).localeCompare(String(b.since)));
+  box.replaceChildren(...links.map((link) => {
+    const line = document.createElement("p");
+    line.className = "silent-link";
+    line.dataset.consumer = link.consumer;
+    line.textContent = "Keine Verbindung zur Rufanlage " + link.name + " seit " + String(link.since).slice(11, 16) + " – neue Rufe kommen hier nicht an";
+    return line;
+  }));
+  box.hidden = links.length === 0;
+}

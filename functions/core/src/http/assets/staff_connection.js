@@ -28,7 +28,7 @@ function unauthorized() {
   calls.clear();
   shareToken(null);
   document.getElementById("auth").hidden = false;
-  for (const id of ["mine-box", "duty", "others", "quiet", "alerts", "forwarding", "notice"]) document.getElementById(id).hidden = true;
+  for (const id of ["mine-box", "duty", "others", "quiet", "alerts", "forwarding", "silence", "notice"]) document.getElementById(id).hidden = true;
   document.querySelector('section[aria-labelledby="others-title"]').hidden = true;
 }
 document.getElementById("auth-form").addEventListener("submit", (event) => {

@@ -106,6 +106,7 @@ function applySnapshot(data, eventsBefore) {
   }
   snapshotAt = data.at;
   renderForwarding(data.forwarding || []);
+  silenceFromRead(data.silent);
 }
 /* "Weiterleitung gestört: <name>" while an alarm server's endpoint fails (DECISIONS §16), as displays show it. */
 function renderForwarding(failing) {
@@ -122,6 +123,13 @@ const CALL_MESSAGES = new Set(["call.opened", "call.closed", "call.escalated", "
    applied too). An alert this page shows, visible, is confirmed with its
    receipt (DECISIONS §18; a pushed one the worker confirmed already). */
 function applyEvent(message, pushed) {
+  if (silenceFromMessage(message)) {
+    // Technik's alert carries a receipt (§19): confirmed as an alert's is.
+    if (!pushed && message.receipt && document.visibilityState === "visible") {
+      api("POST", "/api/v1/staff/receipts", { receipt: message.receipt }).catch(() => {});
+    }
+    return;
+  }
   if (!message || !message.call) return;
   const call = message.call;
   const version = message.version ?? call.version;

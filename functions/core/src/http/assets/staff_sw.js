@@ -86,10 +86,34 @@ async function onTest(message) {
   await confirmReceipt(message.receipt);
 }
 
+/* A central system is silent (DECISIONS §19): Technik's alert, one
+   notification per central system (a repeat replaces it), then its receipt. */
+async function onSilent(message) {
+  await self.registration.showNotification("Keine Verbindung zur Rufanlage " + message.name, {
+    body: "Seit " + String(message.since).slice(11, 16) + " – neue Rufe kommen nicht an.",
+    tag: "silent-" + message.consumer,
+    renotify: true,
+    requireInteraction: true,
+    icon: ICON,
+    badge: ICON,
+    lang: "de",
+    timestamp: Date.now(),
+    data: {},
+  });
+  await confirmReceipt(message.receipt);
+}
+
 /* A push: what the page would get on its socket, shown while it is not. */
 async function onPush(message) {
   if (message && message.type === "staff.test") {
     await onTest(message);
+    for (const client of await self.clients.matchAll({ type: "window", includeUncontrolled: true })) {
+      client.postMessage({ type: "push", message });
+    }
+    return;
+  }
+  if (message && message.type === "consumer.silent") {
+    await onSilent(message);
     for (const client of await self.clients.matchAll({ type: "window", includeUncontrolled: true })) {
       client.postMessage({ type: "push", message });
     }

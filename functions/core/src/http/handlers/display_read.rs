@@ -12,6 +12,7 @@ use crate::domain::wire_time::format_local;
 use crate::http::auth;
 use crate::http::error::ApiError;
 use crate::http::io::{ApiRequest, ApiResponse, json_response, query_param};
+use crate::wire::silence::SilentRecord;
 use crate::wire::{CallRecord, ElementRecord, success};
 
 /// `GET /api/v1/display/calls[?section=S]`.
@@ -40,6 +41,9 @@ pub(crate) async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiR
         /// Webhook endpoints failing for 60 s (DECISIONS §16): the page
         /// says "Weiterleitung gestört: <name>".
         forwarding: Vec<FailingEndpoint>,
+        /// Central systems silent (DECISIONS §19): the page's banner
+        /// "Keine Verbindung zur Rufanlage <name> seit HH:MM".
+        silent: Vec<SilentRecord>,
     }
     #[derive(Serialize)]
     struct DisplayInfo<'a> {
@@ -58,6 +62,7 @@ pub(crate) async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiR
             sections: &reader.sections,
         },
         forwarding: failing_endpoints(state, now).await,
+        silent: state.silent_links(&reader.scope).await,
     };
     Ok(json_response(200, success(&snapshot)))
 }

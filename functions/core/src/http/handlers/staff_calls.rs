@@ -20,6 +20,7 @@ use crate::http::handlers::staff::duty_of;
 use crate::http::io::{ApiRequest, ApiResponse, json_response};
 use crate::request::alarm_response::response_choice;
 use crate::request::validation::FieldErrors;
+use crate::wire::silence::SilentRecord;
 use crate::wire::{CallRecord, StaffRecord, success};
 
 /// `GET /api/v1/staff/calls`.
@@ -56,6 +57,8 @@ pub(crate) async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiR
         at: String,
         /// As on displays: "Weiterleitung gestört: <name>" (DECISIONS §16).
         forwarding: Vec<FailingEndpoint>,
+        /// As on displays: the silent central systems (DECISIONS §19).
+        silent: Vec<SilentRecord>,
     }
     let record = |call, alerting| StaffCall {
         call: CallRecord::for_display(call, &types, zone, now),
@@ -75,6 +78,7 @@ pub(crate) async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiR
             .collect(),
         at: format_local(now, zone),
         forwarding: failing_endpoints(state, now).await,
+        silent: state.silent_links(&staff.scope).await,
     };
     Ok(json_response(200, success(&list)))
 }

@@ -16,6 +16,7 @@ use crate::app::alarm::step::Looked;
 use crate::domain::alarm::Staff;
 use crate::domain::alarm::receipt::{Path, Receipt};
 use crate::domain::device::TestReceipt;
+use crate::domain::silence::SilenceReceipt;
 use crate::domain::wire_time::format_local;
 use crate::http::auth;
 use crate::http::error::ApiError;
@@ -33,6 +34,9 @@ pub(crate) async fn receipt(
     let id = receipt_of(envelope.get("receipt"))?;
     if let Some(test) = TestReceipt::parse(&id) {
         return test_receipt(state, &staff, id, test).await;
+    }
+    if let Some(silence) = SilenceReceipt::parse(&id) {
+        return silence_receipt(state, &staff, id, silence);
     }
     // Another person's id is as unknown as one never sent.
     let receipt = Receipt::parse(&id)
@@ -110,6 +114,35 @@ async fn test_receipt(
         receipt: id,
         call: None,
         received_at: format_local(received_at, state.settings.time_zone),
+    };
+    Ok(json_response(200, success(&received)))
+}
+
+/// The receipt of a silence's alert (DECISIONS §19,
+/// `s.<since>.<consumer>.<staff>`): the person saw that a central system is
+/// silent. Logged as the audit's `received`; nothing is kept, so a repeat
+/// answers its own time. Another person's is unknown (404).
+fn silence_receipt(
+    state: &AppState,
+    staff: &Staff,
+    id: String,
+    receipt: SilenceReceipt,
+) -> Result<ApiResponse, ApiError> {
+    if receipt.staff_id != staff.id {
+        return Err(ApiError::NotFound);
+    }
+    let now = crate::clock::now();
+    tracing::info!(
+        audit = "received",
+        staff_id = %staff.id,
+        consumer = %receipt.consumer,
+        since_ms = receipt.since_ms,
+        "silence alert receipt"
+    );
+    let received = Received {
+        receipt: id,
+        call: None,
+        received_at: format_local(now, state.settings.time_zone),
     };
     Ok(json_response(200, success(&received)))
 }
