@@ -140,8 +140,10 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // test page's consumer, for its cookie); call types to sort and
     // describe the calls; the open calls from the scope's open-call index
     // partition (Query), the elements from the by_scope index (Query).
+    // And the silent central systems (DECISIONS §19): the consumers with
+    // a heartbeat (Scan of the consumers table, a few items).
     'display-read': [
-      { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      { actions: ['dynamodb:GetItem', 'dynamodb:Scan'], resources: [consumers.tableArn] },
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
       { actions: ['dynamodb:Query'], resources: [data.tableArn, byScopeArn] },
     ],
@@ -178,8 +180,10 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // response (DECISIONS §16): its consumer (GetItem), the scope's staff
     // (Query), then the same; in sandbox stacks a consumer's hash
     // mismatches for the test page (PutItem, Query, DeleteItem: covered).
+    // The staff pages' read lists the silent central systems (Scan, §19).
     staff: [
       signOfLife,
+      { actions: ['dynamodb:Scan'], resources: [consumers.tableArn] },
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
       { actions: ALARM_ENGINE_ACTIONS, resources: [data.tableArn] },
     ],
@@ -220,7 +224,13 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
     // and the timer queue's receive and delete, with the key through
     // DynamoDB and SQS only, are granted with the event source mappings:
     // readStream of infra/lib/data.ts, takeFrom of infra/lib/queues.ts).
+    // The minute's wake-up sweeps the central systems' links (DECISIONS
+    // §19): the consumers with a heartbeat (Scan), a silence kept on the
+    // consumer's item with its history item in the data table
+    // (TransactWriteItems: Update + Put), an alert counted (UpdateItem),
+    // the silence's webhook event in the outbox (PutItem).
     alarm: [
+      { actions: ['dynamodb:Scan', 'dynamodb:UpdateItem'], resources: [consumers.tableArn] },
       { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
       { actions: ALARM_ENGINE_ACTIONS, resources: [data.tableArn] },
       {

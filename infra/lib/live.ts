@@ -59,6 +59,16 @@ export const CREDENTIAL_GONE_FILTER = {
   dynamodb: { Keys: { pk: { S: ['credential#gone'] } } },
 };
 
+/**
+ * And a central system's silence (DECISIONS §19): its history item
+ * inserted (`consumer.silent`) or modified (its end: `consumer.back`),
+ * partition `silence` (`SILENCE_PK` of functions/store-dynamodb/src/links.rs).
+ */
+export const SILENCE_FILTER = {
+  eventName: ['INSERT', 'MODIFY'],
+  dynamodb: { Keys: { pk: { S: ['silence'] } } },
+};
+
 /** The broadcast's iterator age (ms) above which displays are late enough to alarm. */
 export const ITERATOR_AGE_ALARM_MS = 30_000;
 
@@ -246,7 +256,7 @@ export class Live extends Construct {
    * alarms: something in the failure queue, and the stream running late.
    */
   subscribe(fn: lambda.Function, data: dynamodb.ITable): cloudwatch.Alarm[] {
-    readStream(fn, data, { filters: [BROADCAST_FILTER, CREDENTIAL_GONE_FILTER], failures: this.failures });
+    readStream(fn, data, { filters: [BROADCAST_FILTER, CREDENTIAL_GONE_FILTER, SILENCE_FILTER], failures: this.failures });
 
     return [
       messagesAlarm(this, 'BroadcastFailuresAlarm', this.failures, {

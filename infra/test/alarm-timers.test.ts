@@ -207,6 +207,8 @@ for (const mode of MODES) {
         permissionsOf(template, 'alarm'),
         [
           'dynamodb:Scan on table call-types',
+          // The minute's sweep of the central systems' links (DECISIONS §19).
+          'dynamodb:Scan, dynamodb:UpdateItem on table consumers',
           // As staff has it: the same alarm engine.
           'dynamodb:DeleteItem, dynamodb:GetItem, dynamodb:PutItem, dynamodb:Query, dynamodb:UpdateItem on table data',
           // Timers (sent, and sent on) and webhook wake-ups delayed to a
@@ -339,6 +341,8 @@ describe('the Rust side names the same', () => {
         'a timer message that is no timer: left to the dead-letter queue', // alarm-timers-dlq
         'neither a stream nor a timer queue event: ignored', // no alarm in it
         'overdue alarms not swept: the wake-up is given again', // retried, then alarm-timers-dlq
+        'links not swept: the wake-up is given again', // retried, then alarm-timers-dlq
+        'silence alerts not put on the delivery queue', // the next alert within 5 minutes; the displays' banner comes through the broadcast
       ].sort(),
     );
     // The overdue sweep's line (the core's, logged in the alarm function) is the filter's.

@@ -28,6 +28,7 @@ import {
   permissionsOf,
   queueId,
   resourcesOf,
+  rustSource,
   routesOf,
   streamFiltersOf,
   tableId,
@@ -243,7 +244,23 @@ for (const mode of MODES) {
         { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: ['call', 'element'] } } } },
         // A rotated or revoked credential's marker (§20): its connections are closed.
         { eventName: ['INSERT'], dynamodb: { Keys: { pk: { S: ['credential#gone'] } } } },
+        // A central system's silence begun or ended (§19): consumer.silent, consumer.back.
+        { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { pk: { S: ['silence'] } } } },
       ]);
+    });
+
+    it('the third filter lets through a silence\'s history item, begun or ended, and the Rust side names its partition so', () => {
+      const [, , pattern] = streamFiltersOf(template, 'broadcast', 'broadcast-failures');
+      const record = (eventName: string, pk: string) => ({
+        eventName,
+        dynamodb: { Keys: { pk: { S: pk }, sk: { S: '2026-01-05T09:00:00Z#0d9f3c2a-0000-4000-8000-00000000000c' } } },
+      });
+      assert.equal(matches(pattern, record('INSERT', 'silence')), true);
+      assert.equal(matches(pattern, record('MODIFY', 'silence')), true);
+      assert.equal(matches(pattern, record('REMOVE', 'silence')), false);
+      assert.equal(matches(pattern, record('INSERT', 'webhook#outbox')), false);
+      assert.match(rustSource('store-dynamodb/src/links.rs'), /pub const SILENCE_PK: &str = "silence";/);
+      assert.match(rustSource('live-aws/src/change.rs'), /if get_s\(&keys, "pk"\)\.as_deref\(\) == Some\(SILENCE_PK\) \{/);
     });
 
     it('the second filter lets through a credential marker\'s insert only', () => {
@@ -364,7 +381,7 @@ for (const mode of MODES) {
     const key = production ? ['key'] : [];
     const expected: Record<'display-read' | 'live-connect' | 'broadcast', () => string[]> = {
       'display-read': () => [
-        'dynamodb:GetItem on table consumers',
+        'dynamodb:GetItem, dynamodb:Scan on table consumers',
         'dynamodb:Scan on table call-types',
         'dynamodb:Query on table data, table data/index/by_scope',
         ...key.map(() => `kms:Decrypt, kms:DescribeKey on key if ${DYNAMODB_VIA}`),

@@ -283,7 +283,7 @@ describe('least privilege', () => {
     // The token's display (in sandbox stacks also the cookie's consumer),
     // call types, the open-call index partition and the by_scope index.
     'display-read': {
-      consumers: ['dynamodb:GetItem'],
+      consumers: ['dynamodb:GetItem', 'dynamodb:Scan'],
       'call-types': ['dynamodb:Scan'],
       data: ['dynamodb:Query'],
       'data/index/by_scope': ['dynamodb:Query'],
@@ -311,6 +311,7 @@ describe('least privilege', () => {
     // Call types for the levels; the data table as staff has it (the same
     // alarm engine); the stream read is the event source mapping's.
     alarm: {
+      consumers: ['dynamodb:Scan', 'dynamodb:UpdateItem'],
       'call-types': ['dynamodb:Scan'],
       data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
       'data/stream': ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
@@ -336,7 +337,7 @@ describe('least privilege', () => {
     // the alarm written with its audit (DECISIONS §14); an alarm server's
     // consumer, and in sandbox stacks its hash mismatches (§16).
     staff: {
-      consumers: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      consumers: ['dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:UpdateItem'],
       'call-types': ['dynamodb:Scan'],
       data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     },

@@ -233,8 +233,8 @@ describe('the Rust side: the wake-up passed on, the sweep in every round', () =>
       /let id = message\.message_id\.clone\(\)\.unwrap_or_default\(\);\s*if message\.body\.as_deref\(\)\.is_some_and\(is_minute_wake\) \{\s*return \(id\.clone\(\), self\.take_minute_wake\(&id, now\)\.await\);\s*\}\s*if message\.body\.as_deref\(\)\.is_some_and\(is_webhook_wake\) \{[^}]*self\.webhooks\.send_webhook_wake\(&id\)\.await/,
     );
     assert.match(
-      handler,
-      /async fn take_minute_wake[\s\S]*run_overdue_alarms\(now, OVERDUE_PER_WAKE\)[\s\S]*self\.webhooks\.send_webhook_wake\(id\)\.await/,
+      rustSource('alarms-aws/src/minute.rs'),
+      /async fn take_minute_wake[\s\S]*run_overdue_alarms\(now, OVERDUE_PER_WAKE\)[\s\S]*self\.sweep_links\(id, now\)[\s\S]*self\.webhooks\.send_webhook_wake\(id\)\.await/,
     );
   });
 

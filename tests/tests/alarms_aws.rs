@@ -59,6 +59,8 @@ mod alarms_aws {
     /// The sign-on test (DECISIONS §18): from the `staff` function through
     /// the stream, `alarm` and `deliver` to the phone.
     mod sign_on;
+    /// A silent central system found by the minute's wake-up (§19).
+    mod silence;
 }
 
 #[path = "push/stand_in.rs"]

@@ -43,10 +43,10 @@ use crate::wakes::{Wake, calls_in, wakes_of_record};
 
 /// Everything an invocation needs, built once per cold start.
 pub struct AlarmHandler {
-    state: AppState,
+    pub(crate) state: AppState,
     timers: Queue,
-    deliveries: Queue,
-    webhooks: Queue,
+    pub(crate) deliveries: Queue,
+    pub(crate) webhooks: Queue,
 }
 
 /// What a batch did, for its log line and the tests.
@@ -432,42 +432,8 @@ impl AlarmHandler {
     }
 }
 
-impl AlarmHandler {
-    /// The stack's minute wake-up (DECISIONS §17, §19): the alarms whose
-    /// next step is overdue are stepped (a lost stream record or timer
-    /// costs at most about a minute, never the step), then a webhook
-    /// wake-up is passed on for the `forward` function's sweeps. Given
-    /// again when either fails: a second sweep finds nothing left to do.
-    async fn take_minute_wake(&self, id: &str, now: DateTime<Utc>) -> Taken {
-        let mut taken = Taken::Nothing;
-        match self
-            .state
-            .alarm_runner()
-            .run_overdue_alarms(now, OVERDUE_PER_WAKE)
-            .await
-        {
-            Ok(overdue) if !overdue.is_empty() => taken = Taken::Stepped,
-            Ok(_) => {}
-            Err(error) => {
-                tracing::error!(message_id = id, %error, "overdue alarms not swept: the wake-up is given again");
-                taken = Taken::Failed;
-            }
-        }
-        if let Err(error) = self.webhooks.send_webhook_wake(id).await {
-            tracing::warn!(message_id = id, %error, "webhook wake-up not passed on: given again");
-            taken = Taken::Failed;
-        }
-        taken
-    }
-}
-
-/// The overdue alarms one minute's wake-up steps at most: far more than a
-/// minute can lose (one lost stream batch is at most 100 records); the
-/// rest are the next minute's.
-const OVERDUE_PER_WAKE: usize = 500;
-
 /// What became of one message.
-enum Taken {
+pub(crate) enum Taken {
     Stepped,
     Nothing,
     SentOn,

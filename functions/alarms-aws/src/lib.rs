@@ -10,7 +10,9 @@
 //! 3. [`event`]: the function's two event sources, stream and queue, told
 //!    apart, and Lambda's partial batch responses.
 //! 4. [`handler`]: what each batch does.
-//! 5. [`setup`]: the cold start, from the stack's environment.
+//! 5. [`minute`]: the stack's minute wake-up: overdue alarms stepped, the
+//!    central systems' links swept (DECISIONS §19).
+//! 6. [`setup`]: the cold start, from the stack's environment.
 //!
 //! The rules of a timer (when it is due, how long it is sent on, who
 //! schedules it) are `nurse_call_core::alarm`; taking one is
@@ -18,6 +20,7 @@
 
 pub mod event;
 pub mod handler;
+pub mod minute;
 pub mod queues;
 pub mod setup;
 pub mod wakes;

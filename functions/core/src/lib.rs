@@ -156,6 +156,7 @@ pub mod links {
         GRACE_SECONDS, Link, MAX_HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, Silence, SilenceRecord,
         is_heartbeat_interval, silent_after,
     };
+    pub use crate::wire::silence::link_event;
 }
 
 /// The live feed of the displays and staff pages: its hub and its messages.

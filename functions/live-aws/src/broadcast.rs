@@ -196,8 +196,7 @@ impl Broadcaster {
         } else {
             Vec::new()
         };
-        let Some(event) = change.into_event(&types, self.state.settings.time_zone, clock::now())
-        else {
+        let Some(event) = change.into_event(&types, &self.state.settings, clock::now()) else {
             return Ok(());
         };
         let connections = scopes.connections(&self.connections, &event.scope).await?;

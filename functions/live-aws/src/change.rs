@@ -14,6 +14,10 @@
 //! - an element item (`sk` `element`) inserted, or modified with a larger
 //!   `version`: `element.updated`.
 //!
+//! A silence's history item (`silence`, DECISIONS §19) inserted is
+//! `consumer.silent`, and its `ended_at` set `consumer.back`, to every
+//! display and staff page of the link's scope ([`Change::Link`]).
+//!
 //! A credential marker inserted (`credential#gone`, written with a staff
 //! member's or display's rotate, revoke or erase) is no message but
 //! [`Change::CredentialGone`]: the holder's connections are closed (§20).
@@ -33,17 +37,18 @@ use std::fmt;
 use aws_lambda_events::dynamodb::EventRecord;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
 
 use nurse_call_core::{
-    Call, CallType, Element, Scope,
+    Call, CallType, Element, Scope, Settings,
     alarm::AlarmStatus,
+    links::{SilenceRecord, link_event},
     live::{AlarmNews, LiveEvent, LiveMessage},
 };
 use nurse_call_dynamodb::credentials_gone::{CREDENTIAL_GONE_PK, CredentialGone};
 use nurse_call_dynamodb::item::{
     CALL_SK, ELEMENT_SK, Item, alarm_from_item, call_from_item, element_from_item, get_n, get_s,
 };
+use nurse_call_dynamodb::{SILENCE_PK, silence_from_item};
 
 /// A change a display shows, read from one stream record.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,6 +81,15 @@ pub enum Change {
     /// marker item inserted, `nurse_call_dynamodb::credentials_gone`): its
     /// open connections are closed, no message is sent (DECISIONS §20).
     CredentialGone(CredentialGone),
+    /// A central system's silence began (its history item inserted) or
+    /// ended (its `ended_at` set): `consumer.silent` or `consumer.back` to
+    /// every display and staff page of the link's scope (DECISIONS §19).
+    Link {
+        /// The silence as its history item keeps it.
+        silence: SilenceRecord,
+        /// Whether it ended (`consumer.back`).
+        back: bool,
+    },
 }
 
 /// A record that should be a change but cannot be read (an item without a
@@ -103,6 +117,9 @@ impl Change {
             return Err(Poison("the record's keys have no string \"sk\"".into()));
         };
         let new = to_sdk(&record.change.new_image);
+        if get_s(&keys, "pk").as_deref() == Some(SILENCE_PK) {
+            return link_change(operation, &new, &to_sdk(&record.change.old_image));
+        }
         if operation == "INSERT" && get_s(&keys, "pk").as_deref() == Some(CREDENTIAL_GONE_PK) {
             return CredentialGone::from_item(&new)
                 .map(|gone| Some(Change::CredentialGone(gone)))
@@ -127,13 +144,15 @@ impl Change {
         }
     }
 
-    /// Whose displays get it.
-    pub fn scope(&self) -> &Scope {
+    /// Whose displays get it; `None` for a link's silence, whose scope
+    /// depends on the installation's mode ([`link_event`]).
+    pub fn scope(&self) -> Option<&Scope> {
         match self {
             Change::Call { scope, .. }
             | Change::Alarm { scope, .. }
             | Change::Element { scope, .. }
-            | Change::CredentialGone(CredentialGone { scope, .. }) => scope,
+            | Change::CredentialGone(CredentialGone { scope, .. }) => Some(scope),
+            Change::Link { .. } => None,
         }
     }
 
@@ -145,7 +164,13 @@ impl Change {
 
     /// The message, ready to send: a call's `duration` as of `now`; `None`
     /// for a change that closes connections instead.
-    pub fn into_event(self, types: &[CallType], zone: Tz, now: DateTime<Utc>) -> Option<LiveEvent> {
+    pub fn into_event(
+        self,
+        types: &[CallType],
+        settings: &Settings,
+        now: DateTime<Utc>,
+    ) -> Option<LiveEvent> {
+        let zone = settings.time_zone;
         Some(match self {
             Change::Call { scope, call } => LiveEvent {
                 message: LiveMessage::call(&call, types, zone, now).to_json(),
@@ -164,8 +189,29 @@ impl Change {
                 scope,
             },
             Change::CredentialGone(_) => return None,
+            Change::Link { silence, back } => link_event(
+                settings,
+                &silence.consumer,
+                &silence.name,
+                silence.since,
+                back,
+            ),
         })
     }
+}
+
+/// A silence's history item: inserted, the silence began; modified so
+/// that it has an `ended_at` it had not, it ended. Anything else (a TTL,
+/// a removal) is no news.
+fn link_change(operation: &str, new: &Item, old: &Item) -> Result<Option<Change>, Poison> {
+    let back = match operation {
+        "INSERT" => false,
+        "MODIFY" if new.contains_key("ended_at") && !old.contains_key("ended_at") => true,
+        _ => return Ok(None),
+    };
+    let silence = silence_from_item(new)
+        .ok_or_else(|| Poison("a silence item without consumer or since".into()))?;
+    Ok(Some(Change::Link { silence, back }))
 }
 
 fn call_change(new: &Item, old: Option<&Item>) -> Result<Option<Change>, Poison> {

@@ -201,10 +201,10 @@ fn modify(old: &Item, new: &Item) -> EventRecord {
 /// The message of `record`, if it is one.
 fn message(record: &EventRecord) -> Option<Value> {
     let change = Change::from_record(record).expect("not a poison record")?;
-    assert_eq!(change.scope(), &Scope::installation());
+    assert_eq!(change.scope(), Some(&Scope::installation()));
     assert!(change.needs_call_types());
     let event = change
-        .into_event(&default_call_types(), chrono_tz::Europe::Berlin, at(10))
+        .into_event(&default_call_types(), &berlin(), at(10))
         .expect("a message");
     assert_eq!(event.section.as_deref(), Some("S1"));
     Some(serde_json::from_str(&event.message).expect("JSON"))
@@ -297,4 +297,12 @@ async fn the_copies_and_the_audit_of_an_alarm_write_are_no_message() {
         others += 1;
     }
     assert!(others >= 4, "lock, index entry, element, audit: {others}");
+}
+
+/// The installation's settings, in Berlin's time (the default zone).
+fn berlin() -> nurse_call_core::Settings {
+    nurse_call_core::Settings::from_vars(nurse_call_core::Mode::Production, |name| {
+        (name == "SERVICE_TIME_ZONE").then(|| "Europe/Berlin".to_string())
+    })
+    .expect("settings")
 }

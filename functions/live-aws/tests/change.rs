@@ -35,7 +35,7 @@ fn now() -> DateTime<Utc> {
 fn message(id: &str) -> Option<(Scope, Option<String>, Value)> {
     let change = Change::from_record(&record(id)).expect("not a poison record")?;
     let event = change
-        .into_event(&default_call_types(), chrono_tz::Europe::Berlin, now())
+        .into_event(&default_call_types(), &berlin(), now())
         .expect("a message");
     let message = serde_json::from_str(&event.message).expect("the message is JSON");
     Some((event.scope, event.section, message))
@@ -141,7 +141,7 @@ fn the_whole_batch_gives_the_displays_the_messages_in_write_order() {
         .filter_map(|record| Change::from_record(record).ok().flatten())
         .map(|change| {
             let event = change
-                .into_event(&default_call_types(), chrono_tz::Europe::Berlin, now())
+                .into_event(&default_call_types(), &berlin(), now())
                 .expect("a message");
             let message: Value = serde_json::from_str(&event.message).unwrap();
             format!(
@@ -160,4 +160,12 @@ fn the_whole_batch_gives_the_displays_the_messages_in_write_order() {
             "call.closed installation",
         ]
     );
+}
+
+/// The installation's settings, in Berlin's time (the default zone).
+fn berlin() -> nurse_call_core::Settings {
+    nurse_call_core::Settings::from_vars(nurse_call_core::Mode::Production, |name| {
+        (name == "SERVICE_TIME_ZONE").then(|| "Europe/Berlin".to_string())
+    })
+    .expect("settings")
 }

@@ -47,6 +47,8 @@ mod error;
 mod event_outbox;
 pub mod item;
 mod links;
+/// The silences' history items (DECISIONS §19), as the AWS broadcast reads them from the stream.
+pub use links::{SILENCE_PK, silence_from_item};
 mod mismatches;
 mod push;
 mod reads;

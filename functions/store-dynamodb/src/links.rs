@@ -24,8 +24,20 @@ use crate::error::{build_error, classify, condition_failed, existed};
 use crate::item::{Item, get_n, get_s, is_display_item, n, raw, s};
 use crate::transaction::{TRANSACTION_ATTEMPTS, Transaction};
 
-/// Partition of the silences' history in the data table.
-pub(crate) const SILENCE_PK: &str = "silence";
+/// Partition of the silences' history in the data table (its stream
+/// records are the AWS broadcast's `consumer.silent` and `consumer.back`).
+pub const SILENCE_PK: &str = "silence";
+
+/// A silence's history item read back: `None` for an item that is not one
+/// (no consumer or no `since`).
+pub fn silence_from_item(item: &Item) -> Option<SilenceRecord> {
+    Some(SilenceRecord {
+        consumer: get_s(item, "consumer")?,
+        name: get_s(item, "name").unwrap_or_default(),
+        since: time(item, "since")?,
+        ended_at: time(item, "ended_at"),
+    })
+}
 
 /// The silence attributes a consumer item loses when its silence ends.
 const SILENCE_ATTRIBUTES: &str =
@@ -373,18 +385,8 @@ impl LinkStore for DynamoStore {
             .map_err(classify)?;
         Ok(items
             .iter()
-            .filter_map(|item| {
-                let ended_at = time(item, "ended_at");
-                if ended_at.is_some_and(|ended| ended <= from) {
-                    return None;
-                }
-                Some(SilenceRecord {
-                    consumer: get_s(item, "consumer")?,
-                    name: get_s(item, "name").unwrap_or_default(),
-                    since: time(item, "since")?,
-                    ended_at,
-                })
-            })
+            .filter_map(silence_from_item)
+            .filter(|silence| silence.ended_at.is_none_or(|ended| ended > from))
             .collect())
     }
 }

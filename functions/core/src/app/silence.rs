@@ -127,10 +127,7 @@ impl AppState {
     /// Whose displays and staff pages hear of `consumer`'s link: the
     /// installation's; in the sandbox, the consumer's own (as its data).
     fn link_scope(&self, consumer: &str) -> Scope {
-        match self.settings.mode {
-            crate::config::Mode::Production => Scope::installation(),
-            crate::config::Mode::Sandbox => Scope::consumer(consumer),
-        }
+        crate::wire::silence::link_scope(self.settings.mode, consumer)
     }
 
     /// The live message, the webhook event and the audit line of a

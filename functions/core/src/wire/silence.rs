@@ -8,8 +8,11 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
+use crate::config::{Mode, Settings};
 use crate::domain::links::Link;
+use crate::domain::model::Scope;
 use crate::domain::wire_time::format_local;
+use crate::wire::live::LiveEvent;
 
 /// A silent consumer: `{"consumer","name","since"}`, `since` the wire time
 /// of its last request.
@@ -42,6 +45,39 @@ impl SilentRecord {
             .into_iter()
             .map(|(link, since)| SilentRecord::new(&link.consumer, &link.name, since, zone))
             .collect()
+    }
+}
+
+/// Whose displays and staff pages hear of `consumer`'s link: the
+/// installation's; in the sandbox, the consumer's own (as its data).
+pub(crate) fn link_scope(mode: Mode, consumer: &str) -> Scope {
+    match mode {
+        Mode::Production => Scope::installation(),
+        Mode::Sandbox => Scope::consumer(consumer),
+    }
+}
+
+/// The live event `consumer.silent` (or, `back`, `consumer.back`) of
+/// `consumer`'s silence since `since`, to every display and staff page of
+/// its scope: what the AWS broadcast sends from the silence's history item
+/// (the local server publishes the same from its sweep).
+pub fn link_event(
+    settings: &Settings,
+    consumer: &str,
+    name: &str,
+    since: DateTime<Utc>,
+    back: bool,
+) -> LiveEvent {
+    let record = SilentRecord::new(consumer, name, since, settings.time_zone);
+    let news = if back {
+        SilenceNews::Back
+    } else {
+        SilenceNews::Silent
+    };
+    LiveEvent {
+        scope: link_scope(settings.mode, consumer),
+        section: None,
+        message: message(news, &record, None),
     }
 }
 
