@@ -27,7 +27,8 @@ use crate::rows::to_precise;
 /// 13: what each push subscription's pushes and receipts tell (DECISIONS
 /// §18, `devices`).
 /// 14: an endpoint's `private_network` (DECISIONS §20).
-const SCHEMA_VERSION: i64 = 14;
+/// 15: a call type's `accept_timeout` (DECISIONS §19).
+const SCHEMA_VERSION: i64 = 15;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -92,7 +93,34 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 14 {
         version_14(connection)?;
     }
+    if version < 15 {
+        version_15(connection)?;
+    }
     Ok(())
+}
+
+/// `call_types.accept_timeout` (DECISIONS §19: an accept is not an
+/// arrival), seconds. The types stored before read NULL, which core reads
+/// as the seeded timeout of the name, else 300 (`call_type_items`), until
+/// an admin sets one. Added only where missing, as version 12 does.
+fn version_15(connection: &Connection) -> rusqlite::Result<()> {
+    let has_column: bool = connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('call_types')
+                        WHERE name = 'accept_timeout')",
+        [],
+        |row| row.get(0),
+    )?;
+    let add = if has_column {
+        ""
+    } else {
+        "ALTER TABLE call_types ADD COLUMN accept_timeout INTEGER;"
+    };
+    connection.execute_batch(&format!(
+        "BEGIN;
+         {add}
+         PRAGMA user_version = 15;
+         COMMIT;"
+    ))
 }
 
 /// `webhook_endpoints.confirms_delivery`: the alarm server sends `received`
