@@ -291,7 +291,7 @@ pub fn respond(
         },
         // Declining after accepting would take back an "Ich komme" others
         // were cancelled for: it changes nothing.
-        Response::Declined if repeated || alarm.accepted.is_some() => {}
+        Response::Declined if alarm.declined_by(&by.id) || alarm.accepted.is_some() => {}
         Response::Declined => {
             alarm.answers.push(answer);
             silence(&mut alarm, &by.id);

@@ -217,11 +217,32 @@ impl Alarm {
         self.levels > 0
     }
 
-    /// Whether `staff_id` declined this call (they are not alerted again).
+    /// Whether `staff_id` declined this call (they are not alerted again),
+    /// and did not accept it since: an accept after a decline takes it back
+    /// (so that when that accept expires without an arrival, §19, they are
+    /// alerted again like everyone else).
     pub fn declined_by(&self, staff_id: &str) -> bool {
-        self.answers
+        let theirs = |a: &&Answer| a.staff.id == staff_id;
+        let declined = self
+            .answers
             .iter()
-            .any(|a| a.staff.id == staff_id && a.response == Response::Declined)
+            .filter(theirs)
+            .filter(|a| a.response == Response::Declined)
+            .map(|a| a.at)
+            .max();
+        let accepted = self
+            .answers
+            .iter()
+            .filter(|a| a.response == Response::Accepted)
+            .chain(&self.not_arrived)
+            .chain(&self.accepted)
+            .filter(theirs)
+            .map(|a| a.at)
+            .max();
+        match (declined, accepted) {
+            (Some(declined), Some(accepted)) => declined > accepted,
+            (declined, _) => declined.is_some(),
+        }
     }
 
     /// `staff_id`'s answer as the wire tells it: an accept before a
