@@ -28,7 +28,8 @@
 //!
 //! Receipts and their deadline (DECISIONS §18) on the same path:
 //! tests/tests/alarms_aws/receipts.rs; the sign-on test:
-//! tests/tests/alarms_aws/sign_on.rs.
+//! tests/tests/alarms_aws/sign_on.rs; an accept's timeout (§19):
+//! tests/tests/alarms_aws/accept_timeout.rs.
 //!
 //! Runs with `BLACKBOX_STORE=dynamodb` (scripts/test runs the suite a second
 //! time so); on SQLite there is no stream nor queue, and it says that it is
@@ -47,6 +48,9 @@ mod live_aws {
 }
 
 mod alarms_aws {
+    /// An accept is not an arrival (DECISIONS §19): its timeout through the
+    /// timer queue.
+    mod accept_timeout;
     pub(crate) mod event_sources;
     pub(crate) mod queues;
     /// Receipts (DECISIONS §18): through the `staff` function, and their

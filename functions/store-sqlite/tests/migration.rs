@@ -694,9 +694,10 @@ async fn a_version_14_call_type_gets_the_seeded_accept_timeout() {
              ALTER TABLE call_types DROP COLUMN accept_timeout;
              INSERT INTO call_types (id, name, internal_name, urgency, priority, type, color,
                                      notify, notification_interval, notification_maxloops,
-                                     notification_sound)
-                 VALUES (7, 'Notruf', '', 'EMERGENCY', 1, 'CALL', '#e74c3c', 1, 15, 0, ''),
-                        (30, 'Sonderruf', '', 'NORMAL', 4, 'CALL', '#8e44ad', 1, 60, 0, '');
+                                     notification_sound, escalation)
+                 VALUES (7, 'Notruf', '', 'EMERGENCY', 1, 'CALL', '#e74c3c', 1, 15, 0, '', NULL),
+                        (30, 'Sonderruf', '', 'NORMAL', 4, 'CALL', '#8e44ad', 1, 60, 0, '',
+                         '[{\"after\":0,\"to\":\"house\"}]');
              PRAGMA user_version = 14;
              COMMIT;",
         )
