@@ -3,8 +3,9 @@
 //! read with their 404s and 409s, every 401, the fall-through to the house,
 //! `unattended` on the displays, a duty that ends by itself, and no token in
 //! any log line (two accepts racing: tests/tests/alarms_races.rs); and the
-//! same responses from alarm servers (alarms/alarm_server.rs), and who may
-//! answer at all (alarms/who_may_answer.rs). Runs on SQLite and, with
+//! same responses from alarm servers (alarms/alarm_server.rs), who may
+//! answer at all (alarms/who_may_answer.rs), and an accept that is no
+//! arrival (alarms/accept_timeout.rs, DECISIONS §19). Runs on SQLite and, with
 //! `BLACKBOX_STORE=dynamodb`, on moto; the tests that need no timer and no
 //! server of their own also through the Lambda functions
 //! (scripts/test-lambda-watch). The seeded policies apply here (Notruf:
@@ -14,6 +15,7 @@
 mod alarms_support;
 
 mod alarms {
+    pub(crate) mod accept_timeout;
     pub(crate) mod alarm_server;
     pub(crate) mod who_may_answer;
 }

@@ -28,8 +28,10 @@
 //!
 //! Receipts and their deadline (DECISIONS §18) on the same path:
 //! tests/tests/alarms_aws/receipts.rs; the sign-on test:
-//! tests/tests/alarms_aws/sign_on.rs; a lost timer's step taken by the
-//! minute's wake-up (DECISIONS §19): tests/tests/alarms_aws/overdue.rs.
+//! tests/tests/alarms_aws/sign_on.rs; an accept's timeout (§19):
+//! tests/tests/alarms_aws/accept_timeout.rs; a lost timer's step taken by
+//! the minute's wake-up (§19): tests/tests/alarms_aws/overdue.rs; a silent
+//! central system found by it: tests/tests/alarms_aws/silence.rs.
 //!
 //! Runs with `BLACKBOX_STORE=dynamodb` (scripts/test runs the suite a second
 //! time so); on SQLite there is no stream nor queue, and it says that it is
@@ -48,6 +50,9 @@ mod live_aws {
 }
 
 mod alarms_aws {
+    /// An accept is not an arrival (DECISIONS §19): its timeout through the
+    /// timer queue.
+    mod accept_timeout;
     pub(crate) mod event_sources;
     /// No alarm step lost (DECISIONS §19): a lost timer's step taken by
     /// the minute's wake-up.

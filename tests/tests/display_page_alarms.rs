@@ -345,3 +345,57 @@ async fn an_alert_nobody_confirms_is_not_delivered_on_the_tile_until_a_receipt()
     .await;
     eprintln!("display page: after the receipt: {line}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accept_that_times_out_says_who_did_not_come() {
+    if skip_browser_tests("an_accept_that_times_out_says_who_did_not_come") {
+        return;
+    }
+    let server = Server::sandbox();
+    // An accept must be followed by a presence within 2 s (DECISIONS §19).
+    server
+        .admin(&["call-types", "set", "Notruf", "--accept-timeout", "2"])
+        .success();
+    let base = server.base_url().to_string();
+    let driver = Chromedriver::start().await;
+    let browser = driver.browser("display-not-arrived", 1280, 900).await;
+    let me = display_via_test_page(&browser, &base).await;
+    let anna = alarms_support::staff(&server, &me, "Anna", &[]).await;
+    alarms_support::sign_on(&server, &anna, &["A"]).await;
+    let mut anna_page = alarms_support::connect_staff(&server, &anna).await;
+    let id = alarms_support::open(&server, &me, "Zimmer-8", "Notruf", Some("A")).await;
+    alarms_support::message(&mut anna_page, "call.alert", id).await;
+    let accepted = Instant::now();
+    alarms_support::respond(&server, &anna, id, "accepted")
+        .await
+        .expect_status(200);
+    shown(&browser, id, "Anna kommt", accepted, |t| {
+        t.starts_with("Anna kommt")
+    })
+    .await;
+    // Nobody arrives: at the timeout the tile says so, loudly.
+    let line = shows(
+        "Anna kam nicht",
+        accepted,
+        Duration::from_secs(5),
+        || async {
+            let line = alarm_line(&browser, id).await;
+            line["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Anna kam nicht") && !t.contains("kommt"))
+                .then_some(line)
+        },
+    )
+    .await;
+    let at = accepted.elapsed().as_secs_f64();
+    eprintln!("display page: \"Anna kam nicht\" {at:.2} s after the accept (accept timeout 2 s)");
+    assert!(
+        (1.0..=3.5).contains(&at),
+        "{at:.2} s after the accept: {line}"
+    );
+    save_screenshot(
+        &browser,
+        &std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("display-not-arrived.png"),
+    )
+    .await;
+}

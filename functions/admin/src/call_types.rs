@@ -13,8 +13,8 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use nurse_call_core::{
-    AdminStore, CallType, admin_text, alarm::Policy, default_call_types, has_control_characters,
-    optional_admin_text,
+    AdminStore, CallType, MAX_ACCEPT_TIMEOUT, admin_text, alarm::Policy, default_call_types,
+    has_control_characters, optional_admin_text,
 };
 
 use crate::failure::{Failure, Outcome};
@@ -83,6 +83,10 @@ pub(crate) struct SetArgs {
     /// '[]' for no alarm.
     #[arg(long, value_name = "JSON")]
     escalation: Option<String>,
+    /// Seconds an accept waits for a presence or the close before the
+    /// alarm resumes (1 to 86400; DECISIONS §19, docs/alarms.md).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_accept_timeout)]
+    accept_timeout: Option<i64>,
     /// The policy of `escalation`, read by [`SetArgs::checked`].
     #[arg(skip)]
     policy: Option<Policy>,
@@ -189,6 +193,8 @@ fn new_call_type(name: &str, existing: &[CallType], args: &SetArgs) -> Result<Ca
         // Alert rather than stay silent: a new type escalates like the
         // fallback until an admin says otherwise (`--escalation`).
         escalation: Policy::fallback(),
+        // DECISIONS §19's value for a type without a seeded one.
+        accept_timeout: 300,
     })
 }
 
@@ -234,6 +240,7 @@ impl SetArgs {
             || self.notification_maxloops.is_some()
             || self.notification_sound.is_some()
             || self.policy.is_some()
+            || self.accept_timeout.is_some()
     }
 
     /// Sets the fields given ([`SetArgs::checked`]); the others keep their value.
@@ -267,6 +274,9 @@ impl SetArgs {
         }
         if let Some(v) = &self.policy {
             t.escalation.clone_from(v);
+        }
+        if let Some(v) = self.accept_timeout {
+            t.accept_timeout = v;
         }
     }
 }
@@ -334,6 +344,15 @@ fn parse_count(text: &str) -> Result<i64, String> {
     }
 }
 
+fn parse_accept_timeout(text: &str) -> Result<i64, String> {
+    match text.trim().parse::<i64>() {
+        Ok(seconds) if (1..=MAX_ACCEPT_TIMEOUT).contains(&seconds) => Ok(seconds),
+        _ => Err(format!(
+            "the accept timeout is whole seconds from 1 to {MAX_ACCEPT_TIMEOUT}"
+        )),
+    }
+}
+
 /// Urgency and type: one word, kept as written (the service passes it on).
 fn parse_word(text: &str) -> Result<String, String> {
     let text = text.trim();
@@ -389,6 +408,7 @@ mod tests {
             notification_maxloops: None,
             notification_sound: None,
             escalation: None,
+            accept_timeout: None,
             policy: None,
         }
     }
@@ -478,6 +498,7 @@ mod tests {
             notification_maxloops: None,
             notification_sound: None,
             escalation: None,
+            accept_timeout: None,
             policy: None,
         };
         assert_eq!(new_call_type("Test", &[], &args).unwrap().id, 11);

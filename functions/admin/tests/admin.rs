@@ -242,7 +242,8 @@ async fn call_type_edits_are_served_at_once(store: Backend) {
                 "notification_interval": 15, "notification_maxloops": 0,
                 "notification_sound": "emergency.mp3",
                 "escalation": [{"after": 0, "to": "section"}, {"after": 60, "to": "house"},
-                               {"after": 180, "to": "group:Leitung"}]})
+                               {"after": 180, "to": "group:Leitung"}],
+                "accept_timeout": 120})
     );
 
     // A new name is created with the next id.
@@ -269,7 +270,8 @@ async fn call_type_edits_are_served_at_once(store: Backend) {
                "notify": true, "notification_interval": 30, "notification_maxloops": 0,
                "notification_sound": "",
                // A new type alerts like the fallback until an admin says otherwise.
-               "escalation": [{"after": 0, "to": "section"}, {"after": 60, "to": "house"}]})
+               "escalation": [{"after": 0, "to": "section"}, {"after": 60, "to": "house"}],
+               "accept_timeout": 300})
     );
     assert_eq!(call_types().await["Sonderruf"], "");
     store

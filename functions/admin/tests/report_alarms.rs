@@ -142,6 +142,8 @@ impl Day {
             presence_at: presence.map(at),
             receipt_seconds: 3600,
             without_channel: &[],
+            // An accept is not timed out here (DECISIONS §19).
+            accept_timeout: 86_400,
         };
         let stepped = match answer {
             None => step(&kept.alarm, &situation),

@@ -359,7 +359,20 @@ mod tests {
         let stopped = call_item(Some(&accepted), None);
         let wakes =
             wakes_of_record(&record("MODIFY", Some(&before), Some(&stopped)), at(5)).unwrap();
-        assert_eq!(wakes, [], "accepted: no next step");
+        assert_eq!(wakes, [], "accepted before accept timeouts: no next step");
+        // Accepted with an accept timeout (DECISIONS §19): due at its end,
+        // like a level.
+        let mut waiting = due(30);
+        waiting.status = nurse_call_core::alarm::AlarmStatus::Accepted;
+        waiting.next_at = Some(at(125));
+        let awaited = call_item(Some(&waiting), None);
+        let wakes =
+            wakes_of_record(&record("MODIFY", Some(&before), Some(&awaited)), at(5)).unwrap();
+        assert_eq!(
+            wakes,
+            [timer(125, 120)],
+            "accepted: a timer for its timeout"
+        );
     }
 
     #[test]

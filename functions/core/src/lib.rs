@@ -69,7 +69,9 @@ pub use config::{
 pub use domain::push_services::{DEFAULT_PUSH_SERVICES, PushServices, parse_push_services};
 
 // Calls, elements and what they belong to.
-pub use domain::call_type_items::{CallTypeItem, CallTypesRead, Fallback, read_items};
+pub use domain::call_type_items::{
+    CallTypeItem, CallTypesRead, Fallback, MAX_ACCEPT_TIMEOUT, read_items,
+};
 pub use domain::call_types::default_call_types;
 pub use domain::model::{
     Call, CallType, Consumer, Display, Element, ElementChange, ElementPolicy, HashMismatch,

@@ -165,6 +165,8 @@ impl World {
             presence_at: None,
             receipt_seconds: 3600,
             without_channel: &[],
+            // An accept is not timed out here (DECISIONS §19).
+            accept_timeout: 86_400,
         };
         let stepped: Step = match answer {
             Some(response) => respond(&kept.alarm, &situation, &staff[0], None, response).unwrap(),

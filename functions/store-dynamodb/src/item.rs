@@ -320,6 +320,9 @@ pub fn call_type_item(t: &CallType) -> Item {
         // The policy's JSON text (DECISIONS §14); core reads it back with
         // the fallbacks of a hand edit.
         ("escalation".to_string(), s(t.escalation.to_json())),
+        // Seconds (DECISIONS §19); an item without it reads as the seeded
+        // timeout of the name.
+        ("accept_timeout".to_string(), n(t.accept_timeout)),
     ])
 }
 

@@ -214,7 +214,8 @@ impl AdminStore for SqliteStore {
                    notification_interval = excluded.notification_interval,
                    notification_maxloops = excluded.notification_maxloops,
                    notification_sound = excluded.notification_sound,
-                   escalation = excluded.escalation",
+                   escalation = excluded.escalation,
+                   accept_timeout = excluded.accept_timeout",
             )?;
             Ok(())
         })

@@ -171,8 +171,8 @@ pub(crate) fn insert_call_type(
         &format!(
             "INSERT INTO call_types (id, name, internal_name, urgency, priority, type,
                 color, notify, notification_interval, notification_maxloops,
-                notification_sound, escalation)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                notification_sound, escalation, accept_timeout)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
              {on_conflict}"
         ),
         params![
@@ -187,7 +187,8 @@ pub(crate) fn insert_call_type(
             t.notification_interval,
             t.notification_maxloops,
             t.notification_sound,
-            t.escalation.to_json()
+            t.escalation.to_json(),
+            t.accept_timeout
         ],
     )?;
     Ok(())
@@ -197,7 +198,7 @@ pub(crate) fn insert_call_type(
 pub(crate) const CALL_TYPE_COLUMNS: &str = "id, name, internal_name, urgency, priority, type, \
                                             color, notify, notification_interval, \
                                             notification_maxloops, notification_sound, \
-                                            escalation";
+                                            escalation, accept_timeout";
 
 /// A call-type row field by field; core reads it with the fallbacks of
 /// DECISIONS §7 ([`nurse_call_core`]). Each column

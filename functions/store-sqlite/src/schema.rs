@@ -30,7 +30,8 @@ use crate::rows::to_precise;
 /// 15: supervised links (DECISIONS §19): a consumer's `heartbeat_seconds`,
 /// its last sign of life and silence (`consumer_links`), the silences'
 /// history (`silences`); see `links`.
-const SCHEMA_VERSION: i64 = 15;
+/// 16: a call type's `accept_timeout` (DECISIONS §19).
+const SCHEMA_VERSION: i64 = 16;
 
 pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     // WAL lets readers (the admin command) work while the server writes; the
@@ -98,7 +99,34 @@ pub(crate) fn prepare(connection: &Connection) -> rusqlite::Result<()> {
     if version < 15 {
         version_15(connection)?;
     }
+    if version < 16 {
+        version_16(connection)?;
+    }
     Ok(())
+}
+
+/// `call_types.accept_timeout` (DECISIONS §19: an accept is not an
+/// arrival), seconds. The types stored before read NULL, which core reads
+/// as the seeded timeout of the name, else 300 (`call_type_items`), until
+/// an admin sets one. Added only where missing, as version 12 does.
+fn version_16(connection: &Connection) -> rusqlite::Result<()> {
+    let has_column: bool = connection.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('call_types')
+                        WHERE name = 'accept_timeout')",
+        [],
+        |row| row.get(0),
+    )?;
+    let add = if has_column {
+        ""
+    } else {
+        "ALTER TABLE call_types ADD COLUMN accept_timeout INTEGER;"
+    };
+    connection.execute_batch(&format!(
+        "BEGIN;
+         {add}
+         PRAGMA user_version = 16;
+         COMMIT;"
+    ))
 }
 
 /// `webhook_endpoints.confirms_delivery`: the alarm server sends `received`

@@ -8,7 +8,9 @@
 //! without an index on its ids; 11 → 12: an endpoint's `confirms_delivery`,
 //! off for those registered before; 12 → 13: each push subscription's
 //! device facts, unknown for those subscribed before; 13 → 14: an endpoint's
-//! `private_network`, off for those registered before).
+//! `private_network`, off for those registered before; 14 → 15: the
+//! supervised links (heartbeat, silences); 15 → 16: a call
+//! type's `accept_timeout`, the seeded one for those stored before).
 
 use chrono::{TimeZone, Utc};
 use rusqlite::Connection;
@@ -105,7 +107,7 @@ async fn a_version_1_file_keeps_its_data_and_gains_mismatches_and_replay_protect
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 15);
+    assert_eq!(version, 16);
     // Version 10's Web Push tables are there, empty (DECISIONS §15).
     let connection = Connection::open(&path).expect("file opens");
     for table in ["vapid_keys", "push_subscriptions"] {
@@ -234,7 +236,7 @@ async fn a_version_3_file_keeps_its_calls_with_unknown_openers_and_closers() {
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 15);
+    assert_eq!(version, 16);
 }
 
 #[tokio::test]
@@ -454,7 +456,7 @@ async fn a_version_5_file_keeps_its_data_and_its_open_calls_get_pending_alarms()
         .expect("file opens")
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 15);
+    assert_eq!(version, 16);
 }
 
 /// 10 → 11: the outbox loses the index on its ids; the events waiting in
@@ -499,7 +501,7 @@ async fn a_version_10_outbox_keeps_its_events_and_its_counter_without_the_id_ind
     let version: i64 = connection
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 15);
+    assert_eq!(version, 16);
     let kept: Vec<(i64, String, Option<String>)> = connection
         .prepare("SELECT seq, id, section FROM webhook_outbox ORDER BY seq")
         .unwrap()
@@ -676,4 +678,58 @@ async fn a_version_13_endpoint_may_not_reach_the_private_network() {
             .collect::<Vec<_>>(),
         [("ep_new", true), ("ep_old", false)],
     );
+}
+
+/// 14 → 15: call types stored before accept timeouts existed read the
+/// seeded timeout of their name, else 300 (DECISIONS §19), without a
+/// fallback; one an admin sets is kept.
+#[tokio::test]
+async fn a_version_14_call_type_gets_the_seeded_accept_timeout() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join(FILE_NAME);
+    drop(SqliteStore::open(&path).expect("a new file"));
+    Connection::open(&path)
+        .expect("file opens")
+        .execute_batch(
+            "BEGIN;
+             ALTER TABLE call_types DROP COLUMN accept_timeout;
+             INSERT INTO call_types (id, name, internal_name, urgency, priority, type, color,
+                                     notify, notification_interval, notification_maxloops,
+                                     notification_sound, escalation)
+                 VALUES (7, 'Notruf', '', 'EMERGENCY', 1, 'CALL', '#e74c3c', 1, 15, 0, '', NULL),
+                        (30, 'Sonderruf', '', 'NORMAL', 4, 'CALL', '#8e44ad', 1, 60, 0, '',
+                         '[{\"after\":0,\"to\":\"house\"}]');
+             PRAGMA user_version = 14;
+             COMMIT;",
+        )
+        .expect("back to version 14");
+
+    let store = SqliteStore::open(&path).expect("the version 14 file opens");
+    let read = store.call_types().await.expect("call types read");
+    assert_eq!(
+        read.fallbacks,
+        [],
+        "no fallback for a column that did not exist"
+    );
+    let timeout = |name: &str| {
+        read.types
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.accept_timeout)
+    };
+    assert_eq!(
+        (timeout("Notruf"), timeout("Sonderruf")),
+        (Some(120), Some(300))
+    );
+    let mut notruf = read
+        .types
+        .iter()
+        .find(|t| t.name == "Notruf")
+        .unwrap()
+        .clone();
+    notruf.accept_timeout = 45;
+    store.put_call_type(&notruf).await.expect("put");
+    let read = store.call_types().await.expect("call types read");
+    let kept = read.types.iter().find(|t| t.name == "Notruf").unwrap();
+    assert_eq!(kept.accept_timeout, 45);
 }

@@ -26,6 +26,8 @@ pub(super) struct CallTypeRow {
     pub notification_sound: String,
     /// The levels, `[{"after":0,"to":"section"}, …]`; `[]`: no alarm.
     pub escalation: serde_json::Value,
+    /// Seconds an accept waits for an arrival (DECISIONS §19).
+    pub accept_timeout: i64,
     /// The same policy, for the table.
     #[serde(skip)]
     pub policy: Policy,
@@ -48,6 +50,7 @@ impl From<&CallType> for CallTypeRow {
             escalation: serde_json::from_str(&t.escalation.to_json())
                 .expect("a policy's JSON reads back"),
             policy: t.escalation.clone(),
+            accept_timeout: t.accept_timeout,
         }
     }
 }
@@ -81,6 +84,7 @@ pub(super) fn call_type_table(rows: &[&CallTypeRow]) -> String {
                 t.notification_interval.to_string(),
                 t.notification_maxloops.to_string(),
                 t.notification_sound.clone(),
+                t.accept_timeout.to_string(),
                 policy_text(&t.policy),
             ]
         })
@@ -98,6 +102,7 @@ pub(super) fn call_type_table(rows: &[&CallTypeRow]) -> String {
             "INTERVAL",
             "LOOPS",
             "SOUND",
+            "ACCEPT",
             "ESCALATION",
         ],
         &cells,
@@ -134,6 +139,7 @@ pub(super) async fn show(store: &dyn AdminStore, out: Output, name: &str) -> Out
             ),
             ("notification_sound", row.notification_sound.clone()),
             ("escalation", row.escalation.to_string()),
+            ("accept_timeout", format!("{} s", row.accept_timeout)),
         ]);
         let policy = &row.policy;
         if policy.is_none() {

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use sha2::{Digest, Sha256};
 
 use crate::domain::alarm::Policy;
-use crate::domain::call_types::default_call_types;
+use crate::domain::call_types::{default_call_types, seeded_accept_timeout};
 use crate::domain::model::CallType;
 use crate::domain::raw::Raw;
 
@@ -37,6 +37,8 @@ pub(crate) const FALLBACK_INTERVAL: i64 = 60;
 pub(crate) const FALLBACK_MAXLOOPS: i64 = 0;
 pub(crate) const FALLBACK_URGENCY: &str = "NORMAL";
 pub(crate) const FALLBACK_KIND: &str = crate::domain::model::CALL_KIND;
+/// The longest accept timeout (DECISIONS §19): a day.
+pub const MAX_ACCEPT_TIMEOUT: i64 = 86_400;
 /// What `used` says of an item that is skipped (no usable name).
 pub(crate) const SKIPPED: &str = "skipped";
 
@@ -67,6 +69,8 @@ pub struct CallTypeItem {
     pub notification_sound: Raw,
     /// The escalation policy's JSON text (DECISIONS §14).
     pub escalation: Raw,
+    /// `accept_timeout`: whole seconds, 1 to a day (DECISIONS §19).
+    pub accept_timeout: Raw,
 }
 
 impl CallTypeItem {
@@ -86,6 +90,7 @@ impl CallTypeItem {
             notification_maxloops: field("notification_maxloops"),
             notification_sound: field("notification_sound"),
             escalation: field("escalation"),
+            accept_timeout: field("accept_timeout"),
         }
     }
 }
@@ -108,6 +113,7 @@ impl From<&CallType> for CallTypeItem {
             notification_maxloops: number(t.notification_maxloops),
             notification_sound: text(&t.notification_sound),
             escalation: text(&t.escalation.to_json()),
+            accept_timeout: number(t.accept_timeout),
         }
     }
 }
@@ -212,6 +218,7 @@ pub fn read_items(items: Vec<CallTypeItem>) -> CallTypesRead {
                 &t.notification_sound
             }),
             escalation: fields.escalation(&item.escalation),
+            accept_timeout: fields.accept_timeout(&item.accept_timeout),
         });
     }
     types.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.name.cmp(&b.name)));
@@ -391,6 +398,25 @@ impl Fields<'_> {
         let used = Policy::fallback();
         self.fell_back("escalation", raw, used.to_json(), problem);
         used
+    }
+
+    /// The accept timeout (DECISIONS §19): whole seconds from 1 to
+    /// [`MAX_ACCEPT_TIMEOUT`]. Missing (an item stored before accept
+    /// timeouts existed): the seeded value of the name, else
+    /// `FALLBACK_ACCEPT_TIMEOUT` (300), both §19's own values, without a
+    /// fallback line. Unreadable or out of range: the same values, noted.
+    fn accept_timeout(&mut self, raw: &Raw) -> i64 {
+        let seeded = seeded_accept_timeout(self.item);
+        if *raw == Raw::Missing {
+            return seeded;
+        }
+        self.integer(
+            "accept_timeout",
+            raw,
+            1..=MAX_ACCEPT_TIMEOUT,
+            |_| seeded,
+            seeded,
+        )
     }
 
     /// `true` or `false`; else `true`: a call is never silenced by an edit.

@@ -120,6 +120,21 @@ const DEFAULTS: [Defaults; 10] = [
     ),
 ];
 
+/// The accept timeout (DECISIONS §19) of a type that has no seeded one,
+/// and of a presence (which starts no alarm).
+pub(crate) const FALLBACK_ACCEPT_TIMEOUT: i64 = 300;
+
+/// The seeded accept timeout of `name` (DECISIONS §19): the most urgent
+/// calls resume soonest when nobody arrives.
+pub(crate) fn seeded_accept_timeout(name: &str) -> i64 {
+    match name {
+        "Notruf" | "Flucht" => 120,
+        "WC" | "Pneumatischer Ruf (REA)" => 180,
+        "Störung" => 1800,
+        _ => FALLBACK_ACCEPT_TIMEOUT,
+    }
+}
+
 /// The seeded call types, ids 1 to 10, internal names empty.
 pub fn default_call_types() -> Vec<CallType> {
     DEFAULTS
@@ -140,6 +155,7 @@ pub fn default_call_types() -> Vec<CallType> {
                     notification_maxloops: maxloops,
                     notification_sound: sound.to_string(),
                     escalation: Policy::seeded(name).unwrap_or_else(Policy::fallback),
+                    accept_timeout: seeded_accept_timeout(name),
                 }
             },
         )
@@ -168,6 +184,21 @@ mod tests {
                 "Störung"
             ]
         );
+    }
+
+    #[test]
+    fn accept_timeouts_are_seeded_by_urgency() {
+        let timeouts: Vec<(String, i64)> = default_call_types()
+            .into_iter()
+            .map(|t| (t.name, t.accept_timeout))
+            .collect();
+        let of = |name: &str| timeouts.iter().find(|(n, _)| n == name).unwrap().1;
+        assert_eq!((of("Notruf"), of("Flucht")), (120, 120));
+        assert_eq!((of("WC"), of("Pneumatischer Ruf (REA)")), (180, 180));
+        for name in ["Normalruf", "Funkelement-Ruf", "Geräteruf", "Hotelruf"] {
+            assert_eq!(of(name), 300, "{name}");
+        }
+        assert_eq!(of("Störung"), 1800);
     }
 
     #[test]

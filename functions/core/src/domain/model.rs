@@ -277,6 +277,9 @@ pub struct CallType {
     pub notification_sound: String,
     /// Who is alerted when (DECISIONS §14); empty: no alarm.
     pub escalation: crate::domain::alarm::Policy,
+    /// Seconds an accept waits for a presence or the close before the
+    /// alarm resumes (DECISIONS §19: an accept is not an arrival).
+    pub accept_timeout: i64,
 }
 
 /// The `type` of a call type whose calls mean "staff present in the room".

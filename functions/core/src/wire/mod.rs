@@ -97,6 +97,10 @@ pub struct AlarmRecord {
     pub next_at: Option<String>,
     pub accepted_by: Option<StaffRecord>,
     pub accepted_at: Option<String>,
+    /// Whoever accepted and did not come within the call type's
+    /// `accept_timeout` (DECISIONS §19: "<Name> kam nicht"), oldest first;
+    /// empty while nobody did.
+    pub not_arrived: Vec<StaffRecord>,
     /// Everyone alerted so far, in the order they were first alerted;
     /// left out of a Web Push (`None`): 200 of them would make it 27 KB,
     /// and push services take 4 KB (the page reads them when it opens).
@@ -147,6 +151,11 @@ impl AlarmRecord {
             next_at: alarm.next_level_at.map(|t| format_local(t, zone)),
             accepted_by: alarm.accepted.as_ref().map(|a| StaffRecord::from(&a.staff)),
             accepted_at: alarm.accepted.as_ref().map(|a| format_local(a.at, zone)),
+            not_arrived: alarm
+                .not_arrived
+                .iter()
+                .map(|a| StaffRecord::from(&a.staff))
+                .collect(),
             recipients: Some(
                 alarm
                     .alerted()

@@ -63,6 +63,7 @@ pub async fn seed_call_types_never_overwrites(harness: Harness) {
         notification_maxloops: 99,
         notification_sound: "other.mp3".to_string(),
         escalation: nurse_call_core::alarm::Policy::fallback(),
+        accept_timeout: 7,
         ..stored_wc.clone()
     };
     let new_type = CallType {
@@ -78,6 +79,7 @@ pub async fn seed_call_types_never_overwrites(harness: Harness) {
         notification_maxloops: 0,
         notification_sound: String::new(),
         escalation: nurse_call_core::alarm::Policy::none(),
+        accept_timeout: 42,
     };
     store
         .seed_call_types(&[rewritten_wc, new_type.clone()])
@@ -117,6 +119,8 @@ pub async fn call_types_keep_their_escalation(harness: Harness) {
         .expect("the defaults include Notruf");
     assert_ne!(notruf.escalation, shortened);
     notruf.escalation = shortened.clone();
+    // And its accept timeout (DECISIONS §19), as `--accept-timeout` puts it.
+    notruf.accept_timeout = 2;
     store
         .put_call_type(&notruf)
         .await
@@ -133,7 +137,7 @@ pub async fn call_types_keep_their_escalation(harness: Harness) {
     assert_eq!(
         stored(&read.types),
         notruf,
-        "put_call_type keeps the escalation"
+        "put_call_type keeps the escalation and the accept timeout"
     );
 
     // Seeding again keeps the admin's policy.

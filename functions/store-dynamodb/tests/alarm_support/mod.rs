@@ -142,6 +142,8 @@ pub(crate) fn step_at(
         presence_at: None,
         receipt_seconds: 3600,
         without_channel: &[],
+        // An accept is not timed out here (DECISIONS §19).
+        accept_timeout: 86_400,
     };
     let stepped = step(&kept.alarm, &situation);
     let audit = AuditEvent::all(&stepped.effects, now);

@@ -44,12 +44,13 @@ pub(crate) fn first_step(
     };
     // The id is the store's to give; the engine reads none.
     let opened = call.opened(0);
-    let (policy, interval, maxloops) = policy_of(types, &call.event);
+    let rules = policy_of(types, &call.event);
     let situation = Situation {
         call: &opened,
-        policy: &policy,
-        interval,
-        maxloops,
+        policy: &rules.policy,
+        interval: rules.interval,
+        maxloops: rules.maxloops,
+        accept_timeout: rules.accept_timeout,
         roster: Roster {
             staff: &people.staff,
             duties: &people.duties,

@@ -41,9 +41,11 @@ const FIRST_PAUSE_MS: u64 = 2;
 const LONGEST_PAUSE_MS: u64 = 128;
 
 /// Re-alert interval and most alerts of a call whose type an admin removed
-/// (DECISIONS §7's fallbacks for those fields).
+/// (DECISIONS §7's fallbacks for those fields), and its accept timeout
+/// (§19).
 const FALLBACK_INTERVAL: i64 = 60;
 const FALLBACK_MAXLOOPS: i64 = 0;
+const FALLBACK_ACCEPT_TIMEOUT: i64 = crate::domain::call_types::FALLBACK_ACCEPT_TIMEOUT;
 
 /// What a look reads besides the call and its alarm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -317,17 +319,27 @@ impl AlarmRunner<'_> {
                 Some(read) => Arc::clone(&read.types),
                 None => Arc::new(self.state.call_types().await?),
             };
-            let (policy, interval, maxloops) = policy_of(&types, &kept.call.event);
+            let TypeRules {
+                policy,
+                interval,
+                maxloops,
+                accept_timeout,
+            } = policy_of(&types, &kept.call.event);
             if needs != Needs::Roster && policy.is_none() {
                 return Ok(Ok(Looked::Missing));
             }
             let now = clock::now();
             // Only a running alarm of an open call alerts anybody: a closed
             // call's ends, a stopped one stays, a type without alarm ends.
+            // An accepted one waits for an arrival (§19): its look needs the
+            // presence, and the roster once the accept times out; so does
+            // an accept to it (which may come as its timeout passes).
             let running = kept.call.closed_at.is_none()
-                && !kept.alarm.status.is_stopped()
                 && !policy.is_none()
-                && needs != Needs::AlarmOnly;
+                && match needs {
+                    Needs::AlarmOnly => kept.alarm.awaits_arrival(),
+                    Needs::Roster | Needs::AlarmAndRoster => kept.alarm.is_running(),
+                };
             let (people, presence_at) = if running {
                 self.roster_and_presence(scope, &kept.call, &types, read, known_presence, now)
                     .await?
@@ -347,6 +359,7 @@ impl AlarmRunner<'_> {
                 presence_at,
                 receipt_seconds: self.state.settings.staff.receipt_seconds,
                 without_channel: &people.without_channel,
+                accept_timeout,
             };
             let next = match act(&kept.alarm, &situation) {
                 Ok(next) => next,
@@ -534,16 +547,32 @@ fn with_alarm(call: &Call, alarm: &Alarm) -> Call {
     call
 }
 
-/// The policy, re-alert interval and most alerts of a call's type; a type
-/// an admin removed alarms with [`Policy::fallback`], never silence.
-pub(crate) fn policy_of(types: &[CallType], event: &str) -> (Policy, i64, i64) {
+/// What a call's type tells the engine: its policy, re-alert interval, most
+/// alerts and accept timeout; a type an admin removed alarms with
+/// [`Policy::fallback`], never silence.
+#[derive(Debug, Clone)]
+pub(crate) struct TypeRules {
+    pub policy: Policy,
+    pub interval: i64,
+    pub maxloops: i64,
+    pub accept_timeout: i64,
+}
+
+/// The [`TypeRules`] of the call type named `event`.
+pub(crate) fn policy_of(types: &[CallType], event: &str) -> TypeRules {
     match types.iter().find(|t| t.name == event) {
-        Some(t) => (
-            t.escalation.clone(),
-            t.notification_interval,
-            t.notification_maxloops,
-        ),
-        None => (Policy::fallback(), FALLBACK_INTERVAL, FALLBACK_MAXLOOPS),
+        Some(t) => TypeRules {
+            policy: t.escalation.clone(),
+            interval: t.notification_interval,
+            maxloops: t.notification_maxloops,
+            accept_timeout: t.accept_timeout,
+        },
+        None => TypeRules {
+            policy: Policy::fallback(),
+            interval: FALLBACK_INTERVAL,
+            maxloops: FALLBACK_MAXLOOPS,
+            accept_timeout: FALLBACK_ACCEPT_TIMEOUT,
+        },
     }
 }
 

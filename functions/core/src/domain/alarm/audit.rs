@@ -14,7 +14,8 @@ pub struct AuditEvent {
     /// When it happened (UTC): the `now` of the step that made it.
     pub at: DateTime<Utc>,
     /// `alert`, `realert`, `cancel`, `escalated`, `accepted`, `declined`,
-    /// `read`, `received` (a receipt, §18), `unattended`, `present`, `ended`.
+    /// `read`, `received` (a receipt, §18), `accept_expired` (an accept
+    /// followed by no arrival in time, §19), `unattended`, `present`, `ended`.
     pub kind: String,
     /// The level (alerts and escalations), else 0.
     pub level: usize,
@@ -64,6 +65,7 @@ impl AuditEvent {
             Effect::Declined { by } => line("declined", 0, Some(by), None),
             Effect::Read { by } => line("read", 0, Some(by), None),
             Effect::Received { by } => line("received", 0, Some(by), None),
+            Effect::AcceptExpired { by } => line("accept_expired", 0, Some(by), None),
             Effect::Unattended => line("unattended", 0, None, None),
             Effect::Stopped { status } => line(status.as_str(), 0, None, None),
         }
@@ -188,7 +190,8 @@ mod tests {
             Effect::Accepted { by: ben.clone() },
             Effect::Declined { by: ben.clone() },
             Effect::Read { by: ben.clone() },
-            Effect::Received { by: ben },
+            Effect::Received { by: ben.clone() },
+            Effect::AcceptExpired { by: ben },
             Effect::Unattended,
             Effect::Stopped {
                 status: AlarmStatus::Ended,

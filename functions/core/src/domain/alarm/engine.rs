@@ -48,6 +48,10 @@ pub struct Situation<'a> {
     /// subscription, no open page, no device an alarm server serves): not
     /// reached at once when alerted (§18).
     pub without_channel: &'a [String],
+    /// An accept followed by neither a presence nor the close within this
+    /// many seconds resumes the alarm (the call type's `accept_timeout`,
+    /// DECISIONS §19).
+    pub accept_timeout: i64,
 }
 
 /// Why a recipient's alert stops.
@@ -111,6 +115,13 @@ pub enum Effect {
     /// the alert (§18); it stops nothing.
     Received {
         /// Whose receipt it is.
+        by: StaffRef,
+    },
+    /// An accept was followed by neither a presence nor the close within
+    /// the call type's `accept_timeout` (§19): the alarm resumes ("<Name>
+    /// kam nicht").
+    AcceptExpired {
+        /// Who accepted and did not come.
         by: StaffRef,
     },
     /// Nobody can be reached.
@@ -212,6 +223,7 @@ pub fn quiet_end(prior: &Alarm, closed: &Call, now: DateTime<Utc>) -> Option<Ste
         presence_at: None,
         receipt_seconds: 0,
         without_channel: &[],
+        accept_timeout: 0,
     };
     let ended = step(prior, &situation);
     ended.changed.then_some(ended)
@@ -248,6 +260,11 @@ pub fn respond(
     };
     let mut alarm = prior.clone();
     let mut effects = Vec::new();
+    // An accept whose timeout passed before any look expired it is over
+    // before this response is weighed (§19): its timer may be a moment late.
+    if advance::accept_expired(&alarm, situation) {
+        advance(&mut alarm, situation, &mut effects);
+    }
     let answer = Answer {
         staff: by.clone(),
         response,
@@ -262,15 +279,19 @@ pub fn respond(
             Some(first) if first.staff.id == by.id => {}
             Some(first) => return Err(Refusal::AlreadyAccepted(first.staff.clone())),
             None => {
+                // A new accept after one that expired (§19) starts its own
+                // timeout; the answers keep each person's first.
                 alarm.accepted = Some(answer.clone());
-                alarm.answers.push(answer);
+                if !repeated {
+                    alarm.answers.push(answer);
+                }
                 silence(&mut alarm, &by.id);
                 effects.push(Effect::Accepted { by });
             }
         },
         // Declining after accepting would take back an "Ich komme" others
         // were cancelled for: it changes nothing.
-        Response::Declined if repeated || alarm.accepted.is_some() => {}
+        Response::Declined if alarm.declined_by(&by.id) || alarm.accepted.is_some() => {}
         Response::Declined => {
             alarm.answers.push(answer);
             silence(&mut alarm, &by.id);
@@ -353,10 +374,12 @@ fn wire_view(alarm: &Alarm) -> WireView<'_> {
             .filter(|r| r.received_at.is_some())
             .map(|r| r.staff.id.as_str())
             .collect(),
+        alarm.not_arrived.len(),
     )
 }
 
-/// Status, level, levels, who accepted, the next level's time, who received.
+/// Status, level, levels, who accepted, the next level's time, who
+/// received, how many accepts expired ("kam nicht", §19).
 type WireView<'a> = (
     AlarmStatus,
     usize,
@@ -364,8 +387,11 @@ type WireView<'a> = (
     Option<&'a str>,
     Option<DateTime<Utc>>,
     Vec<&'a str>,
+    usize,
 );
 
+#[cfg(test)]
+mod accept_timeout_tests;
 #[cfg(test)]
 mod answer_tests;
 #[cfg(test)]

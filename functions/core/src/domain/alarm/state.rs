@@ -143,14 +143,20 @@ pub struct Alarm {
     pub levels: usize,
     /// When the next level starts, if one is still to come (on the wire).
     pub next_level_at: Option<DateTime<Utc>>,
-    /// When the engine must look at this alarm again (a level or a
-    /// re-alert falls due); `None` once stopped. The due index's key.
+    /// When the engine must look at this alarm again (a level, a re-alert
+    /// or, once accepted, the accept's timeout falls due); `None` once
+    /// stopped. The due index's key.
     pub next_at: Option<DateTime<Utc>>,
     /// The first "Ich komme", which stopped the escalation; `None` until
     /// somebody accepts.
     pub accepted: Option<Answer>,
     /// When a presence stopped it.
     pub present_at: Option<DateTime<Utc>>,
+    /// Every accept that was not followed by a presence or the close
+    /// within the call type's `accept_timeout` (DECISIONS §19: "<Name> kam
+    /// nicht"), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_arrived: Vec<Answer>,
     /// Everyone a level reached, in the order they were first reached.
     pub recipients: Vec<Recipient>,
     /// Every response, in order (the first of each person and kind).
@@ -176,6 +182,7 @@ impl Alarm {
             next_at: Some(opened_at),
             accepted: None,
             present_at: None,
+            not_arrived: Vec::new(),
             recipients: Vec::new(),
             answers: Vec::new(),
             level_started_at: Vec::new(),
@@ -189,17 +196,53 @@ impl Alarm {
         self.level == 0 && self.levels == 0 && self.changes == 0 && !self.status.is_stopped()
     }
 
+    /// Whether it is accepted and waits for the one who accepted to arrive
+    /// (DECISIONS §19): a presence, the close or the accept's timeout
+    /// (`next_at`) comes next. (An alarm accepted before accept timeouts
+    /// existed has no `next_at`: no timer looks at it, but a look for
+    /// another reason finds its timeout long past.)
+    pub fn awaits_arrival(&self) -> bool {
+        self.status == AlarmStatus::Accepted && self.present_at.is_none()
+    }
+
+    /// Whether a look may alert anybody: it alerts, is unattended, or
+    /// waits for an arrival whose timeout resumes it.
+    pub fn is_running(&self) -> bool {
+        !self.status.is_stopped() || self.awaits_arrival()
+    }
+
     /// Whether displays and staff are shown an alarm: the engine looked at
     /// it and its type has one (a presence has none).
     pub fn is_shown(&self) -> bool {
         self.levels > 0
     }
 
-    /// Whether `staff_id` declined this call (they are not alerted again).
+    /// Whether `staff_id` declined this call (they are not alerted again),
+    /// and did not accept it since: an accept after a decline takes it back
+    /// (so that when that accept expires without an arrival, §19, they are
+    /// alerted again like everyone else).
     pub fn declined_by(&self, staff_id: &str) -> bool {
-        self.answers
+        let theirs = |a: &&Answer| a.staff.id == staff_id;
+        let declined = self
+            .answers
             .iter()
-            .any(|a| a.staff.id == staff_id && a.response == Response::Declined)
+            .filter(theirs)
+            .filter(|a| a.response == Response::Declined)
+            .map(|a| a.at)
+            .max();
+        let accepted = self
+            .answers
+            .iter()
+            .filter(|a| a.response == Response::Accepted)
+            .chain(&self.not_arrived)
+            .chain(&self.accepted)
+            .filter(theirs)
+            .map(|a| a.at)
+            .max();
+        match (declined, accepted) {
+            (Some(declined), Some(accepted)) => declined > accepted,
+            (declined, _) => declined.is_some(),
+        }
     }
 
     /// `staff_id`'s answer as the wire tells it: an accept before a

@@ -50,6 +50,7 @@ fn new_type(name: &str, id: Raw) -> CallTypeItem {
         notification_maxloops: number(2),
         notification_sound: text("new.mp3"),
         escalation: text(r#"[{"after":0,"to":"house"}]"#),
+        accept_timeout: number(240),
     }
 }
 
@@ -388,4 +389,48 @@ fn escalation_missing_is_the_seeded_policy_and_invalid_is_the_fallback() {
             ("Neu", "missing")
         ]
     );
+}
+
+#[test]
+fn an_accept_timeout_missing_reads_the_seeded_one_and_an_unusable_one_falls_back_noted() {
+    // Missing (stored before accept timeouts): the seeded value, or 300,
+    // without a fallback line (DECISIONS §19).
+    let mut notruf = CallTypeItem::from(
+        &default_call_types()
+            .into_iter()
+            .find(|t| t.name == "Notruf")
+            .unwrap(),
+    );
+    notruf.accept_timeout = Raw::Missing;
+    let mut custom = new_type("Sonderruf", number(40));
+    custom.accept_timeout = Raw::Missing;
+    let read = read_items(vec![notruf.clone(), custom]);
+    assert_eq!(read.fallbacks, []);
+    let of = |read: &CallTypesRead, name: &str| {
+        read.types
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .accept_timeout
+    };
+    assert_eq!((of(&read, "Notruf"), of(&read, "Sonderruf")), (120, 300));
+
+    // Text, zero, more than a day: the same values, noted.
+    for (raw, found, problem) in [
+        (text("soon"), "\"soon\"", "text, not a number"),
+        (number(0), "0", "out of range (1 to 86400)"),
+        (number(86_401), "86401", "out of range (1 to 86400)"),
+    ] {
+        notruf.accept_timeout = raw;
+        let read = read_items(vec![notruf.clone()]);
+        assert_eq!(of(&read, "Notruf"), 120);
+        assert_eq!(
+            read.fallbacks,
+            [fallback("Notruf", "accept_timeout", found, "120", problem)]
+        );
+    }
+    // A number in range is taken.
+    notruf.accept_timeout = number(2);
+    let read = read_items(vec![notruf]);
+    assert_eq!((of(&read, "Notruf"), read.fallbacks.len()), (2, 0));
 }

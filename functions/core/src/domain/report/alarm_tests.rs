@@ -43,6 +43,7 @@ pub(super) fn alarm(
         answers: accepted.iter().cloned().collect(),
         accepted,
         present_at: None,
+        not_arrived: Vec::new(),
         recipients: Vec::new(),
         level_started_at: started.iter().map(|t| at(t)).collect(),
         was_unattended: unattended,
@@ -361,4 +362,32 @@ fn an_alarm_stopped_by_a_presence_outside_the_read_span_still_has_its_arrival() 
         .unwrap();
     assert_eq!(c7.to_presence, Some(Duration::seconds(30)));
     assert_eq!(c7.response, None, "the response time reads presences only");
+}
+
+#[test]
+fn an_accept_that_expired_without_an_arrival_is_no_time_to_accept() {
+    let opened = at("08:00:00");
+    // Anna accepted at 08:01 and did not come (DECISIONS §19): the alarm
+    // resumed, nobody accepted since.
+    let mut expired = alarm(
+        2,
+        &["08:00:00", "08:03:00"],
+        Some("08:01:00"),
+        false,
+        AlarmStatus::Alerting,
+    );
+    expired.not_arrived.push(expired.accepted.take().unwrap());
+    let figures = alarms::CallAlarm::of(Some(&expired), opened).unwrap();
+    assert_eq!(figures.to_accept, None);
+    // Ben's accept after it is the one that counts.
+    expired.accepted = Some(AlarmAnswer {
+        staff: StaffRef {
+            id: "b".into(),
+            name: "Ben".into(),
+        },
+        response: Response::Accepted,
+        at: at("08:04:00"),
+    });
+    let figures = alarms::CallAlarm::of(Some(&expired), opened).unwrap();
+    assert_eq!(figures.to_accept, Some(Duration::seconds(240)));
 }

@@ -3,8 +3,10 @@
 //! had to reach more people, and how often nobody could be reached; per call
 //! type and per section, like the response times of [`super`].
 //!
-//! - **Time to accept**: `opened_at` to the first "Ich komme" (the alarm's
-//!   `accepted.at`); only calls somebody accepted.
+//! - **Time to accept**: `opened_at` to the "Ich komme" that stands (the
+//!   alarm's `accepted.at`); only calls somebody accepted. An accept that
+//!   expired without an arrival (DECISIONS §19, `not_arrived`) is no
+//!   answer: a call whose every accept expired has no time to accept.
 //! - **Time to presence** (arrival): `opened_at` to the first presence on
 //!   the call's address at or after it and before its close: the same
 //!   presence the response time uses, whether or not somebody accepted

@@ -1,12 +1,17 @@
 // The staff page, part 2 of 5 (staff_state.js says how they join): drawing
 // the calls, answering them, duty.
 // (elapsed, place, urgencyWord, byUrgency, acceptedAgo: live_helpers.js)
-/* Who comes ("Anna kommt · 4 Min"), nobody reachable, or the level. */
+/* Who comes ("Anna kommt · 4 Min"), who did not ("Ben kam nicht"), nobody reachable, or the level. */
 function alarmLine(held) {
   const alarm = held.call.alarm;
   if (!alarm) return null;
   const parts = [];
   if (alarm.state === "alerting" && alarm.level >= 2) parts.push(el("span", { class: "alarm-level", "data-role": "alarm-level" }, "Stufe " + alarm.level));
+  /* "Anna kam nicht" (DECISIONS §19): the newest accept that timed out, while the alarm runs again. */
+  const gone = (alarm.not_arrived || [])[(alarm.not_arrived || []).length - 1];
+  if (gone && alarm.state !== "present" && alarm.state !== "ended" && !(alarm.accepted_by && alarm.accepted_by.id === gone.id)) {
+    parts.push(el("span", { class: "alarm-not-arrived", "data-role": "alarm-not-arrived" }, gone.name + " kam nicht" + (me && gone.id === me.id ? " (Sie)" : "")));
+  }
   if (alarm.state === "unattended") {
     parts.push(el("span", { class: "alarm-unattended", "data-role": "alarm-unattended" }, "Kein Personal erreichbar"));
   } else if (alarm.state === "accepted" && alarm.accepted_by) {

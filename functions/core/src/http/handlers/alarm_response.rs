@@ -155,7 +155,7 @@ async fn answerable(
         return Ok(false);
     }
     let types = state.call_types().await?;
-    Ok(!policy_of(&types, &kept.call.event).0.is_none())
+    Ok(!policy_of(&types, &kept.call.event).policy.is_none())
 }
 
 #[cfg(test)]

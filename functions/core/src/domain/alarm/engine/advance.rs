@@ -23,12 +23,30 @@ pub(super) fn advance(alarm: &mut Alarm, situation: &Situation<'_>, effects: &mu
     if let Some((status, reason)) = stop_due(alarm, situation) {
         stop(alarm, status, reason, effects);
     }
+    let mut resumed = false;
+    if alarm.status == AlarmStatus::Accepted && alarm.present_at.is_none() {
+        match arrival(alarm, situation) {
+            Arrival::Present(at) => alarm.present_at = Some(at),
+            Arrival::Awaited(due) => {
+                alarm.next_at = Some(due);
+                alarm.next_level_at = None;
+                return;
+            }
+            Arrival::Expired => {
+                resume(alarm, effects);
+                resumed = true;
+            }
+        }
+    }
     if alarm.status.is_stopped() {
         alarm.next_at = None;
         alarm.next_level_at = None;
         return;
     }
 
+    if resumed {
+        start_next_level(alarm, situation, effects);
+    }
     start_due_levels(alarm, situation, effects);
     let reach = reachable(alarm, situation);
     cancel_unreached(alarm, &reach, effects);
@@ -69,6 +87,73 @@ fn stop_due(alarm: &mut Alarm, situation: &Situation<'_>) -> Option<(AlarmStatus
         None
     };
     stop.filter(|(status, _)| alarm.status != *status)
+}
+
+/// What became of an accept (DECISIONS §19: an accept is not an arrival).
+enum Arrival {
+    /// A presence opened on the call's address at or after the call (when):
+    /// staff is in the room, the alarm stays accepted.
+    Present(DateTime<Utc>),
+    /// Neither yet: the timeout ends then.
+    Awaited(DateTime<Utc>),
+    /// Neither came within the timeout: the alarm resumes.
+    Expired,
+}
+
+/// When the accept of an accepted alarm (not closed, not present yet)
+/// times out.
+fn accept_due_at(alarm: &Alarm, situation: &Situation<'_>) -> Option<DateTime<Utc>> {
+    let accepted = alarm.accepted.as_ref()?;
+    Some(accepted.at + Duration::seconds(situation.accept_timeout))
+}
+
+fn arrival(alarm: &Alarm, situation: &Situation<'_>) -> Arrival {
+    let call = situation.call;
+    if let Some(at) = situation.presence_at.filter(|at| *at >= call.opened_at) {
+        return Arrival::Present(at);
+    }
+    match accept_due_at(alarm, situation) {
+        Some(due) if due > situation.roster.now => Arrival::Awaited(due),
+        Some(_) => Arrival::Expired,
+        // Accepted without an accept kept: nothing to wait for (never
+        // written so; read as an arrival rather than a silent alarm).
+        None => Arrival::Expired,
+    }
+}
+
+/// Whether `alarm` is accepted and its accept timed out by now, with no
+/// presence and no close: the next step resumes it (§19).
+pub(super) fn accept_expired(alarm: &Alarm, situation: &Situation<'_>) -> bool {
+    alarm.status == AlarmStatus::Accepted
+        && alarm.present_at.is_none()
+        && situation.call.closed_at.is_none()
+        && matches!(arrival(alarm, situation), Arrival::Expired)
+}
+
+/// The accept expired: it is kept as "kam nicht", the alarm alerts again.
+/// Everyone whose alert the accept cancelled is back (see [`is_back`]) and
+/// alerted again in this step, the one who accepted too ([`reachable`]
+/// adds them).
+fn resume(alarm: &mut Alarm, effects: &mut Vec<Effect>) {
+    if let Some(accepted) = alarm.accepted.take() {
+        effects.push(Effect::AcceptExpired {
+            by: accepted.staff.clone(),
+        });
+        alarm.not_arrived.push(accepted);
+    }
+    alarm.status = AlarmStatus::Alerting;
+}
+
+/// The next level at once after an accept expired (§19); at the last level
+/// nothing starts, and its recipients are alerted again as they are back.
+/// An alarm accepted before its first level starts that level as usual.
+fn start_next_level(alarm: &mut Alarm, situation: &Situation<'_>, effects: &mut Vec<Effect>) {
+    if alarm.level == 0 || alarm.level >= situation.policy.levels().len() {
+        return;
+    }
+    alarm.level += 1;
+    alarm.level_started_at.push(situation.roster.now);
+    effects.push(Effect::Escalated { level: alarm.level });
 }
 
 /// Stops the alarm at `status`: every ringing alert cancelled for `reason`,
@@ -301,7 +386,9 @@ fn next_receipt_deadline(
 }
 
 /// Who the started levels reach now, each with the first level that reaches
-/// them, in level order: their audiences today, without those who declined.
+/// them, in level order: their audiences today, without those who declined;
+/// then whoever accepted and did not come (§19), in the audience or not
+/// (their own level, or the newest), unless they declined since.
 fn reachable<'a>(alarm: &Alarm, situation: &Situation<'a>) -> Vec<(&'a Staff, usize)> {
     let levels = situation.policy.levels();
     let mut reach: Vec<(&Staff, usize)> = Vec::new();
@@ -313,6 +400,22 @@ fn reachable<'a>(alarm: &Alarm, situation: &Situation<'a>) -> Vec<(&'a Staff, us
             if !alarm.declined_by(&staff.id) && !reach.iter().any(|(s, _)| s.id == staff.id) {
                 reach.push((staff, index + 1));
             }
+        }
+    }
+    for gone in &alarm.not_arrived {
+        let Some(staff) = situation
+            .roster
+            .staff
+            .iter()
+            .find(|s| s.id == gone.staff.id && !s.revoked)
+        else {
+            continue;
+        };
+        if !alarm.declined_by(&staff.id) && !reach.iter().any(|(s, _)| s.id == staff.id) {
+            let level = alarm
+                .recipient(&staff.id)
+                .map_or(alarm.level.max(1), |r| r.level);
+            reach.push((staff, level));
         }
     }
     reach

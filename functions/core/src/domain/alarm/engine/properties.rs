@@ -86,6 +86,7 @@ proptest! {
         interval in prop_oneof![Just(0i64), 10i64..90],
         maxloops in 0i64..4,
         receipt_seconds in 5i64..120,
+        accept_timeout in 1i64..400,
         without in prop::sample::subsequence(vec![0usize, 1, 2, 3, 4], 0..=2),
         actions in prop::collection::vec(action(), 1..40),
     ) {
@@ -122,6 +123,7 @@ proptest! {
                 presence_at,
                 receipt_seconds,
                 without_channel: &without_channel,
+                accept_timeout,
             };
             let mut responded = None;
             let result = match action {
@@ -203,8 +205,18 @@ proptest! {
             // The level never goes down, nor does the version.
             prop_assert!(after.level >= before.level);
             prop_assert!(after.changes >= before.changes);
-            // Accepted, present and ended stop everything: no alert, no level.
-            if before.status.is_stopped() && !before.is_pending() {
+            let expired = result.effects.iter().find_map(|e| match e {
+                Effect::AcceptExpired { by } => Some(by.id.clone()),
+                _ => None,
+            });
+            // Accepted, present and ended stop everything: no alert, no
+            // level; an accept waiting for its arrival until its timeout.
+            if before.awaits_arrival() && expired.is_none() {
+                prop_assert_eq!(after.level, before.level);
+                let alerts = result.effects.iter().any(|e| matches!(e, Effect::Alert { .. }));
+                prop_assert!(!alerts, "an alert while an accept waits");
+            }
+            if before.status.is_stopped() && !before.is_pending() && !before.awaits_arrival() {
                 prop_assert!(after.status.is_stopped());
                 prop_assert_eq!(after.level, before.level);
                 let alerts = result.effects.iter().any(|e| matches!(e, Effect::Alert { .. }));
@@ -214,6 +226,34 @@ proptest! {
             if after.status.is_stopped() {
                 let quiet = after.recipients.iter().all(|r| !r.ringing);
                 prop_assert!(quiet, "ringing after a stop");
+            }
+            // An accepted alarm never stays silent past its timeout without
+            // a presence or the close (§19): it is due at its timeout, and
+            // a step at or after it resumes it.
+            let present = presence_at.is_some_and(|p| p >= the_call.opened_at);
+            if after.status == AlarmStatus::Accepted && the_call.closed_at.is_none() {
+                if after.present_at.is_some() {
+                    prop_assert_eq!(after.next_at, None);
+                } else {
+                    prop_assert!(!present, "a presence seen and not kept");
+                    let due = after.accepted.as_ref().expect("accepted by someone").at
+                        + Duration::seconds(accept_timeout);
+                    prop_assert!(due > now, "accepted past its timeout at {}", now - t0());
+                    prop_assert_eq!(after.next_at, Some(due));
+                }
+            }
+            // An accept that expired: kept as "kam nicht", the alarm alerts
+            // again, the one who accepted among the alerted (unless they
+            // declined in the same answer).
+            if let Some(by) = &expired {
+                prop_assert_eq!(after.not_arrived.len(), before.not_arrived.len() + 1);
+                prop_assert_eq!(&after.not_arrived.last().unwrap().staff.id, by);
+                prop_assert!(after.status != AlarmStatus::Present && after.status != AlarmStatus::Ended);
+                let alerted = result.effects.iter().any(|e| matches!(e, Effect::Alert { staff, .. } if &staff.id == by));
+                prop_assert!(alerted || responded == Some(Response::Declined), "{} accepted, did not come, and was not alerted again", by);
+                if before.level > 0 && before.level < policy.levels().len() {
+                    prop_assert!(after.level > before.level, "the next level at once");
+                }
             }
             // Back: their alert was cancelled when they left the audience,
             // none came since, and they are in it again.
@@ -237,8 +277,13 @@ proptest! {
             }
             for e in &result.effects {
                 match e {
-                    Effect::Cancel { staff, reason: CancelReason::OffDuty } => {
+                    // An accept's cancels and the accepter's own silence:
+                    // they are back when the accept expires (§19).
+                    Effect::Cancel { staff, reason: CancelReason::OffDuty | CancelReason::Accepted(_) } => {
                         left.insert(staff.id.clone());
+                    }
+                    Effect::Accepted { by } => {
+                        left.insert(by.id.clone());
                     }
                     Effect::Alert { staff, .. } => {
                         left.remove(&staff.id);
@@ -272,18 +317,21 @@ proptest! {
                     }))
             };
             // Who the first `levels` levels may still reach: in their
-            // audience now, not declined, not "not reached".
+            // audience now, or accepted and did not come (§19), not
+            // declined, not "not reached".
             let may_reach = |alarm: &Alarm, levels: usize| {
                 policy.levels().iter().take(levels).any(|level| {
                     Roster { staff: &staff, duties: &duties, now }
                         .audience(&level.to, the_call.section.as_deref())
                         .iter()
                         .any(|s| !alarm.declined_by(&s.id) && !not_reached(alarm, &s.id))
+                }) || alarm.not_arrived.iter().any(|a| {
+                    !alarm.declined_by(&a.staff.id) && !not_reached(alarm, &a.staff.id)
                 })
             };
             // A level never starts before its time, unless the level before
             // it has nobody, or everyone so far declined or is not reached.
-            if !after.status.is_stopped() {
+            if !after.status.is_stopped() && expired.is_none() {
                 for index in before.level.max(1)..after.level {
                     let due = the_call.opened_at + Duration::seconds(policy.levels()[index].after) <= now;
                     let newest_empty = Roster { staff: &staff, duties: &duties, now }

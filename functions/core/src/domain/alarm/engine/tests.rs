@@ -66,6 +66,8 @@ pub(super) struct World {
     /// `RECEIPT_SECONDS`: an hour unless a test is about receipts.
     pub(super) receipt_seconds: i64,
     pub(super) without_channel: Vec<String>,
+    /// The accept timeout (§19): a day unless a test is about it.
+    pub(super) accept_timeout: i64,
 }
 
 impl World {
@@ -85,6 +87,7 @@ impl World {
             maxloops: 3,
             receipt_seconds: 3600,
             without_channel: Vec::new(),
+            accept_timeout: 86_400,
         }
     }
 
@@ -102,6 +105,7 @@ impl World {
             presence_at: self.presence_at,
             receipt_seconds: self.receipt_seconds,
             without_channel: &self.without_channel,
+            accept_timeout: self.accept_timeout,
         }
     }
 
@@ -271,7 +275,12 @@ fn accept_stops_and_cancels_everyone_else() {
     assert_eq!(accept.alarm.status, AlarmStatus::Accepted);
     assert_eq!(accept.alarm.accepted.as_ref().unwrap().staff.id, "ben");
     assert_eq!(cancelled(&accept), ["anna"], "not the one who accepted");
-    assert_eq!(accept.alarm.next_at, None);
+    // No level any more; only the accept's timeout is due (§19).
+    assert_eq!(accept.alarm.next_level_at, None);
+    assert_eq!(
+        accept.alarm.next_at,
+        Some(at(70) + Duration::seconds(w.accept_timeout))
+    );
     // Again by Ben: nothing new. By Anna: refused, naming Ben.
     let again = w
         .respond(&accept.alarm, "ben", Response::Accepted, at(71))
