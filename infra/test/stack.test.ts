@@ -347,7 +347,7 @@ describe('least privilege', () => {
       ...common,
       // A sandbox consumer's hash mismatches: put, list the keys, drop the oldest.
       element: {
-        consumers: ['dynamodb:GetItem'],
+        consumers: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
         data: ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
       },
     },

@@ -500,6 +500,8 @@ async fn the_signed_examples_are_accepted_by_a_production_server() {
             ELEMENT
         } else if at.contains("~1response/") {
             ALARM_RESPONSE
+        } else if at.contains("~1heartbeat/") {
+            "/api/v1/heartbeat"
         } else {
             DISPLAY
         };

@@ -371,6 +371,9 @@ async fn set(store: &dyn AdminStore, out: Output, id: &str, heartbeat: Heartbeat
 
 async fn revoke(store: &dyn AdminStore, out: Output, id: &str) -> Outcome {
     let id = consumer_id(id)?;
+    // A silence it is in ends now, so the report's table does not show it
+    // lasting forever (DECISIONS §19); its link goes with it.
+    store.set_heartbeat(&id, None, clock::now()).await?;
     if !store.delete_consumer(&id).await? {
         return Err(unknown(&id));
     }

@@ -21,6 +21,7 @@ on_both_stores!(
     refusals_exit_non_zero_and_write_nothing,
     replay_protection_switches_on_and_off,
     erase_removes_an_address_and_says_what,
+    heartbeats_are_set_listed_removed_and_end_with_their_consumer,
 );
 
 fn is_uuid_v4(text: &str) -> bool {
@@ -574,4 +575,62 @@ fn help_names_every_command_and_option() {
     for word in ["create", "list", "rotate", "revoke", "erase"] {
         assert!(staff.contains(word), "{staff}");
     }
+}
+
+/// `consumers set ID --heartbeat SECONDS|none` (DECISIONS §19): the
+/// interval in the list with the last sign of life, refusals outside 30 to
+/// 3600, and a revoked consumer's silence ended in the history (the report
+/// never shows it lasting forever).
+async fn heartbeats_are_set_listed_removed_and_end_with_their_consumer(store: Backend) {
+    // Opened first: on DynamoDB that makes the tables.
+    let backend = store.open().await;
+    let created = store.admin_json(&["consumers", "create", "--name", "Zentrale 3", "--json"]);
+    let id = text(&created["id"]);
+    let set = store.admin_json(&["consumers", "set", &id, "--heartbeat", "45", "--json"]);
+    assert_eq!(set["heartbeat_seconds"], 45, "{set}");
+    let listed = store.admin_json(&["consumers", "list", "--json"]);
+    assert_eq!(listed[0]["heartbeat_seconds"], 45, "{listed}");
+    assert!(listed[0]["last_seen_at"].is_string(), "{listed}");
+    store
+        .admin(&["consumers", "set", &id, "--heartbeat", "20"])
+        .fails(2, "30 to 3600");
+    store
+        .admin(&[
+            "consumers",
+            "set",
+            "00000000-0000-4000-8000-000000000000",
+            "--heartbeat",
+            "60",
+        ])
+        .fails(1, "no consumer with id");
+    let none = store.admin_json(&["consumers", "set", &id, "--heartbeat", "none", "--json"]);
+    assert_eq!(none["heartbeat_seconds"], Value::Null, "{none}");
+    let listed = store.admin_json(&["consumers", "list", "--json"]);
+    assert!(listed[0].get("last_seen_at").is_none(), "{listed}");
+
+    // Silent, then revoked: its silence ends.
+    store
+        .admin(&["consumers", "set", &id, "--heartbeat", "30"])
+        .success();
+    let link = backend.links().await.unwrap().remove(0);
+    let silence = nurse_call_core::links::Silence {
+        since: link.last_seen_at,
+        detected_at: link.last_seen_at,
+        alerts: 0,
+        last_alert_at: None,
+    };
+    assert!(
+        backend
+            .mark_silent(&id, link.last_seen_at, &silence)
+            .await
+            .unwrap()
+    );
+    store.admin(&["consumers", "revoke", &id]).success();
+    let day = chrono::Duration::days(1);
+    let silences = backend
+        .silences(link.last_seen_at - day, link.last_seen_at + day)
+        .await
+        .unwrap();
+    assert_eq!(silences.len(), 1, "{silences:?}");
+    assert!(silences[0].ended_at.is_some(), "{silences:?}");
 }

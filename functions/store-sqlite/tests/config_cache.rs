@@ -190,5 +190,5 @@ async fn a_version_6_file_gains_the_generation() {
     let version: i64 = sqlite3
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .expect("version read");
-    assert_eq!(version, 14);
+    assert_eq!(version, 15);
 }

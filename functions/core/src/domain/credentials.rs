@@ -255,6 +255,27 @@ mod tests {
     }
 
     #[test]
+    fn a_hand_edited_heartbeat_stays_supervised_and_never_refuses_the_consumer() {
+        assert_eq!(heartbeat(&Raw::Missing), None);
+        assert_eq!(heartbeat(&Raw::Number("60".into())), Some(60));
+        assert_eq!(
+            heartbeat(&Raw::Number("5".into())),
+            Some(30),
+            "held to the range"
+        );
+        assert_eq!(heartbeat(&Raw::Number("99999".into())), Some(3600));
+        assert_eq!(heartbeat(&Raw::Number("1.5".into())), Some(3600));
+        assert_eq!(heartbeat(&text("often")), Some(3600));
+        let consumer = read_consumer(|field| match field {
+            "id" => text("c1"),
+            "secrets" => Raw::List(vec![text("s")]),
+            "heartbeat_seconds" => text("often"),
+            _ => Raw::Missing,
+        });
+        assert_eq!(consumer.usable().unwrap().heartbeat_seconds, Some(3600));
+    }
+
+    #[test]
     fn a_list_of_secrets_is_usable() {
         let consumer = consumer_with(Raw::List(vec![text("old"), text("new")]))
             .usable()

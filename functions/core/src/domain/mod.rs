@@ -10,7 +10,8 @@
 //! events, endpoints, retries and signatures ([`webhooks`]); the staff's
 //! browsers' Web Push subscriptions and the installation's VAPID keys
 //! ([`push`]), the push services they may point at ([`push_services`]) and
-//! what their receipts tell of each of them ([`device`]). Nothing here
+//! what their receipts tell of each of them ([`device`]); the supervised
+//! links of central systems, their heartbeats and silences ([`links`]). Nothing here
 //! reads a store or speaks HTTP.
 
 pub(crate) mod alarm;

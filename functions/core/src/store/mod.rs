@@ -5,8 +5,9 @@
 //! displays' reads. The sandbox's bookkeeping ([`SandboxStore`]), the admin
 //! command's operations ([`admin::AdminStore`]) and alarm routing's records
 //! ([`alarms::AlarmStore`]), the staff's Web Push subscriptions
-//! ([`push::PushStore`]) and the webhooks' records
-//! ([`webhooks::WebhookStore`]) are traits of their own, so the request path
+//! ([`push::PushStore`]), the webhooks' records
+//! ([`webhooks::WebhookStore`]) and the supervised links
+//! ([`links::LinkStore`]) are traits of their own, so the request path
 //! keeps a small, audited surface. [`Backend`] is all of them,
 //! what each store crate implements and the wiring hands out.
 //!
