@@ -32,7 +32,8 @@ async fn banners(browser: &Client) -> Value {
          const bounds = box.getBoundingClientRect();
          return { lines: [...box.querySelectorAll('p')].map(p => p.textContent),
                   shown: !box.hidden, role: box.getAttribute('role'),
-                  full_width: bounds.width >= innerWidth - 1,
+                  full_width: bounds.width >= document.documentElement.clientWidth - 1,
+                  width: [bounds.width, document.documentElement.clientWidth, innerWidth],
                   own_banner: !own.hidden };",
     )
     .await

@@ -216,6 +216,10 @@ impl AppState {
                 sink.send(silence_push(&scope, &staff.id, text, now));
             }
         }
+        if people.is_empty() {
+            // Nobody in Technik and nobody on duty: the banner is all.
+            tracing::error!(consumer = %link.consumer, name = %link.name, alert, "central system silent and nobody to alert: no Technik member and nobody on duty");
+        }
         let ids: Vec<&str> = people.iter().map(|s| s.id.as_str()).collect();
         tracing::warn!(
             audit = "silence_alert",
