@@ -162,7 +162,22 @@ export function accessOf(stack: Stack, props: AccessProps): Record<FunctionName,
         resources: [data.tableArn],
       },
     ],
-    'call-types': [{ actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] }],
+    // And the phones' Web Push registration (DECISIONS §15; issue 47 moved
+    // it here from the staff function): the staff member by their token's
+    // hash (GetItem of the credential), the VAPID public key (GetItem), a
+    // subscription put or deleted with its channel item in the roster and
+    // its person's cap item (TransactWriteItems: Put/Delete + Update), the
+    // new device's sign-on test item (PutItem of push#test): only the
+    // push, roster and cap partitions.
+    'call-types': [
+      { actions: ['dynamodb:Scan'], resources: [callTypes.tableArn] },
+      { actions: ['dynamodb:GetItem'], resources: [consumers.tableArn] },
+      {
+        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+        resources: [data.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['push#*', 'staff#*', 'cap#*'] } },
+      },
+    ],
     // the page's consumer (GetItem, PutItem); call types for the page and the
     // records; the lists from the by_scope index, the hash mismatches from
     // their partition of the data table (Query only, no writes).

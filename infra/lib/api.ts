@@ -24,7 +24,9 @@ import type { ServiceMode } from './nurse-call-stack';
  * (infra/lib/webhooks.ts): no HTTP routes.
  */
 export const ROUTES: Record<FunctionName, string[]> = {
-  display: ['/api/v1/display'],
+  // And an alarm server's signed response (DECISIONS §16): a signed request
+  // answered by the same alarm engine (issue 47: the staff function's zip has no room).
+  display: ['/api/v1/display', '/api/v1/response'],
   'display-read': ['/api/v1/display/calls', '/api/v1/display/elements', '/display'],
   // A central system's heartbeat (DECISIONS §19): the element function's zip has room.
   element: ['/api/v1/element', '/api/v1/heartbeat'],
@@ -37,6 +39,10 @@ export const ROUTES: Record<FunctionName, string[]> = {
     '/staff',
     '/staff/manifest.webmanifest',
     '/staff/sw.js',
+    // The phones' Web Push registration (DECISIONS §15), with the staff
+    // token: the staff function's zip has no room for it (issue 47).
+    '/api/v1/staff/push-key',
+    '/api/v1/staff/push-subscriptions',
   ],
   sandbox: ['/', '/api/v1/sandbox/consumers', '/api/v1/sandbox/state', '/api/v1/sandbox/staff'],
   staff: [
@@ -44,15 +50,10 @@ export const ROUTES: Record<FunctionName, string[]> = {
     '/api/v1/staff/duty',
     '/api/v1/staff/calls',
     '/api/v1/staff/calls/{id}/responses',
-    // An alarm server's signed response (DECISIONS §16): the staff responses' path.
-    '/api/v1/response',
     // The receipts of the phones and pages (DECISIONS §18).
     '/api/v1/staff/receipts',
     // The sign-on test again, "Erneut testen" (DECISIONS §18).
     '/api/v1/staff/device-tests',
-    // The phones' Web Push registration (DECISIONS §15).
-    '/api/v1/staff/push-key',
-    '/api/v1/staff/push-subscriptions',
   ],
   'live-connect': [],
   broadcast: [],

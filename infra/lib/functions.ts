@@ -143,7 +143,7 @@ export interface FunctionsProps {
   readonly webhooks: Webhooks;
   /** The `sub` of Web Push's VAPID claims (the deliver function's VAPID_SUBJECT). */
   readonly vapidSubject: string;
-  /** Where a push subscription may point (the staff and deliver functions' PUSH_SERVICES, DECISIONS §20). */
+  /** Where a push subscription may point (the call-types and deliver functions' PUSH_SERVICES, DECISIONS §20). */
   readonly pushServices: string;
   /** Makes each function's log group. */
   readonly logGroup: LogGroupFactory;
@@ -179,11 +179,11 @@ export function createFunctions(stack: Stack, props: FunctionsProps): Partial<Re
     display: requestPath,
     'display-read': { ...requestPath, DISPLAY_LIVE_URL: live.url },
     element: requestPath,
-    // The staff page connects to the live socket too (DECISIONS §14, §15).
-    'call-types': { ...requestPath, DISPLAY_LIVE_URL: live.url },
+    // The staff page connects to the live socket too (DECISIONS §14, §15);
+    // the phones' subscriptions are registered here, only to PUSH_SERVICES (§20).
+    'call-types': { ...requestPath, DISPLAY_LIVE_URL: live.url, PUSH_SERVICES: props.pushServices },
     sandbox: requestPath,
-    // Registers the phones' subscriptions: only to PUSH_SERVICES (§20).
-    staff: { ...requestPath, PUSH_SERVICES: props.pushServices },
+    staff: requestPath,
     'live-connect': { ...common, CONNECTIONS_TABLE: live.connections.tableName, RUST_LOG: 'info' },
     broadcast: {
       ...common,

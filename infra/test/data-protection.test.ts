@@ -274,7 +274,7 @@ describe('the installation key (production)', () => {
     display: write,
     'display-read': read,
     element: write,
-    'call-types': read,
+    'call-types': write,
     'live-connect': write,
     staff: write,
     seeding: write,

@@ -256,19 +256,19 @@ describe('vapidSubject', () => {
 });
 
 describe('pushServices', () => {
-  const servicesOf = (template: Template, name: 'staff' | 'deliver') =>
+  const servicesOf = (template: Template, name: 'call-types' | 'deliver') =>
     resourcesOf(template, 'AWS::Lambda::Function')[functionId(template, name)].Properties.Environment.Variables.PUSH_SERVICES;
 
-  it('comes from the props (trimmed), the browsers\' push services when unset or empty; the staff function (registrations) and the deliver function (pushes) get it, no other', () => {
+  it('comes from the props (trimmed), the browsers\' push services when unset or empty; the call-types function (registrations, issue 47) and the deliver function (pushes) get it, no other', () => {
     assert.equal(DEFAULT_PUSH_SERVICES, 'fcm.googleapis.com,*.push.apple.com,*.push.services.mozilla.com,*.notify.windows.com');
     const set = synth('production', { pushServices: ' fcm.googleapis.com,*.push.apple.com ' });
-    assert.equal(servicesOf(set, 'staff'), 'fcm.googleapis.com,*.push.apple.com');
+    assert.equal(servicesOf(set, 'call-types'), 'fcm.googleapis.com,*.push.apple.com');
     assert.equal(servicesOf(set, 'deliver'), 'fcm.googleapis.com,*.push.apple.com');
     assert.equal(servicesOf(synth('sandbox', { pushServices: '' }), 'deliver'), DEFAULT_PUSH_SERVICES);
     for (const mode of MODES) {
       for (const name of functionsOf(mode)) {
         const fn = resourcesOf(templates[mode], 'AWS::Lambda::Function')[functionId(templates[mode], name)];
-        const expected = name === 'staff' || name === 'deliver' ? DEFAULT_PUSH_SERVICES : undefined;
+        const expected = name === 'call-types' || name === 'deliver' ? DEFAULT_PUSH_SERVICES : undefined;
         assert.equal(fn.Properties.Environment.Variables.PUSH_SERVICES, expected, `${mode} ${name}`);
       }
     }

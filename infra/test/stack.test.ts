@@ -58,11 +58,11 @@ describe('routes', () => {
       'ANY /api/v1/staff/duty': 'staff',
       'ANY /api/v1/staff/calls': 'staff',
       'ANY /api/v1/staff/calls/{id}/responses': 'staff',
-      'ANY /api/v1/response': 'staff',
+      'ANY /api/v1/response': 'display',
       'ANY /api/v1/staff/receipts': 'staff',
       'ANY /api/v1/staff/device-tests': 'staff',
-      'ANY /api/v1/staff/push-key': 'staff',
-      'ANY /api/v1/staff/push-subscriptions': 'staff',
+      'ANY /api/v1/staff/push-key': 'call-types',
+      'ANY /api/v1/staff/push-subscriptions': 'call-types',
       'ANY /staff': 'call-types',
       'ANY /staff/manifest.webmanifest': 'call-types',
       'ANY /staff/sw.js': 'call-types',
@@ -88,11 +88,11 @@ describe('routes', () => {
       'ANY /api/v1/staff/duty': 'staff',
       'ANY /api/v1/staff/calls': 'staff',
       'ANY /api/v1/staff/calls/{id}/responses': 'staff',
-      'ANY /api/v1/response': 'staff',
+      'ANY /api/v1/response': 'display',
       'ANY /api/v1/staff/receipts': 'staff',
       'ANY /api/v1/staff/device-tests': 'staff',
-      'ANY /api/v1/staff/push-key': 'staff',
-      'ANY /api/v1/staff/push-subscriptions': 'staff',
+      'ANY /api/v1/staff/push-key': 'call-types',
+      'ANY /api/v1/staff/push-subscriptions': 'call-types',
       'ANY /staff': 'call-types',
       'ANY /staff/manifest.webmanifest': 'call-types',
       'ANY /staff/sw.js': 'call-types',
@@ -159,10 +159,12 @@ describe('functions', () => {
           );
           assert.equal(variables.CALL_RETENTION_DAYS, undefined, name);
         } else if (name === 'display-read' || name === 'call-types') {
-          // The pages' live socket (the display page's, the staff page's).
+          // The pages' live socket (the display page's, the staff page's);
+          // the phones' registration (call-types, issue 47): only to PUSH_SERVICES (§20).
+          const pushServices = name === 'call-types' ? { PUSH_SERVICES: DEFAULT_PUSH_SERVICES } : {};
           assert.deepEqual(
             { ...variables, DISPLAY_LIVE_URL: undefined },
-            { ...common, CALL_RETENTION_DAYS: '400', DISPLAY_LIVE_URL: undefined },
+            { ...common, CALL_RETENTION_DAYS: '400', DISPLAY_LIVE_URL: undefined, ...pushServices },
           );
         } else if (name === 'alarm') {
           // Its audit lines expire with their call; the queues: alarm-timers.test.ts.
@@ -177,9 +179,6 @@ describe('functions', () => {
             PUSH_SERVICES: DEFAULT_PUSH_SERVICES,
             ...secretsKey,
           });
-        } else if (name === 'staff') {
-          // Registers the phones' push subscriptions: only to PUSH_SERVICES (§20).
-          assert.deepEqual(variables, { ...common, CALL_RETENTION_DAYS: '400', PUSH_SERVICES: DEFAULT_PUSH_SERVICES });
         } else if (name === 'forward') {
           // Writes no calls; sends to no queue (webhooks.test.ts); the key
           // sealing the endpoints' secrets (production): data-protection.test.ts.
@@ -277,8 +276,11 @@ describe('least privilege', () => {
       consumers: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       data: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
     },
+    // And the phones' Web Push registration (push, roster and cap partitions only).
     'call-types': {
+      consumers: ['dynamodb:GetItem'],
       'call-types': ['dynamodb:Scan'],
+      data: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     },
     // The token's display (in sandbox stacks also the cookie's consumer),
     // call types, the open-call index partition and the by_scope index.

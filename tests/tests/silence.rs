@@ -1,6 +1,6 @@
 //! A silent central system (DECISIONS §19) over HTTP: a consumer with a
 //! heartbeat and no request for 2 × its interval + 10 s is silent, found
-//! within the local server's sweep of 2 s (the time printed, asserted
+//! within the local server's sweep of 5 s (the time printed, asserted
 //! ± 10 s): the displays' and staff pages' reads list it in `silent`, their
 //! live sockets get `consumer.silent`, Technik's member gets a live alert
 //! and a push with a receipt id (decrypted at `web-push-testing`), which

@@ -3,7 +3,7 @@
 //! "Keine Verbindung zur Rufanlage <name> seit HH:MM – neue Rufe kommen
 //! hier nicht an", full width, appears when the consumer (heartbeat 30 s,
 //! the shortest, from the seed file) is silent, 70 s after the server's start and found
-//! within the sweep's 2 s, and goes on its next signed request; the page's
+//! within the sweep's 5 s, and goes on its next signed request; the page's
 //! own "Verbindung unterbrochen" stays hidden meanwhile (its socket is
 //! fine). Times printed.
 

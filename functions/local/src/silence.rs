@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use nurse_call_core::{AppState, clock};
 
-/// How often the links are swept.
-pub(crate) const EVERY: Duration = Duration::from_secs(2);
+/// How often the links are swept: within §19's 10 s, and seldom enough that a
+/// server on DynamoDB scans its consumers table only every few seconds.
+pub(crate) const EVERY: Duration = Duration::from_secs(5);
 
 /// Runs until the process ends.
 pub(crate) async fn run(state: AppState) {
@@ -24,7 +25,9 @@ pub(crate) async fn run(state: AppState) {
                 tracing::debug!(silent = swept.silent, alerts = swept.alerts, "links swept");
             }
             Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "supervised links not read: swept again in 2 s"),
+            Err(error) => {
+                tracing::warn!(%error, "supervised links not read: swept again at the next tick")
+            }
         }
     }
 }

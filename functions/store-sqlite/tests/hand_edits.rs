@@ -33,9 +33,9 @@ async fn text_in_an_integer_column_is_a_fallback_of_that_field() {
              UPDATE call_types SET escalation = 'soon' WHERE name = 'Notruf';
              UPDATE call_types SET escalation = NULL WHERE name = 'Flucht';
              INSERT INTO call_types VALUES (' ', 11, '', 'NORMAL', 1, 'CALL', '#000000', 1, 0, 0, '',
-                 NULL);
+                 NULL, NULL);
              INSERT INTO call_types VALUES ('Extra', 'seven', '', 'NORMAL', 2.5, 'CALL', X'00', 1, 0, 0, '',
-                 '[{\"after\":0,\"to\":\"house\"}]');",
+                 '[{\"after\":0,\"to\":\"house\"}]', NULL);",
         )
         .expect("hand edits");
     let fallback_policy = Policy::fallback().to_json();

@@ -1,6 +1,6 @@
 //! What a silence of a central system does (DECISIONS §19): the sweep that
 //! finds the silent links and keeps their silence
-//! ([`AppState::sweep_links`], the local server every 2 s), and what a
+//! ([`AppState::sweep_links`], the local server every 5 s), and what a
 //! silence and its end set off: the live message `consumer.silent` or
 //! `consumer.back` to every display and staff page of the consumer's
 //! scope, the webhook event of the same name, an audit line; and for a
