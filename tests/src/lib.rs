@@ -282,6 +282,24 @@ impl Seed {
         self
     }
 
+    /// Gives the seeded consumer `id` a heartbeat of `seconds` whose last
+    /// sign of life was `last_seen` (the store's `last_seen_at`): silent at
+    /// `last_seen` + 2 × `seconds` + 10 s, so a test waits seconds, not 70.
+    pub fn heartbeat_last_seen(
+        mut self,
+        id: &str,
+        seconds: i64,
+        last_seen: chrono::DateTime<chrono::Utc>,
+    ) -> Self {
+        for consumer in &mut self.consumers {
+            if consumer["id"] == id {
+                consumer["heartbeat_seconds"] = json!(seconds);
+                consumer["heartbeat_last_seen"] = json!(last_seen.to_rfc3339());
+            }
+        }
+        self
+    }
+
     /// A registered element.
     pub fn element(mut self, address: &str, code: &str, name: &str) -> Self {
         self.elements

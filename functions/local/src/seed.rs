@@ -40,6 +40,12 @@ struct SeedConsumer {
     /// the admin command's `--heartbeat`; none by default.
     #[serde(default)]
     heartbeat_seconds: Option<i64>,
+    /// With a heartbeat: the last sign of life it starts from (RFC 3339,
+    /// not in the future), as if the consumer had last been heard then;
+    /// the seed's own time by default. Lets a test see a silence seconds
+    /// after the start instead of 2 × 30 s + 10 s.
+    #[serde(default)]
+    heartbeat_last_seen: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -98,8 +104,21 @@ pub(crate) async fn apply(store: &dyn Backend, path: &Path) -> Result<(), String
                     consumer.id
                 ));
             }
+            let last_seen = match &entry.heartbeat_last_seen {
+                None => now,
+                Some(text) => chrono::DateTime::parse_from_rfc3339(text)
+                    .ok()
+                    .map(|at| at.with_timezone(&chrono::Utc))
+                    .filter(|at| *at <= now)
+                    .ok_or_else(|| {
+                        format!(
+                            "seed consumer {}: heartbeat_last_seen must be an RFC 3339 time, not in the future",
+                            consumer.id
+                        )
+                    })?,
+            };
             store
-                .set_heartbeat(&consumer.id, Some(seconds), now)
+                .set_heartbeat(&consumer.id, Some(seconds), last_seen)
                 .await
                 .map_err(|e| e.to_string())?;
         }
