@@ -11,6 +11,7 @@ pub(crate) mod alarm;
 pub(crate) mod devices;
 pub(crate) mod fair;
 pub(crate) mod forwarding;
+pub(crate) mod links_read;
 pub(crate) mod push;
 pub(crate) mod signs_of_life;
 pub(crate) mod silence;
@@ -74,6 +75,9 @@ pub struct AppState {
     /// ([`signs_of_life`]): at most one write per consumer per third of its
     /// interval.
     pub(crate) signs_of_life: Arc<signs_of_life::SignsOfLife>,
+    /// The links the reads' `silent` shows, read from the store at most
+    /// every 10 s ([`links_read`]).
+    pub(crate) links_read: Arc<links_read::LinksRead>,
     /// The same store, for the webhook events of silences (DECISIONS §19,
     /// [`silence`]), which belong to no call's write: every service sets
     /// it ([`AppState::with_outbox`]).
@@ -113,6 +117,7 @@ impl AppState {
             push: None,
             links: None,
             signs_of_life: Arc::default(),
+            links_read: Arc::default(),
             outbox: None,
             pushes: None,
             looks_after_writes: true,

@@ -161,8 +161,8 @@ pub(crate) async fn close(server: &Server, visitor: &Consumer, address: &str) {
         .expect_status(200);
 }
 
-/// The visitor's displays' read (the test page's cookie): the call `id`.
-pub(crate) async fn displayed(server: &Server, visitor: &Consumer, id: i64) -> Option<Value> {
+/// The visitor's displays' read (the test page's cookie): its `data`.
+pub(crate) async fn display_read(server: &Server, visitor: &Consumer) -> Value {
     let cookie = visitor.cookie();
     let response = server
         .request(
@@ -174,7 +174,12 @@ pub(crate) async fn displayed(server: &Server, visitor: &Consumer, id: i64) -> O
         )
         .await;
     response.expect_status(200);
-    call_by_id(&response.data()["calls"], id)
+    response.data()
+}
+
+/// The visitor's displays' read (the test page's cookie): the call `id`.
+pub(crate) async fn displayed(server: &Server, visitor: &Consumer, id: i64) -> Option<Value> {
+    call_by_id(&display_read(server, visitor).await["calls"], id)
 }
 
 /// Polls the displays' read until call `id`'s alarm is in `state`; its record.

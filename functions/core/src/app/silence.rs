@@ -27,7 +27,7 @@ use crate::domain::webhooks::EventType;
 use crate::domain::webhooks::outbox::{Facts, LinkFacts, OutboxEvent, is_forwarded};
 use crate::store::StoreError;
 use crate::wire::live::{LiveAudience, LiveEvent};
-use crate::wire::silence::{SilenceNews, SilentRecord, message};
+use crate::wire::silence::{SilenceNews, SilentRecord, link_scope, message};
 
 /// What one sweep did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,10 @@ impl AppState {
         let Some(store) = &self.links else {
             return Ok(Swept::default());
         };
+        let began = self.links_read.began(now);
         let links = store.links().await?;
+        // What the sweep read serves the reads' `silent` too.
+        let links = self.links_read.keep(began, links);
         let mut swept = Swept::default();
         // A link another process found silent first is its to alert.
         let mut not_ours: HashSet<String> = HashSet::new();
@@ -101,33 +104,38 @@ impl AppState {
         Ok(swept)
     }
 
-    /// The silent links of `scope` at the moment of the read (the
-    /// displays' and staff pages' `silent`), oldest first; none where the
-    /// state keeps no links. A store error is logged and shows none:
-    /// the read itself must not fail for it.
-    pub(crate) async fn silent_links(&self, scope: &Scope) -> Vec<SilentRecord> {
+    /// The silent links of `scope` at `now` (the displays' and staff
+    /// pages' `silent`), oldest first, as read from the store at most 10 s
+    /// before ([`crate::app::links_read`]); none where the state keeps no
+    /// links. A store error is logged and shows none: the read itself must
+    /// not fail for it.
+    pub(crate) async fn silent_links(
+        &self,
+        scope: &Scope,
+        now: DateTime<Utc>,
+    ) -> Vec<SilentRecord> {
         let Some(store) = &self.links else {
             return Vec::new();
         };
-        match store.links().await {
-            Ok(links) => {
-                let mine: Vec<Link> = links
-                    .into_iter()
-                    .filter(|link| self.link_scope(&link.consumer) == *scope)
-                    .collect();
-                SilentRecord::of_links(&mine, self.settings.time_zone)
+        let links = match self.links_read.fresh(now) {
+            Some(links) => links,
+            None => {
+                let began = self.links_read.began(now);
+                match store.links().await {
+                    Ok(links) => self.links_read.keep(began, links),
+                    Err(error) => {
+                        tracing::warn!(%error, "silent links not read: the read shows none");
+                        return Vec::new();
+                    }
+                }
             }
-            Err(error) => {
-                tracing::warn!(%error, "silent links not read: the read shows none");
-                Vec::new()
-            }
-        }
-    }
-
-    /// Whose displays and staff pages hear of `consumer`'s link: the
-    /// installation's; in the sandbox, the consumer's own (as its data).
-    fn link_scope(&self, consumer: &str) -> Scope {
-        crate::wire::silence::link_scope(self.settings.mode, consumer)
+        };
+        let mine: Vec<Link> = links
+            .iter()
+            .filter(|link| link_scope(self.settings.mode, &link.consumer) == *scope)
+            .cloned()
+            .collect();
+        SilentRecord::of_links(&mine, self.settings.time_zone)
     }
 
     /// The live message, the webhook event and the audit line of a
@@ -140,12 +148,14 @@ impl AppState {
         silence: &Silence,
         now: DateTime<Utc>,
     ) {
-        let scope = self.link_scope(consumer);
+        let scope = link_scope(self.settings.mode, consumer);
         let record = SilentRecord::new(consumer, name, silence.since, self.settings.time_zone);
         let (kind, audit) = match news {
             SilenceNews::Silent => (EventType::ConsumerSilent, "silent"),
             SilenceNews::Back => (EventType::ConsumerBack, "back"),
         };
+        // This process's reads show the change at once.
+        self.links_read.forget();
         // The audit line; the store's history of silences is the report's.
         tracing::warn!(
             audit,
@@ -185,7 +195,7 @@ impl AppState {
         let Some(silence) = &link.silence else {
             return;
         };
-        let scope = self.link_scope(&link.consumer);
+        let scope = link_scope(self.settings.mode, &link.consumer);
         let people = match self.technik(&scope, now).await {
             Ok(people) => people,
             Err(error) => {

@@ -62,7 +62,7 @@ pub(crate) async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiR
             sections: &reader.sections,
         },
         forwarding: failing_endpoints(state, now).await,
-        silent: state.silent_links(&reader.scope).await,
+        silent: state.silent_links(&reader.scope, now).await,
     };
     Ok(json_response(200, success(&snapshot)))
 }

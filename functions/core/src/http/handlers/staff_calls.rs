@@ -78,7 +78,7 @@ pub(crate) async fn calls(state: &AppState, request: &ApiRequest) -> Result<ApiR
             .collect(),
         at: format_local(now, zone),
         forwarding: failing_endpoints(state, now).await,
-        silent: state.silent_links(&staff.scope).await,
+        silent: state.silent_links(&staff.scope, now).await,
     };
     Ok(json_response(200, success(&list)))
 }
