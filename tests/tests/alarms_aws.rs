@@ -78,7 +78,7 @@ use std::time::{Duration, Instant};
 use alarms_support::*;
 use blackbox_tests::*;
 
-use alarms_aws::event_sources::{EventSources, Queues, function_env, installation_key, region};
+use alarms_aws::event_sources::MotoStack;
 use live_aws::moto_api::Moto;
 use live_aws::runtime_api::Function;
 use stand_in::{PushService, Recorder, register};
@@ -187,45 +187,37 @@ async fn assert_started(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_function() {
-    if !on_dynamodb() {
-        eprintln!(
-            "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and \
-             SQS on moto (scripts/test runs the suite again with BLACKBOX_STORE=dynamodb)"
-        );
+    let Some(stack) = MotoStack::start(Options::sandbox(), &[]).await else {
         return;
-    }
-    let region = region();
-    let server = Server::start(Options::sandbox().env("ALARM_STEPS", "none"));
-    set_escalation(&server, "Notruf", SHORT_POLICY);
+    };
+    let MotoStack {
+        server, moto, data, ..
+    } = &stack;
+    set_escalation(server, "Notruf", SHORT_POLICY);
     // WC: its section only (nobody on duty for section 3 is reachable).
-    set_escalation(&server, "WC", r#"[{"after":0,"to":"section"}]"#);
-    let prefix = server.table_prefix();
-    let data = format!("{prefix}data");
-    let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
-    moto.enable_stream(&data).await;
-    let queues = Queues::create(&moto, &prefix).await;
+    set_escalation(server, "WC", r#"[{"after":0,"to":"section"}]"#);
+    let queues = stack.queues().await;
 
     let visitor = server.new_consumer().await;
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    let ben = staff(&server, &visitor, "Ben", &[]).await;
-    let cem = staff(&server, &visitor, "Cem", &["Leitung"]).await;
-    sign_on(&server, &anna, &["1"]).await;
-    sign_on(&server, &ben, &["2"]).await;
-    let key = installation_key(&moto).await;
-    let env = function_env(&prefix, &region, &queues, &key);
-    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
+    let anna = staff(server, &visitor, "Anna", &[]).await;
+    let ben = staff(server, &visitor, "Ben", &[]).await;
+    let cem = staff(server, &visitor, "Cem", &["Leitung"]).await;
+    sign_on(server, &anna, &["1"]).await;
+    sign_on(server, &ben, &["2"]).await;
+    let env = stack.env(&queues);
+    let mut aws = stack.event_sources(&queues, &env).await;
 
     // The VAPID key pair: made by `deliver` on its cold start (the local
     // server, which pushes nothing here, makes none), its private key
     // stored sealed with the installation's key.
-    let (moto_ref, data_ref) = (&moto, data.as_str());
+    let data_ref = data.as_str();
     aws.until("the VAPID key pair made by deliver", WAIT, || async move {
-        stored_item(moto_ref, data_ref, "push#vapid", "key")
+        stored_item(moto, data_ref, "push#vapid", "key")
             .await
             .is_some()
     })
     .await;
-    let keys = stored_item(&moto, &data, "push#vapid", "key")
+    let keys = stored_item(moto, data, "push#vapid", "key")
         .await
         .expect("the VAPID item");
     let private_key = keys["private_key"]["S"].as_str().expect("private_key");
@@ -238,10 +230,10 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
     // pushes below are signed with the sealed key, opened by `deliver`).
     let push_service = PushService::start().await;
     let recorder = Recorder::start(&push_service).await;
-    let phone = register(&server, &push_service, &recorder, &anna).await;
+    let phone = register(server, &push_service, &recorder, &anna).await;
     let (timers, deliveries, dead_letters) =
         (&queues.timers, &queues.deliveries, &queues.dead_letters);
-    let (server, visitor, moto, data) = (&server, &visitor, &moto, data.as_str());
+    let (visitor, data) = (&visitor, data.as_str());
 
     // --- Escalation at the policy's times: section 1 (Anna) at once, the
     // --- house after 2 s, the group after 4 s. (On DynamoDB the open
@@ -512,30 +504,27 @@ const BACKOFF: [f64; 4] = [1.0, 2.0, 4.0, 8.0];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
-    if !on_dynamodb() {
-        eprintln!(
-            "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and SQS on moto"
-        );
-        return;
-    }
     let _serial = webhooks_support::SERIAL.lock().await;
-    let region = region();
-    let server = Server::start(production_options(2).env("ALARM_STEPS", "none"));
-    let prefix = server.table_prefix();
-    let data = format!("{prefix}data");
-    let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
-    moto.enable_stream(&data).await;
-    let queues = Queues::create(&moto, &prefix).await;
-    let key = installation_key(&moto).await;
-    let env = function_env(&prefix, &region, &queues, &key);
-    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
+    let Some(stack) = MotoStack::start(production_options(2), &[]).await else {
+        return;
+    };
+    let MotoStack {
+        server,
+        moto,
+        data,
+        key,
+        ..
+    } = &stack;
+    let queues = stack.queues().await;
+    let env = stack.env(&queues);
+    let mut aws = stack.event_sources(&queues, &env).await;
 
     // A receiver (Standard Webhooks, from PyPI). Its endpoint made by the
     // admin command with the installation's key: the secret is stored
     // sealed, and `forward` opens it to sign (every delivery below
     // verifies with the secret).
     let receiver = Receiver::start(None);
-    let (endpoint_id, secret) = endpoint(&server, &receiver, &["--secrets-key", &key]).await;
+    let (endpoint_id, secret) = endpoint(server, &receiver, &["--secrets-key", key.as_str()]).await;
 
     // --- element.attention in a quiet house: an element's battery runs
     // --- low, which is no event; nothing wakes `forward` until the
@@ -572,7 +561,7 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
 
     // --- A call's events: the receiver answers 503 four times, then 200.
     receiver.answers(&[503, 503, 503, 503]).await;
-    let stored = stored_item(&moto, &data, "webhook#endpoints", &endpoint_id)
+    let stored = stored_item(moto, data, "webhook#endpoints", &endpoint_id)
         .await
         .expect("the endpoint's item");
     let stored_secrets = stored["secrets"]["L"].as_array().expect("secrets");
@@ -582,7 +571,7 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
         sealed.starts_with("kms:") && !sealed.contains(&secret[6..]),
         "sealed: {sealed:.12}…"
     );
-    let call = open_notruf(&server, &room(1), "1").await;
+    let call = open_notruf(server, &room(1), "1").await;
     let receiver = &receiver;
     aws.until(
         "the first event delivered at its fifth attempt",
@@ -647,10 +636,10 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
         .success()
         .json();
     let display_token = display["token"].as_str().expect("token");
-    let (_, anna) = webhooks_support::staff_member(&server, "Anna", "DECT-101");
-    let on_displays = || forwarding_of(&server, "/api/v1/display/calls", display_token);
+    let (_, anna) = webhooks_support::staff_member(server, "Anna", "DECT-101");
+    let on_displays = || forwarding_of(server, "/api/v1/display/calls", display_token);
     let failing_since = |ago: chrono::Duration| {
-        let (moto, data, endpoint_id) = (&moto, data.as_str(), endpoint_id.as_str());
+        let (moto, data, endpoint_id) = (moto, data.as_str(), endpoint_id.as_str());
         async move {
             let since =
                 (chrono::Utc::now() - ago).to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
@@ -686,7 +675,7 @@ async fn webhooks_go_out_through_the_webhook_queue_and_the_forward_function() {
     assert_eq!(shown.as_array().map(Vec::len), Some(1), "{shown}");
     assert!(shown[0]["name"].is_string(), "{shown}");
     let deadline = Instant::now() + Duration::from_secs(15);
-    while forwarding_of(&server, "/api/v1/staff/calls", &anna).await != shown {
+    while forwarding_of(server, "/api/v1/staff/calls", &anna).await != shown {
         assert!(Instant::now() < deadline, "the staff page never says it");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

@@ -12,11 +12,8 @@ use std::time::{Duration, Instant};
 
 use blackbox_tests::*;
 
-use crate::alarms_aws::event_sources::{
-    EventSources, Queues, function_env, installation_key, region,
-};
+use crate::alarms_aws::event_sources::MotoStack;
 use crate::alarms_support::*;
-use crate::live_aws::moto_api::Moto;
 use crate::{LATE, level};
 
 /// The accept timeout of this test, in seconds.
@@ -24,17 +21,12 @@ const TIMEOUT: u64 = 2;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_accept_without_an_arrival_resumes_the_alarm_through_the_timer_queue() {
-    if !on_dynamodb() {
-        eprintln!(
-            "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and \
-             SQS on moto (scripts/test runs the suite again with BLACKBOX_STORE=dynamodb)"
-        );
+    let Some(stack) = MotoStack::start(Options::sandbox(), &[]).await else {
         return;
-    }
-    let region = region();
-    let server = Server::start(Options::sandbox().env("ALARM_STEPS", "none"));
+    };
+    let server = &stack.server;
     set_escalation(
-        &server,
+        server,
         "Notruf",
         r#"[{"after":0,"to":"section"},{"after":60,"to":"house"}]"#,
     );
@@ -47,20 +39,15 @@ async fn an_accept_without_an_arrival_resumes_the_alarm_through_the_timer_queue(
             &TIMEOUT.to_string(),
         ])
         .success();
-    let prefix = server.table_prefix();
-    let data = format!("{prefix}data");
-    let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
-    moto.enable_stream(&data).await;
-    let queues = Queues::create(&moto, &prefix).await;
+    let queues = stack.queues().await;
     let visitor = server.new_consumer().await;
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    let ben = staff(&server, &visitor, "Ben", &[]).await;
-    sign_on(&server, &anna, &["1"]).await;
-    sign_on(&server, &ben, &["2"]).await;
-    let key = installation_key(&moto).await;
-    let env = function_env(&prefix, &region, &queues, &key);
-    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
-    let (server, visitor) = (&server, &visitor);
+    let anna = staff(server, &visitor, "Anna", &[]).await;
+    let ben = staff(server, &visitor, "Ben", &[]).await;
+    sign_on(server, &anna, &["1"]).await;
+    sign_on(server, &ben, &["2"]).await;
+    let env = stack.env(&queues);
+    let mut aws = stack.event_sources(&queues, &env).await;
+    let visitor = &visitor;
 
     let id = open(server, visitor, "Z1", "Notruf", Some("1")).await;
     aws.until("level 1", WAIT, || async move {

@@ -1,11 +1,12 @@
-//! The AWS side of the alarm tests on moto: the stack's queues (with a
-//! shorter visibility and fewer receives than the stack's, so that a
-//! poison message lands in its dead-letter queue in seconds), the
-//! functions' environment, and the event source mappings of the `alarm`,
-//! `deliver` and `forward` functions: the data table's stream and the timer
-//! queue to `alarm`, the delivery queue to `deliver`, the webhook queue to
-//! `forward`, polled in turns, messages deleted unless reported failed, as
-//! Lambda does.
+//! The AWS side of the alarm tests on moto: what every test starts from
+//! (the local server on moto stepping no alarm itself, the data table's
+//! stream, the installation's key), the stack's queues (with a shorter
+//! visibility and fewer receives than the stack's, so that a poison message
+//! lands in its dead-letter queue in seconds), the functions' environment,
+//! and the event source mappings of the `alarm`, `deliver` and `forward`
+//! functions: the data table's stream and the timer queue to `alarm`, the
+//! delivery queue to `deliver`, the webhook queue to `forward`, polled in
+//! turns, messages deleted unless reported failed, as Lambda does.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -16,6 +17,95 @@ use blackbox_tests::*;
 use crate::alarms_aws::queues::Queue;
 use crate::live_aws::moto_api::{Moto, StreamReader};
 use crate::live_aws::runtime_api::Function;
+
+/// What every test of the suite starts from: the local server writing to
+/// moto and stepping no alarm itself (`ALARM_STEPS=none`: no timers, no
+/// look after a write, as a Lambda function frozen after its answer), the
+/// data table's stream on, and the installation's key. The queues and the
+/// functions borrow it, so a test makes them from it: [`MotoStack::queues`],
+/// [`MotoStack::env`], [`MotoStack::event_sources`].
+pub(crate) struct MotoStack {
+    pub server: Server,
+    pub moto: Moto,
+    /// The tables' prefix of this server.
+    pub prefix: String,
+    /// The data table, its stream on.
+    pub data: String,
+    /// The installation's KMS key (its ARN).
+    pub key: String,
+    region: String,
+    /// Settings the server and the functions share (a shortened deadline).
+    shared_env: Vec<(String, String)>,
+}
+
+impl MotoStack {
+    /// The stack around a server started with `options` and `shared_env`,
+    /// which the functions get too; `None` on SQLite, where there is
+    /// neither stream nor queue (it says the test is skipped).
+    pub(crate) async fn start(
+        mut options: Options,
+        shared_env: &[(&str, &str)],
+    ) -> Option<MotoStack> {
+        if !on_dynamodb() {
+            eprintln!(
+                "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and \
+                 SQS on moto (scripts/test runs the suite again with BLACKBOX_STORE=dynamodb)"
+            );
+            return None;
+        }
+        let region = region();
+        for (name, value) in shared_env {
+            options = options.env(name, value);
+        }
+        let server = Server::start(options.env("ALARM_STEPS", "none"));
+        let prefix = server.table_prefix();
+        let data = format!("{prefix}data");
+        let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
+        moto.enable_stream(&data).await;
+        let key = installation_key(&moto).await;
+        Some(MotoStack {
+            server,
+            moto,
+            prefix,
+            data,
+            key,
+            region,
+            shared_env: shared_env
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect(),
+        })
+    }
+
+    /// The stack with §18's receipt deadline (`RECEIPT_SECONDS`) shortened
+    /// to `seconds`, for the server and the functions.
+    pub(crate) async fn with_receipt_seconds(seconds: u64) -> Option<MotoStack> {
+        let seconds = seconds.to_string();
+        MotoStack::start(Options::sandbox(), &[("RECEIPT_SECONDS", &seconds)]).await
+    }
+
+    /// The stack's queues, made on moto.
+    pub(crate) async fn queues(&self) -> Queues<'_> {
+        Queues::create(&self.moto, &self.prefix).await
+    }
+
+    /// The functions' environment with `queues`.
+    pub(crate) fn env(&self, queues: &Queues<'_>) -> Vec<(String, String)> {
+        let mut env = function_env(&self.prefix, &self.region, queues, &self.key);
+        env.extend(self.shared_env.iter().cloned());
+        env
+    }
+
+    /// The `alarm`, `deliver` and `forward` functions started with `env`,
+    /// the stream read from now on.
+    pub(crate) async fn event_sources<'a>(
+        &'a self,
+        queues: &'a Queues<'a>,
+        env: &[(String, String)],
+    ) -> EventSources<'a> {
+        EventSources::start(&self.moto, &self.data, queues, env).await
+    }
+}
 
 /// The stack's queues on moto.
 pub(crate) struct Queues<'a> {
@@ -53,7 +143,7 @@ impl<'a> Queues<'a> {
     }
 }
 
-pub(crate) fn region() -> String {
+fn region() -> String {
     ["AWS_REGION", "AWS_DEFAULT_REGION"]
         .iter()
         .find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
@@ -61,7 +151,7 @@ pub(crate) fn region() -> String {
 }
 
 /// The stack's environment of the alarm and deliver functions, on moto.
-pub(crate) fn function_env(
+fn function_env(
     prefix: &str,
     region: &str,
     queues: &Queues<'_>,
@@ -102,7 +192,7 @@ pub(crate) fn function_env(
 
 /// A new KMS key on moto, as the production stack's installation key
 /// (its ARN).
-pub(crate) async fn installation_key(moto: &Moto) -> String {
+async fn installation_key(moto: &Moto) -> String {
     let created = moto
         .call_service(
             "kms",
@@ -144,7 +234,7 @@ pub(crate) struct EventSources<'a> {
 
 impl<'a> EventSources<'a> {
     /// The three functions started with `env`, the stream read from now on.
-    pub(crate) async fn start(
+    async fn start(
         moto: &'a Moto,
         data_table: &str,
         queues: &'a Queues<'a>,

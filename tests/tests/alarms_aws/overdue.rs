@@ -13,12 +13,9 @@ use std::time::{Duration, Instant};
 
 use blackbox_tests::*;
 
-use crate::alarms_aws::event_sources::{
-    EventSources, Queues, function_env, installation_key, region,
-};
+use crate::alarms_aws::event_sources::MotoStack;
 use crate::alarms_support::*;
 use crate::level;
-use crate::live_aws::moto_api::Moto;
 
 /// The error line of an overdue find (infra/lib/alarm-timers.ts
 /// `OVERDUE_MESSAGES` counts it).
@@ -29,28 +26,18 @@ const MINUTE_WAKE: &str = r#"{"minute":"wake"}"#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_timer_s_step_is_taken_by_the_minute_s_wake_up() {
-    if !on_dynamodb() {
-        eprintln!(
-            "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and \
-             SQS on moto (scripts/test runs the suite again with BLACKBOX_STORE=dynamodb)"
-        );
+    let Some(stack) = MotoStack::start(Options::sandbox(), &[]).await else {
         return;
-    }
-    let region = region();
-    let server = Server::start(Options::sandbox().env("ALARM_STEPS", "none"));
-    set_escalation(&server, "Notruf", r#"[{"after":0,"to":"section"}]"#);
-    let prefix = server.table_prefix();
-    let data = format!("{prefix}data");
-    let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
-    moto.enable_stream(&data).await;
-    let queues = Queues::create(&moto, &prefix).await;
+    };
+    let server = &stack.server;
+    set_escalation(server, "Notruf", r#"[{"after":0,"to":"section"}]"#);
+    let queues = stack.queues().await;
     let visitor = server.new_consumer().await;
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    sign_on(&server, &anna, &["1"]).await;
-    let key = installation_key(&moto).await;
-    let env = function_env(&prefix, &region, &queues, &key);
-    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
-    let (server, visitor) = (&server, &visitor);
+    let anna = staff(server, &visitor, "Anna", &[]).await;
+    sign_on(server, &anna, &["1"]).await;
+    let env = stack.env(&queues);
+    let mut aws = stack.event_sources(&queues, &env).await;
+    let visitor = &visitor;
 
     // --- The open's timer (from its stream record) is lost.
     aws.lose_timers = true;

@@ -27,9 +27,7 @@ use chrono::{DateTime, Utc};
 
 use blackbox_tests::*;
 
-use crate::alarms_aws::event_sources::{
-    EventSources, Queues, function_env, installation_key, region,
-};
+use crate::alarms_aws::event_sources::{EventSources, MotoStack};
 use crate::alarms_support::*;
 use crate::live_aws::moto_api::Moto;
 use crate::live_aws::runtime_api::Function;
@@ -197,52 +195,36 @@ fn is_timer(timer: &Value, id: i64, due: DateTime<Utc>) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn receipts_go_to_the_staff_function_and_their_deadline_through_the_timer_queue() {
-    if !on_dynamodb() {
-        eprintln!(
-            "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and \
-             SQS on moto (scripts/test runs the suite again with BLACKBOX_STORE=dynamodb)"
-        );
-        return;
-    }
     let receipt_seconds = Duration::from_secs(RECEIPT_SECONDS);
-    let region = region();
-    let server = Server::start(
-        Options::sandbox()
-            .env("ALARM_STEPS", "none")
-            .env("RECEIPT_SECONDS", &RECEIPT_SECONDS.to_string()),
-    );
-    set_escalation(&server, "Notruf", POLICY);
-    let prefix = server.table_prefix();
-    let data = format!("{prefix}data");
-    let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
-    moto.enable_stream(&data).await;
-    let queues = Queues::create(&moto, &prefix).await;
+    let Some(stack) = MotoStack::with_receipt_seconds(RECEIPT_SECONDS).await else {
+        return;
+    };
+    let MotoStack {
+        server, moto, data, ..
+    } = &stack;
+    set_escalation(server, "Notruf", POLICY);
+    let queues = stack.queues().await;
 
     let visitor = server.new_consumer().await;
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    let ben = staff(&server, &visitor, "Ben", &[]).await;
-    sign_on(&server, &anna, &["1"]).await;
-    sign_on(&server, &ben, &["2"]).await;
-    let key = installation_key(&moto).await;
-    let mut env = function_env(&prefix, &region, &queues, &key);
-    env.push(("RECEIPT_SECONDS".into(), RECEIPT_SECONDS.to_string()));
-    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
+    let anna = staff(server, &visitor, "Anna", &[]).await;
+    let ben = staff(server, &visitor, "Ben", &[]).await;
+    sign_on(server, &anna, &["1"]).await;
+    sign_on(server, &ben, &["2"]).await;
+    let env = stack.env(&queues);
+    let mut aws = stack.event_sources(&queues, &env).await;
     let mut staff_function = Function::start("staff", &workspace_binary("staff"), &env).await;
 
     // The VAPID key pair, made by `deliver` on its cold start, before the
     // phones subscribe with its public key.
-    let (moto_ref, data_ref) = (&moto, data.as_str());
     aws.until("the VAPID key pair made by deliver", WAIT, || async move {
-        stored_item(moto_ref, data_ref, "push#vapid", "key")
-            .await
-            .is_some()
+        stored_item(moto, data, "push#vapid", "key").await.is_some()
     })
     .await;
     let push_service = PushService::start().await;
     let recorder = Recorder::start(&push_service).await;
-    let anna_phone = register(&server, &push_service, &recorder, &anna).await;
-    let ben_phone = register(&server, &push_service, &recorder, &ben).await;
-    let (server, visitor, moto, data) = (&server, &visitor, &moto, data.as_str());
+    let anna_phone = register(server, &push_service, &recorder, &anna).await;
+    let ben_phone = register(server, &push_service, &recorder, &ben).await;
+    let (visitor, data) = (&visitor, data.as_str());
     let (push_service, anna_phone, ben_phone) = (&push_service, &anna_phone, &ben_phone);
 
     // --- (1) Anna's phone confirms: her alert, decrypted, carries its

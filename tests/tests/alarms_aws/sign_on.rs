@@ -16,12 +16,9 @@ use std::time::Duration;
 
 use blackbox_tests::*;
 
-use crate::alarms_aws::event_sources::{
-    EventSources, Queues, function_env, installation_key, region,
-};
+use crate::alarms_aws::event_sources::MotoStack;
 use crate::alarms_aws::receipts::{post_receipt, staff_request};
 use crate::alarms_support::*;
-use crate::live_aws::moto_api::Moto;
 use crate::live_aws::runtime_api::Function;
 use crate::stand_in::{PushService, Recorder, Subscription, register};
 use crate::stored_item;
@@ -55,43 +52,27 @@ async fn state(staff: &mut Function, member: &Member) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sign_on_test_goes_from_the_staff_function_through_alarm_and_deliver_to_the_phone() {
-    if !on_dynamodb() {
-        eprintln!(
-            "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and \
-             SQS on moto (scripts/test runs the suite again with BLACKBOX_STORE=dynamodb)"
-        );
+    let Some(stack) = MotoStack::with_receipt_seconds(RECEIPT_SECONDS).await else {
         return;
-    }
-    let region = region();
-    let server = Server::start(
-        Options::sandbox()
-            .env("ALARM_STEPS", "none")
-            .env("RECEIPT_SECONDS", &RECEIPT_SECONDS.to_string()),
-    );
-    let prefix = server.table_prefix();
-    let data = format!("{prefix}data");
-    let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
-    moto.enable_stream(&data).await;
-    let queues = Queues::create(&moto, &prefix).await;
+    };
+    let MotoStack {
+        server, moto, data, ..
+    } = &stack;
+    let queues = stack.queues().await;
     let visitor = server.new_consumer().await;
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    let key = installation_key(&moto).await;
-    let mut env = function_env(&prefix, &region, &queues, &key);
-    env.push(("RECEIPT_SECONDS".into(), RECEIPT_SECONDS.to_string()));
-    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
+    let anna = staff(server, &visitor, "Anna", &[]).await;
+    let env = stack.env(&queues);
+    let mut aws = stack.event_sources(&queues, &env).await;
     let mut staff_function = Function::start("staff", &workspace_binary("staff"), &env).await;
-    let (moto_ref, data_ref) = (&moto, data.as_str());
     aws.until("the VAPID key pair made by deliver", WAIT, || async move {
-        stored_item(moto_ref, data_ref, "push#vapid", "key")
-            .await
-            .is_some()
+        stored_item(moto, data, "push#vapid", "key").await.is_some()
     })
     .await;
     let service = PushService::start().await;
     let recorder = Recorder::start(&service).await;
 
     // --- A new phone: its registration's test arrives by the alarm's path.
-    let phone = register(&server, &service, &recorder, &anna).await;
+    let phone = register(server, &service, &recorder, &anna).await;
     let (service, phone_ref) = (&service, &phone);
     aws.until(
         "the registration's test on the phone",

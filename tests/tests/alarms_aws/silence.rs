@@ -14,11 +14,8 @@ use std::time::Duration;
 
 use blackbox_tests::*;
 
-use crate::alarms_aws::event_sources::{
-    EventSources, Queues, function_env, installation_key, region,
-};
+use crate::alarms_aws::event_sources::MotoStack;
 use crate::alarms_support::*;
-use crate::live_aws::moto_api::Moto;
 
 /// The stack's minute wake-up (`MINUTE_WAKE` of functions/alarms-aws).
 const MINUTE_WAKE: &str = r#"{"minute":"wake"}"#;
@@ -30,29 +27,24 @@ async fn silent(server: &Server, visitor: &Consumer) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_central_system_is_found_at_the_minute_s_wake_up() {
-    if !on_dynamodb() {
-        eprintln!(
-            "alarms_aws: skipped on SQLite: it reads the data table's DynamoDB stream and \
-             SQS on moto (scripts/test runs the suite again with BLACKBOX_STORE=dynamodb)"
-        );
+    let Some(stack) = MotoStack::start(Options::sandbox(), &[]).await else {
         return;
-    }
-    let region = region();
-    let server = Server::start(Options::sandbox().env("ALARM_STEPS", "none"));
-    let prefix = server.table_prefix();
-    let data = format!("{prefix}data");
-    let moto = Moto::new(&store_conformance::moto::endpoint(), &region);
-    moto.enable_stream(&data).await;
-    let queues = Queues::create(&moto, &prefix).await;
+    };
+    let MotoStack {
+        server,
+        moto,
+        prefix,
+        ..
+    } = &stack;
+    let queues = stack.queues().await;
     let visitor = server.new_consumer().await;
-    let tom = staff(&server, &visitor, "Tom", &["Technik"]).await;
+    let tom = staff(server, &visitor, "Tom", &["Technik"]).await;
     server
         .admin(&["consumers", "set", &visitor.id, "--heartbeat", "30"])
         .success();
-    let key = installation_key(&moto).await;
-    let env = function_env(&prefix, &region, &queues, &key);
-    let mut aws = EventSources::start(&moto, &data, &queues, &env).await;
-    let (server, visitor) = (&server, &visitor);
+    let env = stack.env(&queues);
+    let mut aws = stack.event_sources(&queues, &env).await;
+    let visitor = &visitor;
     assert_eq!(silent(server, visitor).await, json!([]), "alive");
 
     // --- Its last sign of life 100 s ago: past 2 × 30 s + 10 s.
