@@ -190,6 +190,7 @@ macro_rules! conformance_tests {
             finish_events_takes_events_out,
             log_and_finish_logs_then_takes_events_out,
             concurrent_alarm_writes_keep_only_the_winners_events,
+            events_kept_on_their_own_come_back_as_given,
             the_delivery_log_keeps_every_attempt,
             attention_marks_move_with_their_event_once,
             vapid_keys_are_kept_once,
