@@ -103,10 +103,7 @@ async fn a_staff_member_signs_on_for_sections_or_the_house_and_off() {
 async fn the_calls_alerting_a_person_come_first_then_the_others_of_their_sections() {
     let server = Server::sandbox();
     let visitor = server.new_consumer().await;
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    let ben = staff(&server, &visitor, "Ben", &[]).await;
-    sign_on(&server, &anna, &["1"]).await;
-    sign_on(&server, &ben, &["2"]).await;
+    let (anna, ben) = anna_and_ben_on_duty(&server, &visitor).await;
     // Their pages open: a channel each (§18).
     let _anna_page = connect_staff(&server, &anna).await;
     let _ben_page = connect_staff(&server, &ben).await;

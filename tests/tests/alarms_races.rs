@@ -119,10 +119,7 @@ async fn a_hundred_sign_ons_and_offs_in_a_row_leave_no_look_undone() {
     let visitor = server.new_consumer().await;
     // Anna stays on duty for section 1 and Ben for section 2 throughout: no
     // section's level is ever empty, which would start the house at once.
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    let ben = staff(&server, &visitor, "Ben", &[]).await;
-    sign_on(&server, &anna, &["1"]).await;
-    sign_on(&server, &ben, &["2"]).await;
+    let (anna, ben) = anna_and_ben_on_duty(&server, &visitor).await;
     let mut crew = Vec::new();
     for name in ["Cem", "Dora", "Emil", "Fritz"] {
         crew.push(staff(&server, &visitor, name, &[]).await);

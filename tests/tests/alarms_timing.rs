@@ -266,10 +266,7 @@ async fn after_a_kill_every_pending_level_starts_within_a_second_of_the_restart(
         r#"[{"after":0,"to":"section"},{"after":3,"to":"house"}]"#,
     );
     let visitor = server.new_consumer().await;
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    let ben = staff(&server, &visitor, "Ben", &[]).await;
-    sign_on(&server, &anna, &["1"]).await;
-    sign_on(&server, &ben, &["2"]).await;
+    let (anna, ben) = anna_and_ben_on_duty(&server, &visitor).await;
     // Their pages open: a channel each (§18).
     let anna_page = connect_staff(&server, &anna).await;
     let ben_page = connect_staff(&server, &ben).await;

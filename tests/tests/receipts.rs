@@ -24,10 +24,7 @@ const RECEIPTS: &str = "/api/v1/staff/receipts";
 async fn setting() -> (Server, Consumer, Member, Member) {
     let server = Server::start(Options::sandbox().env("RECEIPT_SECONDS", "2"));
     let visitor = server.new_consumer().await;
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    let ben = staff(&server, &visitor, "Ben", &[]).await;
-    sign_on(&server, &anna, &["1"]).await;
-    sign_on(&server, &ben, &["2"]).await;
+    let (anna, ben) = anna_and_ben_on_duty(&server, &visitor).await;
     (server, visitor, anna, ben)
 }
 
@@ -164,10 +161,7 @@ async fn a_person_without_any_channel_is_not_reached_at_once() {
     let server = Server::start(Options::sandbox().env("RECEIPT_SECONDS", "30"));
     let visitor = server.new_consumer().await;
     // Anna has no phone subscribed, no page open and no device.
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    let ben = staff(&server, &visitor, "Ben", &[]).await;
-    sign_on(&server, &anna, &["1"]).await;
-    sign_on(&server, &ben, &["2"]).await;
+    let (anna, ben) = anna_and_ben_on_duty(&server, &visitor).await;
     let mut ben_page = connect_staff(&server, &ben).await;
     let opened = Instant::now();
     let id = open(&server, &visitor, "Z1", "Notruf", Some("1")).await;

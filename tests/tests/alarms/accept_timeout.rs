@@ -37,10 +37,7 @@ async fn setting() -> (Server, Consumer, Member, Member, Socket, Socket) {
         .json();
     assert_eq!(shown["accept_timeout"], 2, "{shown}");
     let visitor = server.new_consumer().await;
-    let anna = staff(&server, &visitor, "Anna", &[]).await;
-    let ben = staff(&server, &visitor, "Ben", &[]).await;
-    sign_on(&server, &anna, &["1"]).await;
-    sign_on(&server, &ben, &["2"]).await;
+    let (anna, ben) = anna_and_ben_on_duty(&server, &visitor).await;
     let anna_page = connect_staff(&server, &anna).await;
     let ben_page = connect_staff(&server, &ben).await;
     (server, visitor, anna, ben, anna_page, ben_page)

@@ -41,10 +41,7 @@ async fn an_accept_without_an_arrival_resumes_the_alarm_through_the_timer_queue(
         .success();
     let queues = stack.queues().await;
     let visitor = server.new_consumer().await;
-    let anna = staff(server, &visitor, "Anna", &[]).await;
-    let ben = staff(server, &visitor, "Ben", &[]).await;
-    sign_on(server, &anna, &["1"]).await;
-    sign_on(server, &ben, &["2"]).await;
+    let (anna, _ben) = anna_and_ben_on_duty(server, &visitor).await;
     let env = stack.env(&queues);
     let mut aws = stack.event_sources(&queues, &env).await;
     let visitor = &visitor;

@@ -206,10 +206,7 @@ async fn receipts_go_to_the_staff_function_and_their_deadline_through_the_timer_
     let queues = stack.queues().await;
 
     let visitor = server.new_consumer().await;
-    let anna = staff(server, &visitor, "Anna", &[]).await;
-    let ben = staff(server, &visitor, "Ben", &[]).await;
-    sign_on(server, &anna, &["1"]).await;
-    sign_on(server, &ben, &["2"]).await;
+    let (anna, ben) = anna_and_ben_on_duty(server, &visitor).await;
     let env = stack.env(&queues);
     let mut aws = stack.event_sources(&queues, &env).await;
     let mut staff_function = Function::start("staff", &workspace_binary("staff"), &env).await;

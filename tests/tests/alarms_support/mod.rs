@@ -95,6 +95,16 @@ pub(crate) async fn as_staff(
     }
 }
 
+/// The visitor's Anna on duty for section 1 and Ben for section 2, as most
+/// alarm tests start.
+pub(crate) async fn anna_and_ben_on_duty(server: &Server, visitor: &Consumer) -> (Member, Member) {
+    let anna = staff(server, visitor, "Anna", &[]).await;
+    let ben = staff(server, visitor, "Ben", &[]).await;
+    sign_on(server, &anna, &["1"]).await;
+    sign_on(server, &ben, &["2"]).await;
+    (anna, ben)
+}
+
 /// Signs `member` on for `sections` (empty = the whole house), asserting 200.
 pub(crate) async fn sign_on(server: &Server, member: &Member, sections: &[&str]) -> Value {
     let body = json!({ "sections": sections }).to_string();
