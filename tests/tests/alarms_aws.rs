@@ -210,11 +210,8 @@ async fn alarms_escalate_through_the_stream_the_timer_queue_and_the_alarm_functi
     // The VAPID key pair: made by `deliver` on its cold start (the local
     // server, which pushes nothing here, makes none), its private key
     // stored sealed with the installation's key.
-    let data_ref = data.as_str();
     aws.until("the VAPID key pair made by deliver", WAIT, || async move {
-        stored_item(moto, data_ref, "push#vapid", "key")
-            .await
-            .is_some()
+        stored_item(moto, data, "push#vapid", "key").await.is_some()
     })
     .await;
     let keys = stored_item(moto, data, "push#vapid", "key")
